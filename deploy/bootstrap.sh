@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up hybridsim on a fresh Debian/Ubuntu machine: system BLAS/LAPACK for
+# openseespy's wheel, a virtual environment in .venv, the package with its
+# test extra. Safe to run again (it only installs what is missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! ldconfig -p 2>/dev/null | grep -q 'libblas.so.3'; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "bootstrap: installing libblas3 and liblapack3 (openseespy needs them)"
+        apt-get install -y -q libblas3 liblapack3 >/dev/null 2>&1 \
+            || { apt-get update -q >/dev/null && apt-get install -y -q libblas3 liblapack3 >/dev/null; }
+    else
+        echo "bootstrap: libblas.so.3 is missing and this user is not root." >&2
+        echo "bootstrap: ask an administrator to run: apt-get install libblas3 liblapack3" >&2
+        exit 1
+    fi
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+if ! .venv/bin/python -c 'import coordinator, hybridsim, pytest' >/dev/null 2>&1 \
+   || [ pyproject.toml -nt .venv/.installed ]; then
+    .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+    .venv/bin/python -m pip install -q -e '.[test]'
+    touch .venv/.installed
+fi

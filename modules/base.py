@@ -1,0 +1,298 @@
+"""The module interface: one substructure behind describe/open/propose/execute/commit.
+
+Every module (a `linear` matrix, an OpenSees model, an experimental site, a
+remote daemon seen through gRPC) implements :class:`Module`.  The protocol is
+the NTCP-style split used by UI-SIMCOR and NEESgrid:
+
+``propose(step, command)``
+    check the command against the module's limits *before anything moves*;
+    raise :class:`StepRefused` with a readable reason to refuse it.
+``execute(step)``
+    impose the proposed command; return measured displacements and restoring
+    forces.  A retried ``execute(step)`` returns the stored answer of that
+    step and never applies it twice.
+``commit(step)``
+    make the trial state of ``step`` the committed state.
+
+Step IDs are integers that strictly increase within a session.  A new
+``propose`` after an uncommitted ``execute`` discards that trial (the module
+returns to its committed state first), which serves both the pre-test
+(trial deformations that are never committed) and iterative schemes
+(several trials per time step, only the last one committed).
+
+Units are SI (m, rad, N, N*m, s) at this interface.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+DofKind = Literal["translation", "rotation"]
+UNIT_OF_KIND: dict[str, tuple[str, str]] = {
+    "translation": ("m", "N"),
+    "rotation": ("rad", "N*m"),
+}
+
+
+class ModuleError(Exception):
+    """A module could not do what it was asked; the message says why."""
+
+
+class StepRefused(ModuleError):
+    """A module refused a step (limit exceeded, non-convergence, bad command)."""
+
+    def __init__(self, step: int, reason: str) -> None:
+        super().__init__(f"step {step} refused: {reason}")
+        self.step = step
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Dof:
+    """A control degree of freedom of a module, named in the coordinator's namespace."""
+
+    name: str
+    kind: DofKind = "translation"
+
+    def __post_init__(self) -> None:
+        if self.kind not in UNIT_OF_KIND:
+            raise ValueError(f"DOF {self.name!r}: kind must be 'translation' or 'rotation', not {self.kind!r}")
+
+    @property
+    def unit(self) -> str:
+        return UNIT_OF_KIND[self.kind][0]
+
+    @property
+    def force_unit(self) -> str:
+        return UNIT_OF_KIND[self.kind][1]
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a module tells the coordinator about itself.
+
+    ``mass`` and ``damping`` (n x n over the module's DOFs, kg / N*s/m) are
+    the inertia and viscous damping that the *coordinator* must carry for
+    this substructure; the module's restoring force excludes them.
+    """
+
+    kind: str
+    dofs: tuple[Dof, ...]
+    mass: np.ndarray | None = None
+    damping: np.ndarray | None = None
+    can_checkpoint: bool = True
+    own_clock: bool = False
+    control_dt: float | None = None
+    info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dof_names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.dofs)
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the coordinator tells a module when a test opens."""
+
+    dt: float
+    """integration step (s)"""
+    dof_names: tuple[str, ...]
+    """the module's DOF names, in the order the coordinator will send them"""
+    run_id: str = ""
+    tolerance: float = 1e-9
+    """relative tolerance for iterative modules (dimensionless)"""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A target for one step: displacements (and optionally velocities, accelerations)."""
+
+    time: float
+    """simulation time of the target (s)"""
+    displacement: np.ndarray
+    velocity: np.ndarray | None = None
+    acceleration: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """A module's answer to ``execute``: what it reached and the restoring force there."""
+
+    step: int
+    displacement: np.ndarray
+    """measured (reached) displacements (m, rad)"""
+    force: np.ndarray
+    """restoring forces (N, N*m)"""
+
+
+@runtime_checkable
+class Module(Protocol):
+    """The interface every substructure implements, in process or over the wire."""
+
+    def describe(self) -> Description: ...
+
+    def open(self, session: Session) -> None: ...
+
+    def propose(self, step: int, command: Command) -> None: ...
+
+    def execute(self, step: int) -> StepResult: ...
+
+    def commit(self, step: int) -> None: ...
+
+    def checkpoint(self) -> bytes: ...
+
+    def restore(self, state: bytes) -> None: ...
+
+    def close(self) -> dict[str, float]: ...
+
+
+def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray:
+    """Return ``values`` as a float vector of length ``n`` or refuse the step."""
+    vec = np.asarray(values, dtype=float)
+    if vec.shape != (n,):
+        raise StepRefused(step, f"{name} has {vec.size} values, the module has {n} DOFs")
+    if not np.all(np.isfinite(vec)):
+        bad = [i for i, v in enumerate(vec) if not math.isfinite(v)]
+        raise StepRefused(step, f"{name} has non-finite values at DOF indices {bad}")
+    return vec
+
+
+class StepLedger(abc.ABC):
+    """Step bookkeeping shared by in-process modules: ordering, idempotency, trial/commit.
+
+    Subclasses implement the physics in :meth:`_check`, :meth:`_trial`,
+    :meth:`_accept` and :meth:`_discard`; this base class guarantees that a
+    retried ``execute(n)`` returns the stored result of step n, that step IDs
+    increase, and that a new proposal first discards an uncommitted trial.
+    """
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._proposed: tuple[int, Command] | None = None
+        self._executed: StepResult | None = None
+        self._last_step = -1
+        self._committed_step = -1
+        self.stats = {"proposed": 0, "executed": 0, "committed": 0, "retried": 0}
+
+    # -- the interface -------------------------------------------------------
+    @abc.abstractmethod
+    def describe(self) -> Description: ...
+
+    def open(self, session: Session) -> None:
+        names = self.describe().dof_names
+        if tuple(session.dof_names) != names:
+            raise ModuleError(f"session DOFs {list(session.dof_names)} do not match the module's DOFs {list(names)}")
+        if not (session.dt > 0 and math.isfinite(session.dt)):
+            raise ModuleError(f"session dt must be a positive number of seconds, not {session.dt!r}")
+        self._session = session
+        self._on_open(session)
+
+    def propose(self, step: int, command: Command) -> None:
+        self._require_open()
+        n = len(self._session.dof_names)  # type: ignore[union-attr]
+        if self._proposed is not None and step == self._proposed[0]:
+            if np.array_equal(np.asarray(command.displacement, float), self._proposed[1].displacement):
+                self.stats["retried"] += 1
+                return
+            raise StepRefused(step, "step was already proposed with a different command")
+        if step <= self._last_step:
+            raise StepRefused(step, f"step IDs must increase: the last step was {self._last_step}")
+        disp = check_vector(step, "displacement", command.displacement, n)
+        vel = None if command.velocity is None else check_vector(step, "velocity", command.velocity, n)
+        acc = None if command.acceleration is None else check_vector(step, "acceleration", command.acceleration, n)
+        command = Command(float(command.time), disp, vel, acc)
+        self._check(step, command)
+        if self._executed is not None and self._executed.step > self._committed_step:
+            self._discard()
+        self._proposed = (step, command)
+        self._executed = None
+        self._last_step = step
+        self.stats["proposed"] += 1
+
+    def execute(self, step: int) -> StepResult:
+        self._require_open()
+        if self._executed is not None and self._executed.step == step:
+            self.stats["retried"] += 1
+            return self._executed
+        if self._proposed is None or self._proposed[0] != step:
+            raise StepRefused(step, "execute without a matching propose")
+        disp, force = self._trial(step, self._proposed[1])
+        self._executed = StepResult(step, np.array(disp, float), np.array(force, float))
+        self.stats["executed"] += 1
+        return self._executed
+
+    def commit(self, step: int) -> None:
+        self._require_open()
+        if step == self._committed_step:
+            self.stats["retried"] += 1
+            return
+        if self._executed is None or self._executed.step != step:
+            raise StepRefused(step, "commit of a step that was not executed")
+        self._accept(step)
+        self._committed_step = step
+        self.stats["committed"] += 1
+
+    def checkpoint(self) -> bytes:
+        """The committed state as JSON bytes (no pickle: a checkpoint may cross the wire)."""
+        self._require_open()
+        return json.dumps({"committed_step": self._committed_step, "last_step": self._last_step,
+                           "state": self._save_state()}).encode()
+
+    def restore(self, state: bytes) -> None:
+        """Return to a checkpointed committed state; any trial is discarded."""
+        self._require_open()
+        try:
+            data = json.loads(state)
+            committed, last, inner = int(data["committed_step"]), int(data["last_step"]), data["state"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModuleError(f"checkpoint is not a {type(self).__name__} checkpoint: {exc}") from exc
+        self._load_state(inner)
+        self._committed_step = committed
+        self._last_step = max(committed, last)
+        self._proposed = None
+        self._executed = None
+
+    def close(self) -> dict[str, float]:
+        self._session = None
+        return {k: float(v) for k, v in self.stats.items()}
+
+    # -- for subclasses ------------------------------------------------------
+    def _on_open(self, session: Session) -> None:
+        """Prepare for a test (allocate state); default: nothing."""
+
+    def _check(self, step: int, command: Command) -> None:
+        """Refuse a command before anything moves (raise StepRefused); default: accept."""
+
+    @abc.abstractmethod
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        """Impose the command on a trial state; return (reached displacement, restoring force)."""
+
+    @abc.abstractmethod
+    def _accept(self, step: int) -> None:
+        """Make the trial state the committed state."""
+
+    @abc.abstractmethod
+    def _discard(self) -> None:
+        """Return the trial state to the committed state."""
+
+    def _save_state(self) -> object:
+        """The committed physical state, JSON-serialisable; default: stateless."""
+        return None
+
+    def _load_state(self, state: object) -> None:
+        """Load what :meth:`_save_state` returned; default: stateless."""
+
+    def _require_open(self) -> None:
+        if self._session is None:
+            raise ModuleError("the module is not open: call open(session) first")
+
+    @property
+    def session(self) -> Session:
+        self._require_open()
+        return self._session  # type: ignore[return-value]

@@ -1,0 +1,65 @@
+"""The `linear` module: a substructure given by its stiffness matrix over its own DOFs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from modules.base import Command, Description, Dof, ModuleError, StepLedger
+
+
+def _square(name: str, matrix: Any, n: int) -> np.ndarray:
+    arr = np.asarray(matrix, dtype=float)
+    if arr.shape != (n, n):
+        raise ModuleError(f"linear module: {name} must be {n}x{n} (one row per DOF), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ModuleError(f"linear module: {name} has non-finite entries")
+    return arr
+
+
+class LinearModule(StepLedger):
+    """Restoring force r = K d over the module's DOFs (N, N*m; d in m, rad).
+
+    Optional ``mass`` (kg, kg*m^2) and ``damping`` (N*s/m) are reported in
+    :meth:`describe` for the coordinator to assemble; they are not part of
+    the restoring force, so the module stays a pure stiffness substructure.
+    """
+
+    kind = "linear"
+
+    def __init__(self, dofs: Sequence[Dof], stiffness: Any, mass: Any = None, damping: Any = None) -> None:
+        super().__init__()
+        self.dofs = tuple(dofs)
+        n = len(self.dofs)
+        if n == 0:
+            raise ModuleError("linear module: needs at least one DOF")
+        self.stiffness = _square("stiffness", stiffness, n)
+        self.mass = None if mass is None else _square("mass", mass, n)
+        self.damping = None if damping is None else _square("damping", damping, n)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "LinearModule":
+        """Build from a config table: ``dofs``, ``stiffness`` and optional ``mass``, ``damping``, ``kinds``."""
+        try:
+            names = list(config["dofs"])
+            stiffness = config["stiffness"]
+        except KeyError as exc:
+            raise ModuleError(f"linear module: missing key {exc.args[0]!r} (give 'dofs' and 'stiffness')") from None
+        kinds = list(config.get("kinds", ["translation"] * len(names)))
+        if len(kinds) != len(names):
+            raise ModuleError("linear module: 'kinds' must have one entry per DOF")
+        return cls([Dof(n, k) for n, k in zip(names, kinds)], stiffness, config.get("mass"), config.get("damping"))
+
+    def describe(self) -> Description:
+        return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, damping=self.damping)
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        return command.displacement, self.stiffness @ command.displacement
+
+    def _accept(self, step: int) -> None:
+        """A linear module has no state to commit."""
+
+    def _discard(self) -> None:
+        """A linear module has no trial state to discard."""
