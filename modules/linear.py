@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,17 @@ def _square(name: str, matrix: Any, n: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ModuleError(f"linear module: {name} has non-finite entries")
     return arr
+
+
+def _matrix_entry(config: Mapping[str, Any], key: str, base_dir: Path) -> Any:
+    """``key`` given inline or as ``key_file`` (CSV, relative to ``base_dir``); None when absent."""
+    if f"{key}_file" not in config:
+        return config.get(key)
+    path = base_dir / str(config[f"{key}_file"])
+    try:
+        return np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise ModuleError(f"linear module: cannot read {key}_file {path} ({exc})") from None
 
 
 class LinearModule(StepLedger):
@@ -40,17 +52,19 @@ class LinearModule(StepLedger):
         self.damping = None if damping is None else _square("damping", damping, n)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "LinearModule":
-        """Build from a config table: ``dofs``, ``stiffness`` and optional ``mass``, ``damping``, ``kinds``."""
-        try:
-            names = list(config["dofs"])
-            stiffness = config["stiffness"]
-        except KeyError as exc:
-            raise ModuleError(f"linear module: missing key {exc.args[0]!r} (give 'dofs' and 'stiffness')") from None
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "LinearModule":
+        """Build from a config table: ``dofs``, ``stiffness`` (or ``stiffness_file``, CSV), and optional
+        ``mass``/``mass_file``, ``damping``/``damping_file`` and ``kinds`` (translation or rotation per DOF)."""
+        names = config.get("dofs")
+        if not isinstance(names, list) or not names:
+            raise ModuleError("linear module: 'dofs' must be a non-empty list of DOF names")
         kinds = list(config.get("kinds", ["translation"] * len(names)))
         if len(kinds) != len(names):
             raise ModuleError("linear module: 'kinds' must have one entry per DOF")
-        return cls([Dof(n, k) for n, k in zip(names, kinds)], stiffness, config.get("mass"), config.get("damping"))
+        matrices = {key: _matrix_entry(config, key, base_dir or Path.cwd()) for key in ("stiffness", "mass", "damping")}
+        if matrices["stiffness"] is None:
+            raise ModuleError("linear module: give 'stiffness' (a matrix) or 'stiffness_file' (a CSV file)")
+        return cls([Dof(n, k) for n, k in zip(names, kinds)], **matrices)
 
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, damping=self.damping)

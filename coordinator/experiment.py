@@ -1,0 +1,355 @@
+"""Reading and validating an experiment file (TOML): structure, ground motion, integrator, modules, output.
+
+Every problem is reported as :class:`ExperimentError` with the key that is
+wrong and what to write instead, before anything runs.  Paths are relative
+to the experiment file.  A minimal experiment::
+
+    [experiment]
+    name = "sdof"
+    dt = 0.01                       # s
+
+    [structure]
+    dofs = ["x"]
+    mass_diagonal = [1000.0]        # kg
+    damping = { rayleigh_omega = [6.28, 62.8], zeta = 0.05 }
+    influence = [1.0]
+
+    [ground_motion]
+    file = "elcentro.csv"           # two-column CSV (m/s^2) or PEER .AT2
+    scale = 0.5                     # or pga = 3.0 (m/s^2)
+
+    [integrator]
+    kind = "alpha-os"               # alpha-os | newmark | central-difference
+    alpha = -0.05
+
+    [[modules]]
+    name = "column"
+    kind = "linear"                 # address = "local" | "host:port" runs it as a daemon
+    config = { dofs = ["x"], stiffness = [[4.0e5]] }
+
+    [output]
+    file = "results/sdof.h5"
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coordinator.errors import UsageError
+from coordinator.integrators import INTEGRATORS
+from coordinator.motion import GroundMotion, MotionError, read_motion
+from modules.registry import KINDS
+
+
+class ExperimentError(UsageError):
+    """An experiment file that cannot run; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class DampingSpec:
+    """Rayleigh C = a M + b K_I with (a, b) given or from two frequencies; or a full matrix."""
+
+    rayleigh: tuple[float, float] | None = None
+    rayleigh_omega: tuple[float, float] | None = None
+    zeta: float = 0.0
+    matrix: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    name: str
+    kind: str
+    config: dict[str, Any]
+    base_dir: Path
+    """folder that relative paths in ``config`` are relative to"""
+    address: str | None = None
+    """None: in process; "local": a daemon the coordinator starts; otherwise host:port"""
+    deadline_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    dt: float
+    dofs: tuple[str, ...]
+    mass: np.ndarray
+    damping: DampingSpec
+    influence: np.ndarray
+    motion: GroundMotion
+    """the ground motion on the integration grid t_k = k dt (m/s^2)"""
+    integrator: str
+    integrator_options: dict[str, Any]
+    modules: tuple[ModuleSpec, ...]
+    output: Path
+    pretest_amplitude: float = 1e-5
+    base_dir: Path = field(default_factory=Path.cwd)
+    source: str = ""
+
+    @property
+    def steps(self) -> int:
+        """Number of integration steps after t = 0."""
+        return self.motion.acceleration.size - 1
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file; raise ExperimentError naming the problem."""
+    path = Path(path)
+    try:
+        source = path.read_text()
+    except OSError as exc:
+        raise ExperimentError(f"cannot read experiment file {path}: {exc.strerror}") from None
+    try:
+        table = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
+    return parse_experiment(table, base_dir=path.resolve().parent, source=source)
+
+
+def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "") -> Experiment:
+    """Validate an experiment given as a parsed TOML table."""
+    _only(table, "", {"experiment", "structure", "ground_motion", "integrator", "modules", "output", "pretest"})
+    exp = _table(table, "experiment")
+    name = _get(exp, "experiment.name", str, default="experiment")
+    dt = _positive(exp, "experiment.dt")
+    duration = _get(exp, "experiment.duration", float, default=None)
+
+    structure = _table(table, "structure")
+    dofs = tuple(_get(structure, "structure.dofs", list))
+    if not dofs or not all(isinstance(d, str) and d for d in dofs):
+        raise ExperimentError("structure.dofs must be a non-empty list of DOF names, e.g. dofs = [\"x1\", \"x2\"]")
+    twice = sorted({d for d in dofs if dofs.count(d) > 1})
+    if twice:
+        raise ExperimentError(f"structure.dofs: DOF named twice: {', '.join(twice)} (each DOF needs a unique name)")
+    n = len(dofs)
+    mass = _mass(structure, n, base_dir)
+    damping = _damping(structure, n, base_dir)
+    influence = _influence(structure, dofs)
+
+    motion = _motion(_table(table, "ground_motion"), dt, duration, base_dir)
+    integrator, options = _integrator(_table(table, "integrator"))
+    modules = _modules(table.get("modules"), base_dir)
+    output = Path(_get(_table(table, "output"), "output.file", str, default=f"results/{name}.h5"))
+    pretest = table.get("pretest", {})
+    amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
+    return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
+                      amplitude, base_dir, source)
+
+
+# -- sections ----------------------------------------------------------------
+def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray:
+    given = [k for k in ("mass", "mass_diagonal", "mass_file") if k in structure]
+    if len(given) != 1:
+        raise ExperimentError("structure: give exactly one of mass (n x n), mass_diagonal (n values) or mass_file "
+                              f"(CSV), found {given or 'none'}")
+    key = given[0]
+    if key == "mass_diagonal":
+        return np.diag(_vector(structure[key], f"structure.{key}", n))
+    value = _csv_matrix(structure[key], f"structure.{key}", base_dir) if key == "mass_file" else structure[key]
+    return _matrix(value, f"structure.{key}", n)
+
+
+def _damping(structure: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
+    spec = structure.get("damping", {})
+    if not isinstance(spec, dict):
+        raise ExperimentError("structure.damping must be a table, e.g. damping = { rayleigh_omega = [w1, w2], zeta = 0.05 }")
+    _only(spec, "structure.damping", {"rayleigh", "rayleigh_omega", "zeta", "matrix", "matrix_file"})
+    if "matrix" in spec or "matrix_file" in spec:
+        value = _csv_matrix(spec["matrix_file"], "structure.damping.matrix_file", base_dir) \
+            if "matrix_file" in spec else spec["matrix"]
+        return DampingSpec(matrix=_matrix(value, "structure.damping.matrix", n))
+    if "rayleigh" in spec:
+        a, b = _vector(spec["rayleigh"], "structure.damping.rayleigh", 2)
+        return DampingSpec(rayleigh=(a, b))
+    if "rayleigh_omega" in spec:
+        w = _vector(spec["rayleigh_omega"], "structure.damping.rayleigh_omega", 2)
+        zeta = _get(spec, "structure.damping.zeta", float)
+        if not (w[0] > 0 and w[1] > 0 and w[0] != w[1]) or not 0 <= zeta < 1:
+            raise ExperimentError("structure.damping: rayleigh_omega needs two distinct positive frequencies (rad/s) "
+                                  "and zeta in [0, 1)")
+        return DampingSpec(rayleigh_omega=(w[0], w[1]), zeta=zeta)
+    return DampingSpec()
+
+
+def _influence(structure: dict[str, Any], dofs: tuple[str, ...]) -> np.ndarray:
+    if "influence" in structure:
+        return _vector(structure["influence"], "structure.influence", len(dofs))
+    names = _get(structure, "structure.influence_dofs", list, default=None)
+    if names is None:
+        raise ExperimentError("structure: give influence (one value per DOF) or influence_dofs (names of the DOFs "
+                              "the ground acceleration excites)")
+    unknown = [d for d in names if d not in dofs]
+    if unknown:
+        raise ExperimentError(f"structure.influence_dofs: unknown DOF(s) {unknown}; they must be in structure.dofs")
+    return np.array([1.0 if d in names else 0.0 for d in dofs])
+
+
+def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: Path) -> GroundMotion:
+    _only(spec, "ground_motion", {"file", "units", "scale", "pga"})
+    file = _get(spec, "ground_motion.file", str)
+    path = (base_dir / file).resolve()
+    if not path.is_file():
+        raise ExperimentError(f"ground_motion.file: {path} does not exist (paths are relative to the experiment file)")
+    if "scale" in spec and "pga" in spec:
+        raise ExperimentError("ground_motion: give scale or pga, not both")
+    try:
+        motion = read_motion(path, units=_get(spec, "ground_motion.units", str, default="m/s^2"))
+        if "pga" in spec:
+            motion = motion.scaled_to_pga(_positive(spec, "ground_motion.pga"))
+        elif "scale" in spec:
+            motion = motion.scaled(_get(spec, "ground_motion.scale", float))
+        return motion.resampled(dt, duration)
+    except MotionError as exc:
+        raise ExperimentError(f"ground_motion: {exc}") from None
+
+
+def _integrator(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    kind = _get(spec, "integrator.kind", str, default="alpha-os")
+    if kind not in INTEGRATORS:
+        raise ExperimentError(f"integrator.kind: unknown integrator {kind!r}; choose one of {', '.join(INTEGRATORS)}")
+    options = {k: v for k, v in spec.items() if k != "kind"}
+    allowed = {"alpha-os": {"alpha"}, "newmark": {"tolerance", "max_iterations"}, "central-difference": set()}[kind]
+    _only(options, "integrator", allowed)
+    for key, value in options.items():
+        _finite(value, f"integrator.{key}")
+    return kind, options
+
+
+def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
+    if not isinstance(specs, list) or not specs:
+        raise ExperimentError("modules: give at least one [[modules]] table with name, kind and config")
+    out, names = [], set()
+    for i, spec in enumerate(specs):
+        where = f"modules[{i}]"
+        if not isinstance(spec, dict):
+            raise ExperimentError(f"{where} must be a table")
+        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s"})
+        name = _get(spec, f"{where}.name", str)
+        if name in names:
+            raise ExperimentError(f"{where}.name: module name {name!r} is used twice")
+        names.add(name)
+        kind = _get(spec, f"{where}.kind", str)
+        if kind not in KINDS:
+            raise ExperimentError(f"{where}.kind: unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+        if ("config" in spec) == ("config_file" in spec):
+            raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)")
+        if "config" in spec:
+            config, config_dir = spec["config"], base_dir
+        else:
+            config = _toml_file(spec["config_file"], f"{where}.config_file", base_dir)
+            config_dir = (base_dir / spec["config_file"]).resolve().parent
+        if not isinstance(config, dict):
+            raise ExperimentError(f"{where}.config must be a table")
+        _finite(config, f"{where}.config")
+        address = _get(spec, f"{where}.address", str, default=None)
+        deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
+        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline))
+    return tuple(out)
+
+
+# -- small validators --------------------------------------------------------
+_TYPE_NAMES = {str: "a string", float: "a number", int: "an integer", list: "a list", dict: "a table"}
+
+
+def _leaf(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+def _get(table: dict[str, Any], key: str, kind: type, *, default: Any = ...) -> Any:
+    leaf = _leaf(key)
+    if leaf not in table:
+        if default is ...:
+            raise ExperimentError(f"missing key {key} ({_TYPE_NAMES[kind]})")
+        return default
+    value = table[leaf]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ExperimentError(f"{key} must be {_TYPE_NAMES[kind]}, got {type(value).__name__} {value!r}")
+    if kind is float:
+        _finite(value, key)
+    return value
+
+
+def _positive(table: dict[str, Any], key: str, *, default: Any = ...) -> float:
+    value = _get(table, key, float, default=default)
+    if value is not None and not value > 0:
+        raise ExperimentError(f"{key} must be positive, got {value}")
+    return value
+
+
+def _finite(value: Any, key: str) -> None:
+    """Refuse NaN or infinity anywhere inside a value (TOML allows nan and inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExperimentError(f"{key} must be a finite number, got {value}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _finite(v, f"{key}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _finite(v, f"{key}[{i}]")
+
+
+def _table(table: dict[str, Any], key: str) -> dict[str, Any]:
+    value = table.get(key)
+    if value is None:
+        raise ExperimentError(f"missing section [{key}]")
+    if not isinstance(value, dict):
+        raise ExperimentError(f"[{key}] must be a table")
+    return value
+
+
+def _only(table: dict[str, Any], where: str, allowed: set[str]) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        prefix = f"{where}." if where else ""
+        raise ExperimentError(f"unknown key {prefix}{unknown[0]}; allowed here: {', '.join(sorted(allowed))}")
+
+
+def _vector(value: Any, key: str, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ExperimentError(f"{key} must be a list of {n} numbers") from None
+    if arr.shape != (n,):
+        raise ExperimentError(f"{key} must have {n} values (one per DOF), got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ExperimentError(f"{key} has non-finite values")
+    return arr
+
+
+def _matrix(value: Any, key: str, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ExperimentError(f"{key} must be an {n}x{n} matrix (a list of {n} rows of {n} numbers)") from None
+    if arr.shape != (n, n):
+        raise ExperimentError(f"{key} must be {n}x{n} for {n} DOFs, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ExperimentError(f"{key} has non-finite entries")
+    return arr
+
+
+def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray:
+    if not isinstance(file, str):
+        raise ExperimentError(f"{key} must be a file name")
+    path = base_dir / file
+    try:
+        return np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise ExperimentError(f"{key}: cannot read {path} as a CSV matrix ({exc})") from None
+
+
+def _toml_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
+    if not isinstance(file, str):
+        raise ExperimentError(f"{key} must be a file name")
+    path = base_dir / file
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ExperimentError(f"{key}: cannot read {path} as TOML ({exc})") from None

@@ -1,0 +1,79 @@
+"""The integrator interface: one time step of M a + C v + r(d) = f over the condensed DOFs.
+
+A step is driven by the coordinator as::
+
+    d = integrator.predict(load_next)        # first trial displacement of step n+1
+    while d is not None:
+        r = modules.restoring_force(d)        # propose + execute at every module
+        d = integrator.correct(r)             # None when step n+1 is complete
+
+Explicit and operator-splitting schemes need one evaluation per step;
+iterative (implicit) schemes ask for further trials until they converge.
+Units: d in m (rad), v in m/s, a in m/s^2, forces in N (N*m).
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+
+class IntegratorError(RuntimeError):
+    """An integrator cannot continue (ill-posed matrices, no convergence); the message says why."""
+
+
+class Integrator(abc.ABC):
+    """State (d, v, a, r) at the last completed step and the step from n to n+1."""
+
+    name: str = ""
+
+    def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
+        if not (dt > 0 and np.isfinite(dt)):
+            raise IntegratorError(f"time step must be a positive number of seconds, got {dt}")
+        self.mass = np.asarray(mass, float)
+        self.damping = np.asarray(damping, float)
+        self.initial_stiffness = np.asarray(initial_stiffness, float)
+        self.dt = float(dt)
+        n = self.mass.shape[0]
+        self.displacement = np.zeros(n)
+        self.velocity = np.zeros(n)
+        self.acceleration = np.zeros(n)
+        self.restoring_force = np.zeros(n)
+        self.load = np.zeros(n)
+        self.step = 0
+
+    def start(self, displacement: np.ndarray, velocity: np.ndarray, load: np.ndarray,
+              restoring_force: np.ndarray) -> None:
+        """Set the initial state; the acceleration follows from equilibrium M a0 = f0 - C v0 - r0.
+
+        Massless DOFs must be in static equilibrium at the start (their rows
+        are solved in the least-squares sense).
+        """
+        self.displacement = np.array(displacement, float)
+        self.velocity = np.array(velocity, float)
+        self.load = np.array(load, float)
+        self.restoring_force = np.array(restoring_force, float)
+        residual = self.load - self.damping @ self.velocity - self.restoring_force
+        self.acceleration = (np.zeros_like(residual) if not np.any(residual)
+                             else np.linalg.lstsq(self.mass, residual, rcond=None)[0])
+        self.step = 0
+
+    @abc.abstractmethod
+    def predict(self, load: np.ndarray) -> np.ndarray:
+        """Begin step n+1 under the external load f_{n+1} (N); return the first trial displacement."""
+
+    @abc.abstractmethod
+    def correct(self, restoring_force: np.ndarray) -> np.ndarray | None:
+        """Take the modules' restoring force at the last trial; return the next trial or None when done."""
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The committed state, for checkpoints."""
+        return {"displacement": self.displacement.copy(), "velocity": self.velocity.copy(),
+                "acceleration": self.acceleration.copy(), "restoring_force": self.restoring_force.copy(),
+                "load": self.load.copy(), "step": np.array(self.step)}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for key in ("displacement", "velocity", "acceleration", "restoring_force", "load"):
+            setattr(self, key, np.array(state[key], float))
+        self.step = int(state["step"])

@@ -1,0 +1,110 @@
+"""The structural model over the coordinator's named DOFs: mass, damping, influence, condensation.
+
+The coordinator carries the inertia and viscous damping of the whole
+structure; the stiffness lives in the modules (and is seen through their
+restoring forces and the pre-test).  Units: kg (kg*m^2 for rotations),
+N*s/m, N/m; DOF order is the order of ``dofs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+
+def rayleigh_coefficients(omega_i: float, omega_j: float, zeta: float) -> tuple[float, float]:
+    """Mass and stiffness factors (a, b) of C = a M + b K with ratio ``zeta`` at omega_i, omega_j (rad/s).
+
+    Solves 1/2 [[1/w_i, w_i], [1/w_j, w_j]] [a, b]^T = [zeta, zeta]^T.
+    """
+    if not (omega_i > 0 and omega_j > 0) or omega_i == omega_j:
+        raise ValueError(f"Rayleigh damping needs two distinct positive frequencies, got {omega_i}, {omega_j} rad/s")
+    a = 2.0 * zeta * omega_i * omega_j / (omega_i + omega_j)
+    b = 2.0 * zeta / (omega_i + omega_j)
+    return a, b
+
+
+def natural_frequencies(stiffness: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """Natural frequencies (Hz, ascending) of (K, M); massless DOFs are condensed out first."""
+    massive = np.flatnonzero(np.diag(mass) > 0) if np.allclose(mass, np.diag(np.diag(mass))) else None
+    if massive is not None and massive.size < mass.shape[0]:
+        condensation = GuyanCondensation(stiffness, massive)
+        stiffness, mass = condensation.stiffness, condensation.condense(mass)
+    eigenvalues = scipy.linalg.eigh(stiffness, mass, eigvals_only=True)
+    return np.sqrt(np.abs(eigenvalues)) / (2.0 * np.pi)
+
+
+class GuyanCondensation:
+    """Static (Guyan) condensation of K onto the retained DOFs, with recovery of the others.
+
+    With u = [u_r; u_c] (retained, condensed-out) and no load on u_c,
+    u_c = -K_cc^{-1} K_cr u_r = T_c u_r, and the condensed stiffness is
+    K_rr + K_rc T_c.  ``transform`` maps u_r to the full vector.
+    """
+
+    def __init__(self, stiffness: np.ndarray, retained: Sequence[int]) -> None:
+        k = np.asarray(stiffness, float)
+        n = k.shape[0]
+        self.retained = np.asarray(retained, int)
+        self.condensed = np.setdiff1d(np.arange(n), self.retained)
+        r, c = self.retained, self.condensed
+        recovery = -np.linalg.solve(k[np.ix_(c, c)], k[np.ix_(c, r)]) if c.size else np.zeros((0, r.size))
+        self.transform = np.zeros((n, r.size))
+        self.transform[r, np.arange(r.size)] = 1.0
+        self.transform[c] = recovery
+        self.stiffness = k[np.ix_(r, r)] + k[np.ix_(r, c)] @ recovery
+
+    def condense(self, matrix: np.ndarray) -> np.ndarray:
+        """Project a full matrix (mass, damping) onto the retained DOFs: T^T A T."""
+        return self.transform.T @ np.asarray(matrix, float) @ self.transform
+
+    def recover(self, retained_values: np.ndarray) -> np.ndarray:
+        """Full displacement vector(s) from the retained ones (last axis = retained DOFs)."""
+        return np.asarray(retained_values, float) @ self.transform.T
+
+
+@dataclass
+class StructuralModel:
+    """Mass, damping and ground-motion influence over named DOFs (the coordinator's global DOFs)."""
+
+    dofs: tuple[str, ...]
+    mass: np.ndarray
+    damping: np.ndarray
+    influence: np.ndarray
+    """r in f = -M r a_g: ground-acceleration influence vector (dimensionless)"""
+
+    def __post_init__(self) -> None:
+        n = len(self.dofs)
+        if len(set(self.dofs)) != n:
+            seen: set[str] = set()
+            twice = sorted({d for d in self.dofs if d in seen or seen.add(d)})
+            raise ValueError(f"DOF named twice: {', '.join(twice)}")
+        self.mass = np.asarray(self.mass, float)
+        self.damping = np.asarray(self.damping, float)
+        self.influence = np.asarray(self.influence, float)
+        for name, m in (("mass", self.mass), ("damping", self.damping)):
+            if m.shape != (n, n):
+                raise ValueError(f"{name} must be {n}x{n} for {n} DOFs, got shape {m.shape}")
+            if not np.all(np.isfinite(m)):
+                raise ValueError(f"{name} has non-finite entries")
+        if self.influence.shape != (n,):
+            raise ValueError(f"influence vector must have {n} entries, got {self.influence.size}")
+
+    @property
+    def ndof(self) -> int:
+        return len(self.dofs)
+
+    def index(self, names: Sequence[str]) -> np.ndarray:
+        """Global indices of the named DOFs."""
+        lookup = {d: i for i, d in enumerate(self.dofs)}
+        missing = [n for n in names if n not in lookup]
+        if missing:
+            raise KeyError(f"unknown DOF(s) {missing}; the structure has {list(self.dofs)}")
+        return np.array([lookup[n] for n in names], dtype=int)
+
+    def ground_load(self, ground_acceleration: float) -> np.ndarray:
+        """Effective earthquake load -M r a_g (N) for a ground acceleration (m/s^2)."""
+        return -(self.mass @ self.influence) * ground_acceleration

@@ -1,0 +1,165 @@
+"""Ground motions: readers (two-column CSV, PEER NGA .AT2), resampling, scaling.
+
+Accelerations are in m/s^2 inside hybridsim.  PEER .AT2 files are in g and
+are converted on reading (g = 9.80665 m/s^2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+STANDARD_GRAVITY = 9.80665
+"""m/s^2"""
+
+
+class MotionError(ValueError):
+    """A ground-motion file or request that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class GroundMotion:
+    """A uniformly sampled ground-acceleration history: a_g(t_k), t_k = k dt."""
+
+    dt: float
+    """sample step (s)"""
+    acceleration: np.ndarray
+    """m/s^2"""
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.dt > 0 and np.isfinite(self.dt)):
+            raise MotionError(f"ground motion {self.name!r}: sample step must be positive, got {self.dt}")
+        acc = np.asarray(self.acceleration, float)
+        if acc.ndim != 1 or acc.size < 2:
+            raise MotionError(f"ground motion {self.name!r}: needs at least two samples")
+        if not np.all(np.isfinite(acc)):
+            raise MotionError(f"ground motion {self.name!r}: has non-finite samples")
+        object.__setattr__(self, "acceleration", acc)
+
+    @property
+    def duration(self) -> float:
+        """Time of the last sample (s)."""
+        return self.dt * (self.acceleration.size - 1)
+
+    @property
+    def time(self) -> np.ndarray:
+        return self.dt * np.arange(self.acceleration.size)
+
+    @property
+    def pga(self) -> float:
+        """Peak ground acceleration (m/s^2)."""
+        return float(np.max(np.abs(self.acceleration)))
+
+    def scaled(self, factor: float) -> "GroundMotion":
+        return GroundMotion(self.dt, factor * self.acceleration, self.name)
+
+    def scaled_to_pga(self, pga: float) -> "GroundMotion":
+        """Scale so that the peak absolute acceleration is ``pga`` (m/s^2)."""
+        if self.pga == 0:
+            raise MotionError(f"ground motion {self.name!r} is all zeros; it cannot be scaled to a PGA")
+        return self.scaled(pga / self.pga)
+
+    def resampled(self, dt: float, duration: float | None = None) -> "GroundMotion":
+        """Linear interpolation onto t_k = k dt, k = 0..floor(duration/dt) (default: the whole record).
+
+        Refining (dt smaller than the record's step) is exact for the
+        piecewise-linear record; coarsening aliases and is refused beyond a
+        step that skips samples, since it silently discards content.
+        """
+        if not (dt > 0 and np.isfinite(dt)):
+            raise MotionError(f"integration step must be positive, got {dt}")
+        end = self.duration if duration is None else duration
+        if end > self.duration * (1 + 1e-12):
+            raise MotionError(f"ground motion {self.name!r} lasts {self.duration:g} s; cannot run {end:g} s")
+        if dt > self.dt * (1 + 1e-12):
+            raise MotionError(
+                f"integration step {dt:g} s is larger than the record's step {self.dt:g} s of {self.name!r}: "
+                "it would skip samples; use a step no larger than the record's"
+            )
+        n = int(np.floor(end / dt * (1 + 1e-12))) + 1
+        t = dt * np.arange(n)
+        return GroundMotion(dt, np.interp(t, self.time, self.acceleration), self.name)
+
+    def at(self, step: int) -> float:
+        return float(self.acceleration[step])
+
+
+def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
+    """Read a two-column CSV ``time, acceleration`` with an optional header line.
+
+    The time column must be uniformly spaced (to 1e-6 relative).  ``units``
+    is "m/s^2" or "g".
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise MotionError(f"cannot read ground motion {path}: {exc.strerror}") from None
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    try:
+        _numbers(lines[0])
+    except ValueError:
+        lines = lines[1:]  # a header line
+    except IndexError:
+        raise MotionError(f"{path}: the file is empty") from None
+    try:
+        data = np.array([_numbers(ln) for ln in lines])
+    except ValueError as exc:
+        raise MotionError(f"{path}: not a two-column numeric CSV ({exc})") from None
+    if data.ndim != 2 or data.shape[1] != 2:
+        raise MotionError(f"{path}: expected two columns (time in s, acceleration), got {data.shape[-1]}")
+    t, acc = data[:, 0], data[:, 1]
+    steps = np.diff(t)
+    if steps.size == 0 or np.any(steps <= 0):
+        raise MotionError(f"{path}: time column must increase")
+    dt = float(np.mean(steps))
+    if np.max(np.abs(steps - dt)) > 1e-6 * dt:
+        raise MotionError(f"{path}: time column is not uniformly spaced")
+    if abs(t[0]) > 1e-9 * dt:
+        raise MotionError(f"{path}: time column must start at 0, starts at {t[0]}")
+    return GroundMotion(dt, acc * _unit_factor(units, path), path.stem)
+
+
+def read_at2(path: str | Path) -> GroundMotion:
+    """Read a PEER NGA ``.AT2`` file (acceleration in g; NPTS and DT in the fourth line)."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise MotionError(f"cannot read ground motion {path}: {exc.strerror}") from None
+    if len(lines) < 5:
+        raise MotionError(f"{path}: too short for a PEER .AT2 file (4 header lines, then data)")
+    header = lines[3].upper()
+    npts = re.search(r"NPTS\s*=\s*(\d+)", header)
+    dt = re.search(r"DT\s*=\s*([0-9.Ee+-]+)", header)
+    if not (npts and dt):
+        raise MotionError(f"{path}: line 4 must give 'NPTS= n, DT= dt' as PEER .AT2 files do, got {lines[3]!r}")
+    try:
+        values = np.array([float(v) for ln in lines[4:] for v in ln.split()])
+    except ValueError as exc:
+        raise MotionError(f"{path}: non-numeric acceleration value ({exc})") from None
+    n = int(npts.group(1))
+    if values.size != n:
+        raise MotionError(f"{path}: header says NPTS={n} but the file holds {values.size} values")
+    return GroundMotion(float(dt.group(1)), values * STANDARD_GRAVITY, path.stem)
+
+
+def read_motion(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
+    """Read a ground motion by file type: ``.AT2`` (PEER, in g) or CSV."""
+    return read_at2(path) if Path(path).suffix.lower() == ".at2" else read_csv(path, units=units)
+
+
+def _numbers(line: str) -> list[float]:
+    return [float(v) for v in re.split(r"[,\s;]+", line.strip())]
+
+
+def _unit_factor(units: str, path: Path) -> float:
+    factors = {"m/s^2": 1.0, "m/s2": 1.0, "g": STANDARD_GRAVITY}
+    try:
+        return factors[units]
+    except KeyError:
+        raise MotionError(f"{path}: units must be one of {sorted(factors)}, got {units!r}") from None

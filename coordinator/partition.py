@@ -1,0 +1,112 @@
+"""The partition: which module owns which global DOFs, and one step across all modules.
+
+Each module answers for its own DOFs; the partition scatters the global
+trial displacement into module slices, gathers their restoring forces back
+and sums them (DOFs shared by several modules get the sum).  Calls to the
+modules of one step go out in parallel when any of them is remote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+from coordinator.errors import RunStopped
+from modules.base import Command, Description, Module, ModuleError, Session, StepResult
+
+T = TypeVar("T")
+
+
+@dataclass
+class ModuleSlot:
+    """A module in the test: its name, where it runs, and where its DOFs sit globally."""
+
+    name: str
+    module: Module
+    description: Description
+    index: np.ndarray
+    """global indices of the module's DOFs, in the module's order"""
+    where: str = "in process"
+
+    @property
+    def ndof(self) -> int:
+        return int(self.index.size)
+
+
+class ModuleStepError(RunStopped):
+    """A module failed or refused a step; names the module, where it runs, the step and the cause."""
+
+    def __init__(self, slot: ModuleSlot, step: int, cause: BaseException) -> None:
+        super().__init__(f"module {slot.name!r} ({slot.where}) at step {step}: {cause}")
+        self.module_name = slot.name
+        self.step = step
+        self.cause = cause
+
+
+class Partition:
+    """Module slots over the global DOFs of a structure with ``ndof`` DOFs."""
+
+    def __init__(self, ndof: int, slots: Sequence[ModuleSlot]) -> None:
+        self.ndof = ndof
+        self.slots = tuple(slots)
+        owned = np.zeros(ndof, dtype=int)
+        for slot in self.slots:
+            np.add.at(owned, slot.index, 1)
+        self.unowned = np.flatnonzero(owned == 0)
+        parallel = len(self.slots) > 1 and any(getattr(s.module, "is_remote", False) for s in self.slots)
+        self._pool = ThreadPoolExecutor(len(self.slots), thread_name_prefix="module") if parallel else None
+        self.last_results: list[StepResult] = []
+
+    def _each(self, step: int, call: Callable[..., T], *per_slot: Sequence[object]) -> list[T]:
+        """``call(slot, *args)`` for every slot (in parallel when remote); failures name the module."""
+
+        def guarded(slot: ModuleSlot, *args: object) -> T:
+            try:
+                return call(slot, *args)
+            except (ModuleError, OSError, RuntimeError) as exc:
+                raise ModuleStepError(slot, step, exc) from exc
+
+        if self._pool is None:
+            return [guarded(s, *args) for s, *args in zip(self.slots, *per_slot)]
+        futures = [self._pool.submit(guarded, s, *args) for s, *args in zip(self.slots, *per_slot)]
+        return [f.result() for f in futures]
+
+    def open(self, session_for: Callable[[ModuleSlot], Session]) -> None:
+        self._each(0, lambda s: s.module.open(session_for(s)))
+
+    def evaluate(self, step: int, time: float, commands: Sequence[np.ndarray]) -> list[StepResult]:
+        """Propose and execute ``step`` with one displacement vector per module (module DOF order)."""
+
+        def one(slot: ModuleSlot, displacement: np.ndarray) -> StepResult:
+            slot.module.propose(step, Command(time, displacement))
+            return slot.module.execute(step)
+
+        self.last_results = self._each(step, one, commands)
+        return self.last_results
+
+    def restoring_force(self, step: int, time: float, displacement: np.ndarray) -> np.ndarray:
+        """Propose and execute ``step`` at every module; the summed global restoring force (N)."""
+        results = self.evaluate(step, time, [displacement[s.index] for s in self.slots])
+        force = np.zeros(self.ndof)
+        for slot, result in zip(self.slots, results):
+            np.add.at(force, slot.index, result.force)
+        return force
+
+    def commit(self, step: int) -> None:
+        self._each(step, lambda s: s.module.commit(step))
+
+    def close(self) -> dict[str, dict[str, float]]:
+        """Close every module (errors at close are reported, not raised); their summaries by name."""
+        summaries: dict[str, dict[str, float]] = {}
+        for slot in self.slots:
+            try:
+                summaries[slot.name] = slot.module.close()
+            except Exception as exc:  # noqa: BLE001 - closing must reach every module
+                summaries[slot.name] = {"close_error": str(exc)}  # type: ignore[dict-item]
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+        return summaries

@@ -1,0 +1,296 @@
+"""Running an experiment: start modules, pre-test, integrate, record, summarise.
+
+One time step of the coordinator (any integrator)::
+
+    f_{n+1} = -M r a_g(t_{n+1})
+    d = integrator.predict(f_{n+1})
+    while d is not None:                       # one pass for alpha-OS
+        r = sum of module restoring forces at d (all modules in parallel)
+        d = integrator.correct(r)
+    commit the step at every module; record the row
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coordinator.errors import RunStopped, UsageError
+from coordinator.experiment import Experiment, ModuleSpec
+from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
+from coordinator.model import StructuralModel, rayleigh_coefficients
+from coordinator.partition import ModuleSlot, ModuleStepError, Partition
+from coordinator.pretest import PretestResult, pretest
+from coordinator.recorder import Recorder
+from modules.base import Module, ModuleError, Session
+from modules.registry import build_module
+
+
+@dataclass
+class RunResult:
+    """The response history of a run (arrays over steps x DOFs) and its summary."""
+
+    dofs: tuple[str, ...]
+    time: np.ndarray
+    displacement: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    restoring_force: np.ndarray
+    initial_stiffness: np.ndarray
+    summary: dict[str, Any] = field(default_factory=dict)
+    output: Path | None = None
+
+    def __getitem__(self, dof: str) -> np.ndarray:
+        """Displacement history of one DOF (m or rad)."""
+        return self.displacement[:, self.dofs.index(dof)]
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def run_experiment(experiment: Experiment, *, output: Path | None = None,
+                   progress: ProgressCallback | None = None) -> RunResult:
+    """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's)."""
+    with contextlib.ExitStack() as stack:
+        slots = [_start_module(spec, stack) for spec in experiment.modules]
+        return _Run(experiment, slots, output or experiment.output, progress).run()
+
+
+def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack) -> tuple[ModuleSpec, Module, str]:
+    """The module of ``spec``: in process, a local daemon the coordinator starts, or a remote daemon."""
+    try:
+        if spec.address is None:
+            return spec, build_module(spec.kind, spec.config, spec.base_dir), "in process"
+        from coordinator.daemons import LocalDaemon
+        from coordinator.remote import RemoteModule
+
+        address = spec.address
+        if address == "local":
+            address = stack.enter_context(LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir)).address
+        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s)
+        stack.callback(module.disconnect)
+        return spec, module, f"{'local daemon' if spec.address == 'local' else 'daemon'} at {address}"
+    except ModuleError as exc:
+        raise UsageError(f"module {spec.name!r} ({spec.kind}): {exc}") from None
+
+
+class _Run:
+    """The state of one run; ``run()`` is the whole test."""
+
+    def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
+                 progress: ProgressCallback | None) -> None:
+        self.experiment = experiment
+        self.output = output
+        self.progress = progress
+        dofs = experiment.dofs
+        lookup = {d: i for i, d in enumerate(dofs)}
+        slots = []
+        for spec, module, where in modules:
+            try:
+                description = module.describe()
+            except ModuleError as exc:
+                raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
+            unknown = [d for d in description.dof_names if d not in lookup]
+            if unknown:
+                raise UsageError(f"module {spec.name!r} has DOF(s) {unknown} that are not in structure.dofs")
+            index = np.array([lookup[d] for d in description.dof_names], dtype=int)
+            slots.append(ModuleSlot(spec.name, module, description, index, where))
+        self.partition = Partition(len(dofs), slots)
+        if self.partition.unowned.size:
+            names = [dofs[i] for i in self.partition.unowned]
+            raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
+
+    def _assemble_model(self, stiffness: np.ndarray) -> StructuralModel:
+        exp = self.experiment
+        mass = exp.mass.copy()
+        extra_damping = np.zeros_like(mass)
+        for slot in self.partition.slots:
+            block = np.ix_(slot.index, slot.index)
+            if slot.description.mass is not None:
+                mass[block] += slot.description.mass
+            if slot.description.damping is not None:
+                extra_damping[block] += slot.description.damping
+        spec = exp.damping
+        if spec.matrix is not None:
+            damping = spec.matrix.copy()
+        elif spec.rayleigh or spec.rayleigh_omega:
+            a, b = spec.rayleigh or rayleigh_coefficients(*spec.rayleigh_omega, spec.zeta)  # type: ignore[misc]
+            damping = a * mass + b * stiffness
+        else:
+            damping = np.zeros_like(mass)
+        return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
+
+    def _integrator(self, model: StructuralModel, stiffness: np.ndarray) -> Integrator:
+        exp = self.experiment
+        try:
+            return INTEGRATORS[exp.integrator](model.mass, model.damping, stiffness, exp.dt, **exp.integrator_options)
+        except IntegratorError as exc:
+            raise UsageError(f"integrator: {exc}") from None
+
+    def run(self) -> RunResult:
+        exp = self.experiment
+        partition = self.partition
+        wall_start = time.perf_counter()
+        try:
+            partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name))
+            measured = pretest(partition, exp.pretest_amplitude)
+            model = self._assemble_model(measured.stiffness)
+            integrator = self._integrator(model, measured.stiffness)
+            integrator.start(np.zeros(model.ndof), np.zeros(model.ndof), model.ground_load(exp.motion.at(0)),
+                             measured.rest_force)
+            recorder = Recorder(self.output, exp.dofs, {s.name: s.ndof for s in partition.slots},
+                                attrs={"experiment": exp.name, "source": exp.source, "dt": exp.dt,
+                                       "integrator": exp.integrator,
+                                       "modules": {s.name: s.where for s in partition.slots}})
+        except BaseException:
+            partition.close()
+            raise
+        closed = False
+        try:
+            with recorder_closed(recorder) as status:
+                history = _History(exp.steps + 1, model.ndof)
+                self._record(recorder, history, integrator, measured.last_step, 0.0)
+                loop_wall = self._loop(recorder, history, integrator, model, measured.last_step, status)
+                summaries, closed = partition.close(), True
+                summary = _summary(exp, history, measured, loop_wall, time.perf_counter() - wall_start, summaries)
+                status.completed(summary)
+        finally:
+            if not closed:
+                partition.close()
+        return RunResult(exp.dofs, history.time, history.displacement, history.velocity, history.acceleration,
+                         history.restoring_force, measured.stiffness, summary, self.output)
+
+    def _loop(self, recorder: Recorder, history: "_History", integrator: Integrator, model: StructuralModel,
+              step_id: int, status: "_Status") -> float:
+        """Integrate every step of the record; the wall time of the loop (s)."""
+        exp, partition = self.experiment, self.partition
+        loop_start = time.perf_counter()
+        for n in range(1, exp.steps + 1):
+            t0 = time.perf_counter()
+            t = n * exp.dt
+            try:
+                step_id += 1
+                trial = integrator.predict(model.ground_load(exp.motion.at(n)))
+                while trial is not None:
+                    trial = integrator.correct(partition.restoring_force(step_id, t, trial))
+                    if trial is not None:
+                        step_id += 1
+                partition.commit(step_id)
+            except ModuleStepError as exc:
+                status.stopped(str(exc))
+                raise
+            except IntegratorError as exc:
+                status.stopped(f"step {n}: {exc}")
+                raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
+            self._record(recorder, history, integrator, step_id, time.perf_counter() - t0)
+            if self.progress is not None:
+                self.progress(n, exp.steps)
+        return time.perf_counter() - loop_start
+
+    def _record(self, recorder: Recorder, history: "_History", integrator: Integrator, step_id: int,
+                wall: float) -> None:
+        n = integrator.step
+        t = n * self.experiment.dt
+        history.put(n, t, integrator)
+        row: dict[str, Any] = {"time": t, "step_id": step_id, "ground_acceleration": self.experiment.motion.at(n),
+                               "wall_step_s": wall, "displacement": integrator.displacement,
+                               "velocity": integrator.velocity, "acceleration": integrator.acceleration,
+                               "restoring_force": integrator.restoring_force}
+        for slot, result in zip(self.partition.slots, self.partition.last_results):
+            row[f"modules/{slot.name}/displacement"] = result.displacement
+            row[f"modules/{slot.name}/force"] = result.force
+        recorder.append(row)
+
+
+class _History:
+    """Preallocated in-memory response arrays (steps x DOFs)."""
+
+    def __init__(self, rows: int, ndof: int) -> None:
+        self.time = np.zeros(rows)
+        self.displacement = np.zeros((rows, ndof))
+        self.velocity = np.zeros((rows, ndof))
+        self.acceleration = np.zeros((rows, ndof))
+        self.restoring_force = np.zeros((rows, ndof))
+        self.rows = 0
+
+    def put(self, n: int, t: float, integrator: Integrator) -> None:
+        self.time[n] = t
+        self.displacement[n] = integrator.displacement
+        self.velocity[n] = integrator.velocity
+        self.acceleration[n] = integrator.acceleration
+        self.restoring_force[n] = integrator.restoring_force
+        self.rows = n + 1
+
+
+class _Status:
+    def __init__(self) -> None:
+        self.text = "stopped: interrupted"
+        self.summary: dict[str, Any] | None = None
+
+    def stopped(self, reason: str) -> None:
+        self.text = f"stopped: {reason}"
+
+    def completed(self, summary: dict[str, Any]) -> None:
+        self.text, self.summary = "completed", summary
+
+
+@contextlib.contextmanager
+def recorder_closed(recorder: Recorder) -> Iterator[_Status]:
+    """Close the recorder with the run's final status however the run ends."""
+    status = _Status()
+    try:
+        yield status
+    except BaseException as exc:
+        if status.text == "stopped: interrupted" and not isinstance(exc, KeyboardInterrupt):
+            status.stopped(f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        recorder.close(status.text, status.summary)
+
+
+def _summary(exp: Experiment, history: _History, measured: PretestResult, loop_wall: float, total_wall: float,
+             modules: dict[str, dict[str, float]]) -> dict[str, Any]:
+    disp = history.displacement[: history.rows]
+    peaks = np.max(np.abs(disp), axis=0)
+    at = np.argmax(np.abs(disp), axis=0)
+    return {
+        "experiment": exp.name,
+        "integrator": exp.integrator,
+        "dt_s": exp.dt,
+        "steps": history.rows - 1,
+        "simulated_s": float(history.time[history.rows - 1]),
+        "wall_s": total_wall,
+        "loop_wall_s": loop_wall,
+        "steps_per_second": (history.rows - 1) / loop_wall if loop_wall > 0 else float("inf"),
+        "pretest_asymmetry": measured.asymmetry,
+        "peak_displacement": {d: float(p) for d, p in zip(exp.dofs, peaks)},
+        "peak_time_s": {d: float(history.time[i]) for d, i in zip(exp.dofs, at)},
+        "modules": modules,
+    }
+
+
+class ProgressBar:
+    """A one-line progress bar on a stream (stderr), redrawn at most ten times a second."""
+
+    def __init__(self, stream: Any = sys.stderr, width: int = 30) -> None:
+        self.stream, self.width, self._last = stream, width, 0.0
+        self._start = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = int(self.width * done / max(total, 1))
+        rate = done / max(now - self._start, 1e-9)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
