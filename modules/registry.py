@@ -17,6 +17,8 @@ from modules.base import Module, ModuleError
 
 KINDS: dict[str, str] = {
     "linear": "modules.linear:LinearModule",
+    "spring": "modules.spring:SpringModule",
+    "opensees": "modules.opensees:OpenSeesModule",
 }
 
 

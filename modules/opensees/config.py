@@ -1,0 +1,173 @@
+"""The OpenSees module's configuration: model file, control DOFs, coordinator mass, static analysis.
+
+A site writes it as a TOML (or JSON) table, for example::
+
+    kind = "opensees"
+    model = "frame.py"            # defines build(ops, **parameters); path relative to this file
+    path_independent = true       # elastic model: a discarded trial needs no replay
+    mass_from_model = true        # report the model's nodal masses at the control DOFs
+
+    [parameters]                  # keyword arguments of build()
+    story_height = 0.635
+
+    [[control]]                   # one entry per control DOF, in the coordinator's order
+    name = "floor1.x"
+    node = 6
+    dof = 1                       # OpenSees DOF number at the node (1-based)
+
+    [analysis]                    # optional: the static step that imposes the displacements
+    tolerance = 1e-10             # NormDispIncr tolerance (m, rad)
+    max_iterations = 25
+    substeps = 1                  # increments per step
+    max_substeps = 16             # on non-convergence the increment is halved up to this many
+    algorithm = "Newton"
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modules.base import UNIT_OF_KIND, ModuleError
+
+ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
+
+
+@dataclass(frozen=True)
+class ControlDof:
+    """A DOF of the OpenSees model that the coordinator drives: name, node tag, 1-based DOF number."""
+
+    name: str
+    node: int
+    dof: int
+    kind: str | None = None
+    """'translation' or 'rotation'; None: inferred from the model (ndm, ndf)"""
+    mass: float | None = None
+    """mass the coordinator carries at this DOF (kg or kg*m^2); None: none or from the model"""
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """The static analysis that imposes one step's displacements."""
+
+    tolerance: float = 1e-10
+    max_iterations: int = 25
+    substeps: int = 1
+    max_substeps: int = 16
+    algorithm: str = "Newton"
+
+
+@dataclass(frozen=True)
+class OpenSeesSpec:
+    """Everything the module needs to build and drive its model."""
+
+    model: Path
+    controls: tuple[ControlDof, ...]
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    path_independent: bool = False
+    mass_from_model: bool = False
+    analysis: AnalysisSettings = AnalysisSettings()
+
+
+def load_table(path: Path) -> dict[str, Any]:
+    """Read a TOML or JSON configuration file into a table."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ModuleError(f"cannot read OpenSees module config {path}: {exc.strerror}") from None
+    try:
+        return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ModuleError(f"OpenSees module config {path} is not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
+
+
+def _require(table: Mapping[str, Any], key: str, where: str, hint: str) -> Any:
+    if key not in table:
+        raise ModuleError(f"opensees module: {where} is missing {key!r} ({hint})")
+    return table[key]
+
+
+def _integer(value: Any, key: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ModuleError(f"opensees module: {key} must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def _positive(value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ModuleError(f"opensees module: {key} must be a positive number, not {value!r}")
+    return float(value)
+
+
+def _control(entry: Mapping[str, Any], index: int) -> ControlDof:
+    where = f"control[{index}]"
+    hint = "each control entry needs name, node and dof"
+    name = str(_require(entry, "name", where, hint))
+    node = _integer(_require(entry, "node", where, hint), f"{where}.node", 0)
+    dof = _integer(_require(entry, "dof", where, hint), f"{where}.dof", 1)
+    kind = entry.get("kind")
+    if kind is not None and kind not in UNIT_OF_KIND:
+        raise ModuleError(f"opensees module: {where}.kind must be 'translation' or 'rotation', not {kind!r}")
+    mass = entry.get("mass")
+    if mass is not None:
+        if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not (math.isfinite(mass) and mass >= 0):
+            raise ModuleError(f"opensees module: {where}.mass must be a non-negative number (kg or kg*m^2)")
+        mass = float(mass)
+    return ControlDof(name, node, dof, kind, mass)
+
+
+def _analysis(table: Mapping[str, Any]) -> AnalysisSettings:
+    known = set(AnalysisSettings.__dataclass_fields__)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ModuleError(f"opensees module: unknown key(s) {unknown} in [analysis]; known: {sorted(known)}")
+    settings = AnalysisSettings(
+        tolerance=_positive(table.get("tolerance", AnalysisSettings.tolerance), "analysis.tolerance"),
+        max_iterations=_integer(table.get("max_iterations", AnalysisSettings.max_iterations), "analysis.max_iterations", 1),
+        substeps=_integer(table.get("substeps", AnalysisSettings.substeps), "analysis.substeps", 1),
+        max_substeps=_integer(table.get("max_substeps", AnalysisSettings.max_substeps), "analysis.max_substeps", 1),
+        algorithm=str(table.get("algorithm", AnalysisSettings.algorithm)),
+    )
+    if settings.algorithm not in ALGORITHMS:
+        raise ModuleError(f"opensees module: analysis.algorithm must be one of {list(ALGORITHMS)}, not {settings.algorithm!r}")
+    if settings.max_substeps < settings.substeps:
+        raise ModuleError("opensees module: analysis.max_substeps must be >= analysis.substeps")
+    return settings
+
+
+def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
+    """Validate a configuration table; relative paths are taken from ``base_dir``."""
+    known = {"kind", "model", "parameters", "control", "path_independent", "mass_from_model", "analysis"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ModuleError(f"opensees module: unknown key(s) {unknown}; known: {sorted(known)}")
+    model = Path(str(_require(table, "model", "the config", "the Python file that defines build(ops, **parameters)")))
+    entries = _require(table, "control", "the config", "a list of [[control]] tables: name, node, dof")
+    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)) or not entries:
+        raise ModuleError("opensees module: 'control' must be a non-empty list of tables (name, node, dof)")
+    controls = tuple(_control(entry, i) for i, entry in enumerate(entries))
+    names = [c.name for c in controls]
+    if len(set(names)) != len(names):
+        raise ModuleError(f"opensees module: control DOF names must be unique, got {names}")
+    places = [(c.node, c.dof) for c in controls]
+    if len(set(places)) != len(places):
+        raise ModuleError("opensees module: two control entries name the same node and dof")
+    parameters = table.get("parameters", {})
+    if not isinstance(parameters, Mapping):
+        raise ModuleError("opensees module: 'parameters' must be a table of build() keyword arguments")
+    mass_from_model = bool(table.get("mass_from_model", False))
+    if mass_from_model and any(c.mass is not None for c in controls):
+        raise ModuleError("opensees module: give either mass_from_model = true or per-control 'mass', not both")
+    return OpenSeesSpec(
+        model=model if model.is_absolute() else base_dir / model,
+        controls=controls,
+        parameters=dict(parameters),
+        path_independent=bool(table.get("path_independent", False)),
+        mass_from_model=mass_from_model,
+        analysis=_analysis(table.get("analysis", {})),
+    )

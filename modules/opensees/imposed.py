@@ -1,0 +1,117 @@
+"""The static step that imposes displacements at control DOFs and reads the restoring forces.
+
+The displacements are imposed by non-homogeneous single-point (sp) constraints
+in a Plain pattern with a Constant series, enforced by the Transformation
+handler; the pseudo time does not advance (LoadControl with dlambda = 0), so
+loads that the user's model defines (gravity) stay as they are.  Each
+increment replaces the pattern with one holding the new sp values and runs one
+Newton solve; a failed solve makes OpenSees revert to its last commit.
+
+The restoring force at a control DOF is the OpenSees reaction there, summed
+over the DOFs that ``equalDOF`` ties to it (a rigid floor is driven at its
+retained node and its shear is the sum over the floor's nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import openseespy.opensees as ops
+
+from modules.base import ModuleError
+from modules.opensees.config import AnalysisSettings, ControlDof
+
+RESERVED_TAG = 1_900_000_000
+"""time-series and pattern tag the module uses; a user's model must not use it"""
+
+
+def tied_dofs(control: ControlDof) -> list[tuple[int, int]]:
+    """The (node, dof) pairs whose reactions add up to the force at ``control``: itself and its equalDOF ties."""
+    group = [(control.node, control.dof)]
+    for constrained in ops.getConstrainedNodes(control.node) or []:
+        pairs = zip(ops.getConstrainedDOFs(constrained, control.node), ops.getRetainedDOFs(control.node, constrained))
+        group += [(constrained, c) for c, r in pairs if r == control.dof]
+    return group
+
+
+def dof_kind(control: ControlDof) -> str:
+    """'rotation' for the rotational DOFs of 2-D (ndf 3) and 3-D (ndf 6) frame nodes, else 'translation'."""
+    if control.kind is not None:
+        return control.kind
+    ndm = ops.getNDM(control.node)[0]
+    ndf = ops.getNDF(control.node)[0]
+    rotational = (ndm == 2 and ndf == 3 and control.dof == 3) or (ndm == 3 and ndf == 6 and control.dof >= 4)
+    return "rotation" if rotational else "translation"
+
+
+def check_controls(controls: Sequence[ControlDof], origin: str) -> None:
+    """Refuse control DOFs the model cannot drive: missing node or DOF, fixed, or an equalDOF slave."""
+    nodes = set(ops.getNodeTags())
+    fixed = set(ops.getFixedNodes())
+    for c in controls:
+        if c.node not in nodes:
+            raise ModuleError(f"{origin}: control DOF {c.name!r} names node {c.node}, which the model does not have")
+        ndf = ops.getNDF(c.node)[0]
+        if not 1 <= c.dof <= ndf:
+            raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} has DOFs 1..{ndf}, not {c.dof}")
+        if c.node in fixed and c.dof in ops.getFixedDOFs(c.node):
+            raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} DOF {c.dof} is fixed in the model")
+        retained = ops.getRetainedNodes(c.node) or []
+        for r in retained:
+            if c.dof in ops.getConstrainedDOFs(c.node, r):
+                raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} DOF {c.dof} is constrained to "
+                                  f"node {r}; name the retained node {r} as the control node")
+
+
+class ImposedDisplacementAnalysis:
+    """Drive the control DOFs of the built model to target displacements by static sp-constrained steps."""
+
+    def __init__(self, controls: Sequence[ControlDof], settings: AnalysisSettings) -> None:
+        self.controls = tuple(controls)
+        self.settings = settings
+        self.groups = [tied_dofs(c) for c in self.controls]
+        self.last_failure = ""
+        ops.timeSeries("Constant", RESERVED_TAG)
+        ops.constraints("Transformation")
+        ops.numberer("RCM")
+        ops.system("UmfPack")
+        ops.test("NormDispIncr", settings.tolerance, settings.max_iterations)
+        ops.algorithm(settings.algorithm)
+        ops.integrator("LoadControl", 0.0)
+        ops.analysis("Static")
+        self._pattern_defined = False
+
+    def displacement(self) -> np.ndarray:
+        """Current displacements at the control DOFs (m, rad)."""
+        return np.array([ops.nodeDisp(c.node, c.dof) for c in self.controls])
+
+    def force(self) -> np.ndarray:
+        """Restoring forces at the control DOFs (N, N*m): reactions summed over each tie group."""
+        ops.reactions()
+        return np.array([sum(ops.nodeReaction(n, d) for n, d in group) for group in self.groups])
+
+    def impose(self, target: np.ndarray, increments: int) -> bool:
+        """Move from the current state to ``target`` in ``increments`` equal solves; False if one fails.
+
+        On failure OpenSees has reverted to the last converged increment and
+        :attr:`last_failure` says where the Newton iterations stopped.
+        """
+        start = self.displacement()
+        for k in range(1, increments + 1):
+            self._set_values(start + (target - start) * (k / increments))
+            if ops.analyze(1) < 0:
+                norms = ops.testNorm()
+                self.last_failure = (f"increment {k} of {increments}: {self.settings.algorithm} did not reach "
+                                     f"NormDispIncr <= {self.settings.tolerance:g} in {ops.testIter()} iterations "
+                                     f"(last norm {norms[-1] if norms else float('nan'):.3g})")
+                return False
+        return True
+
+    def _set_values(self, values: np.ndarray) -> None:
+        if self._pattern_defined:
+            ops.remove("loadPattern", RESERVED_TAG)
+        ops.pattern("Plain", RESERVED_TAG, RESERVED_TAG)
+        for c, value in zip(self.controls, values):
+            ops.sp(c.node, c.dof, float(value))
+        self._pattern_defined = True
