@@ -134,7 +134,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     motion = _motion(_table(table, "ground_motion"), dt, duration, base_dir)
     integrator, options = _integrator(_table(table, "integrator"))
     modules = _modules(table.get("modules"), base_dir)
-    output = Path(_get(_table(table, "output"), "output.file", str, default=f"results/{name}.h5"))
+    output = Path(_get(table.get("output", {}), "output.file", str, default=f"results/{name}.h5"))
     pretest = table.get("pretest", {})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,

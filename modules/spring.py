@@ -1,0 +1,98 @@
+"""The `spring` module: one uniaxial spring to the ground or between two DOFs, linear or nonlinear.
+
+A small numerical substructure for nonlinear hybrid tests without OpenSees.
+Deformation y = d_1 (one DOF: a spring to the ground) or y = d_2 - d_1 (two
+DOFs); the restoring force is f(y) on the spring's DOFs, [f] or [-f, +f].
+Laws: ``linear`` (stiffness), ``bilinear`` (stiffness, yield_displacement,
+hardening_ratio: kinematic hardening, OpenSees Steel01 without isotropic
+hardening) and ``stiffening`` (f = k y (1 + (y / y_ref)^2), a hardening
+elastic spring whose tangent grows past the initial stiffness).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from modules.base import Command, Description, Dof, ModuleError, StepLedger
+from modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
+
+
+class StiffeningSpecimen:
+    """Elastic f = k y (1 + (y / y_ref)^2): tangent k (1 + 3 (y / y_ref)^2) >= k (N/m)."""
+
+    def __init__(self, stiffness: float, reference_displacement: float) -> None:
+        if not (stiffness > 0 and reference_displacement > 0):
+            raise ValueError("stiffening spring needs positive stiffness (N/m) and reference_displacement (m)")
+        self.initial_stiffness = float(stiffness)
+        self.reference_displacement = float(reference_displacement)
+
+    def trial(self, deformation: float) -> tuple[float, float]:
+        ratio = deformation / self.reference_displacement
+        k = self.initial_stiffness
+        return k * deformation * (1.0 + ratio * ratio), k * (1.0 + 3.0 * ratio * ratio)
+
+    def commit(self) -> None:
+        """Elastic: no state."""
+
+    def update(self, deformation: float) -> float:
+        return self.trial(deformation)[0]
+
+
+def build_specimen(config: Mapping[str, Any]) -> Specimen:
+    law = config.get("law", "linear")
+    try:
+        if law == "linear":
+            return LinearSpecimen(float(config["stiffness"]))
+        if law == "bilinear":
+            return BilinearSpecimen(float(config["stiffness"]), float(config["yield_displacement"]),
+                                    float(config.get("hardening_ratio", 0.0)))
+        if law == "stiffening":
+            return StiffeningSpecimen(float(config["stiffness"]), float(config["reference_displacement"]))
+    except KeyError as exc:
+        raise ModuleError(f"spring module: law {law!r} needs key {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise ModuleError(f"spring module: {exc}") from None
+    raise ModuleError(f"spring module: unknown law {law!r}; choose linear, bilinear or stiffening")
+
+
+class SpringModule(StepLedger):
+    kind = "spring"
+
+    def __init__(self, dofs: list[str], specimen: Specimen) -> None:
+        super().__init__()
+        if len(dofs) not in (1, 2):
+            raise ModuleError(f"spring module: give one DOF (to the ground) or two (between them), got {len(dofs)}")
+        self.dofs = tuple(Dof(name) for name in dofs)
+        self.specimen = specimen
+        self._direction = np.array([1.0]) if len(dofs) == 1 else np.array([-1.0, 1.0])
+        self._committed = 0.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "SpringModule":
+        dofs = config.get("dofs")
+        if not isinstance(dofs, list):
+            raise ModuleError("spring module: 'dofs' must be a list of one or two DOF names")
+        return cls(dofs, build_specimen(config))
+
+    def describe(self) -> Description:
+        return Description(kind=self.kind, dofs=self.dofs)
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        force, _tangent = self.specimen.trial(float(self._direction @ command.displacement))
+        return command.displacement, force * self._direction
+
+    def _accept(self, step: int) -> None:
+        self.specimen.commit()
+
+    def _discard(self) -> None:
+        """The specimen's trial is always taken from its committed state: nothing to undo."""
+
+    def _save_state(self) -> object:
+        return getattr(self.specimen, "committed", None)
+
+    def _load_state(self, state: object) -> None:
+        if state is not None:
+            self.specimen.committed = tuple(state)  # type: ignore[union-attr]

@@ -1,0 +1,67 @@
+"""`hybridsim run` refuses bad experiment files with one line naming the problem, exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from coordinator.cli import main
+from tests.conftest import EXAMPLES
+
+BASE = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(EXAMPLES.parent / "coordinator"))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "experiment.toml"
+    path.write_text(text)
+    return path
+
+
+CASES = {
+    "missing key": (BASE.replace("dt = 0.01\n", ""), "missing key experiment.dt"),
+    "wrong type": (BASE.replace("dt = 0.01", 'dt = "fast"'), "experiment.dt must be a number"),
+    "unknown module kind": (BASE.replace('kind = "linear"', 'kind = "lienar"'), "unknown module kind 'lienar'"),
+    "DOF named twice": (BASE.replace('dofs = ["x"]\n', 'dofs = ["x", "x"]\n', 1), "DOF named twice: x"),
+    "dt beyond the record": (BASE.replace("dt = 0.01", "dt = 0.05"), "larger than the record's step"),
+    "non-finite number": (BASE.replace("scale = 0.4", "scale = nan"), "must be a finite number"),
+    "non-finite matrix": (BASE.replace("[[39478.417604357434]]", "[[inf]]"), "must be a finite number"),
+    "unknown key": (BASE.replace("[integrator]\n", "[integrator]\nalpah = 1.0\n"), "unknown key integrator.alpah"),
+    "module DOF not in the structure": (BASE.replace('config = { dofs = ["x"]', 'config = { dofs = ["y"]'),
+                                        "not in structure.dofs"),
+    "missing record": (BASE.replace("ground_motion_elcentro.csv", "nothere.csv"), "does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_experiment_gives_one_line_and_exit_code_2(tmp_path, capsys, case):
+    text, expected = CASES[case]
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        pytest.fail("the test case must be valid TOML so that validation, not parsing, catches it")
+    code = main(["run", str(write(tmp_path, text)), "--quiet", "--output", str(tmp_path / "out.h5")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert expected in err
+
+
+def test_the_console_command_exits_with_code_2(tmp_path):
+    path = write(tmp_path, BASE.replace('kind = "linear"', 'kind = "lienar"'))
+    proc = subprocess.run([sys.executable, "-m", "coordinator.cli", "run", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("hybridsim run: error: modules[0].kind: unknown module kind 'lienar'")
+
+
+def test_a_good_experiment_prints_its_summary_as_json(tmp_path, capsys):
+    import json
+
+    code = main(["run", str(write(tmp_path, BASE)), "--json", "--output", str(tmp_path / "out.h5")])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert summary["steps"] == 4118 and summary["integrator"] == "alpha-os"
+    assert summary["peak_displacement"]["x"] > 0

@@ -1,0 +1,70 @@
+"""A run that a module stops keeps every completed step on disk and names the module, step and cause."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coordinator.errors import RunStopped
+from coordinator.experiment import parse_experiment
+from coordinator.recorder import export, read_results
+from coordinator.simulation import run_experiment
+from modules.base import StepRefused
+from modules.linear import LinearModule
+from modules.registry import KINDS
+from tests.conftest import MARTHS_DATA
+
+
+class LimitedSpring(LinearModule):
+    """A linear spring whose site refuses any command beyond a stroke limit (m), before moving."""
+
+    kind = "limited"
+
+    def __init__(self, dofs, stiffness, limit: float) -> None:
+        super().__init__(dofs, stiffness)
+        self.limit = limit
+
+    @classmethod
+    def from_config(cls, config):
+        base = LinearModule.from_config(config)
+        return cls(base.dofs, base.stiffness, config["limit"])
+
+    def _check(self, step, command):
+        if np.max(np.abs(command.displacement)) > self.limit:
+            raise StepRefused(step, f"stroke {np.max(np.abs(command.displacement)):.4g} m beyond the limit "
+                                    f"{self.limit} m")
+
+
+@pytest.fixture
+def limited_kind(monkeypatch):
+    monkeypatch.setitem(KINDS, "limited", f"{__name__}:LimitedSpring")
+
+
+def experiment(tmp_path, limit: float):
+    return parse_experiment({
+        "experiment": {"name": "limited", "dt": 0.01},
+        "structure": {"dofs": ["x"], "mass_diagonal": [1000.0], "influence": [1.0]},
+        "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 0.4},
+        "integrator": {"kind": "alpha-os"},
+        "modules": [{"name": "actuator", "kind": "limited",
+                     "config": {"dofs": ["x"], "stiffness": [[39478.4]], "limit": limit}}],
+        "output": {"file": str(tmp_path / "limited.h5")},
+    }, base_dir=tmp_path)
+
+
+def test_a_refused_step_stops_the_run_and_the_file_keeps_every_completed_step(tmp_path, limited_kind):
+    full = run_experiment(experiment(tmp_path, limit=1.0), output=tmp_path / "full.h5")
+    limit = 0.5 * np.max(np.abs(full["x"]))
+    first_beyond = int(np.argmax(np.abs(full["x"]) > limit))  # alpha-OS predicts d~ close to d: refuse near here
+    with pytest.raises(RunStopped, match=r"module 'actuator' \(in process\) at step \d+: step \d+ refused: stroke"):
+        run_experiment(experiment(tmp_path, limit=limit))
+    stored = read_results(tmp_path / "limited.h5")
+    rows = stored["attrs"]["completed_steps"]
+    assert stored["attrs"]["status"].startswith("stopped: module 'actuator'")
+    assert abs(rows - first_beyond) <= 2 and rows == stored["displacement"].shape[0]
+    # the steps on disk are exactly those of the unstopped run
+    np.testing.assert_array_equal(stored["displacement"][:, 0], full["x"][:rows])
+    # and they export for MATLAB and spreadsheet users
+    mat = export(tmp_path / "limited.h5", tmp_path / "limited.mat")
+    csv = export(tmp_path / "limited.h5", tmp_path / "limited.csv")
+    assert mat.stat().st_size > 0 and len(csv.read_text().splitlines()) == rows + 1
