@@ -1,0 +1,328 @@
+"""The gRPC server of a site: hosts any module behind the hybridsim.v1 Module service.
+
+A site serves one module to one coordinator session at a time.  ``Open``
+starts a session on a fresh module (built again by the factory when the
+previous one was used), so a second coordinator, or the same one after a
+crash, never inherits the step history of the first; the session token it
+receives must accompany every later call, and a replaced session's calls
+are refused.  Calls are serialised (one module, one lock).
+
+Idempotency is the module's: a retried ``Execute(n)`` (unary, ``Step`` or
+the ``Steps`` stream) reaches the module's ``execute(n)``, which answers from
+its record (see modules.base.StepLedger) and never applies the step twice.
+
+Errors become gRPC statuses with readable messages (see module.proto);
+the server also serves grpc.health.v1 and reflection, refuses messages over
+its size limit (RESOURCE_EXHAUSTED) and malformed ones (INVALID_ARGUMENT).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from hybridsim.v1 import module_pb2 as pb
+from modules import wire
+from modules.base import Module, ModuleError, StepRefused, check_vector
+
+log = logging.getLogger("hybridsim.site")
+
+ModuleFactory = Callable[[], Module]
+
+
+@dataclass
+class _Session:
+    """The open session: who opened it, when, and what it has done."""
+
+    token: str
+    peer: str
+    dof_names: tuple[str, ...]
+    run_id: str
+    opened: float = field(default_factory=time.monotonic)
+
+
+class WireRefusal(Exception):
+    """A call the site refuses before it reaches the module (bad vector, no session, version)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, step: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.step = step
+
+
+class ModuleServicer:
+    """The hybridsim.v1 Module service over one module built by ``factory``.
+
+    Methods hold the logic and raise; :func:`_method_handlers` wraps each one
+    in the single place that turns exceptions into gRPC statuses.
+    """
+
+    def __init__(self, factory: ModuleFactory, site: str) -> None:
+        self.site = site
+        self._factory = factory
+        self._module = factory()
+        self._module_used = False
+        self._session: _Session | None = None
+        self._lock = threading.Lock()
+        self.sessions = 0
+
+    @property
+    def kind(self) -> str:
+        return self._module.describe().kind
+
+    # -- session -----------------------------------------------------------
+    def Describe(self, request: pb.DescribeRequest, context: grpc.ServicerContext) -> pb.DescribeReply:
+        self._check_version(request.version, context)
+        with self._lock:
+            return wire.description_to_proto(self.site, self._module.describe())
+
+    def Open(self, request: pb.OpenRequest, context: grpc.ServicerContext) -> pb.OpenReply:
+        self._check_version(request.version, context)
+        with self._lock:
+            if self._session is not None:
+                self._end_session(f"replaced by a new session from {context.peer()}")
+            if self._module_used:
+                self._module = self._factory()
+            self._module_used = True
+            session = wire.session_from_proto(request)
+            self._module.open(session)
+            self._session = _Session(secrets.token_hex(8), context.peer(), session.dof_names, session.run_id)
+            self.sessions += 1
+            log.info("site %s: session %s opened by %s (run %s, %d DOFs, dt %g s)", self.site,
+                     self._session.token, self._session.peer, session.run_id or "-", len(session.dof_names),
+                     session.dt)
+            return pb.OpenReply(version=wire.PROTOCOL, session_id=self._session.token)
+
+    def Close(self, request: pb.CloseRequest, context: grpc.ServicerContext) -> pb.CloseReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            return pb.CloseReply(stats=self._end_session("closed by the coordinator"))
+
+    def close(self, reason: str) -> None:
+        """End the open session, if any (the server is shutting down)."""
+        with self._lock:
+            if self._session is not None:
+                self._end_session(reason)
+
+    # -- steps -------------------------------------------------------------
+    def Propose(self, request: pb.ProposeRequest, context: grpc.ServicerContext) -> pb.ProposeReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            self._propose(request.step, request.command)
+            return pb.ProposeReply(step=request.step)
+
+    def Execute(self, request: pb.ExecuteRequest, context: grpc.ServicerContext) -> pb.ExecuteReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            return pb.ExecuteReply(result=wire.result_to_proto(self._module.execute(request.step)))
+
+    def Commit(self, request: pb.CommitRequest, context: grpc.ServicerContext) -> pb.CommitReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            self._module.commit(request.step)
+            return pb.CommitReply(step=request.step)
+
+    def Step(self, request: pb.StepRequest, context: grpc.ServicerContext) -> pb.StepReply:
+        with self._lock:
+            return self._step(request)
+
+    def Steps(self, requests: Iterator[pb.StepRequest], context: grpc.ServicerContext) -> Iterator[pb.StepReply]:
+        for request in requests:
+            with self._lock:
+                yield self._step(request)
+
+    def _step(self, request: pb.StepRequest) -> pb.StepReply:
+        """Commit the previous step, propose this one, execute it: as far as the request asks."""
+        self._require_session(request.session_id)
+        if request.HasField("commit_step"):
+            self._module.commit(request.commit_step)
+        if request.HasField("command"):
+            self._propose(request.step, request.command)
+        if not request.execute:
+            return pb.StepReply(step=request.step)
+        return pb.StepReply(step=request.step, result=wire.result_to_proto(self._module.execute(request.step)))
+
+    def _propose(self, step: int, message: pb.Command) -> None:
+        """Refuse a vector of the wrong length or with NaN/Inf (INVALID_ARGUMENT), then propose."""
+        n = len(self._session.dof_names)  # type: ignore[union-attr]
+        command = wire.command_from_proto(message)
+        for name in ("displacement", "velocity", "acceleration"):
+            values = getattr(command, name)
+            if values is not None:
+                try:
+                    check_vector(step, name, values, n)
+                except StepRefused as exc:
+                    raise WireRefusal(grpc.StatusCode.INVALID_ARGUMENT, str(exc), step) from None
+        self._module.propose(step, command)
+
+    # -- state -------------------------------------------------------------
+    def Checkpoint(self, request: pb.CheckpointRequest, context: grpc.ServicerContext) -> pb.CheckpointReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            return pb.CheckpointReply(state=self._module.checkpoint())
+
+    def Restore(self, request: pb.RestoreRequest, context: grpc.ServicerContext) -> pb.RestoreReply:
+        with self._lock:
+            self._require_session(request.session_id)
+            self._module.restore(request.state)
+            return pb.RestoreReply()
+
+    def Echo(self, request: pb.EchoRequest, context: grpc.ServicerContext) -> pb.EchoReply:
+        return pb.EchoReply(payload=request.payload)
+
+    # -- helpers -----------------------------------------------------------
+    def _end_session(self, reason: str) -> dict[str, float]:
+        session, self._session = self._session, None
+        assert session is not None
+        stats = self._module.close()
+        counts = ", ".join(f"{k} {v:g}" for k, v in stats.items())
+        log.info("site %s: session %s %s after %.1f s: %s", self.site, session.token, reason,
+                 time.monotonic() - session.opened, counts or "no counters")
+        return stats
+
+    def _require_session(self, token: str) -> None:
+        if self._session is None:
+            raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} has no open session: call Open first")
+        if token != self._session.token:
+            raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION,
+                              f"session {token or '(none)'} is not the open session of site {self.site} "
+                              f"(a newer session {self._session.token} was opened by {self._session.peer})")
+
+    def _check_version(self, version: pb.ProtocolVersion, context: grpc.ServicerContext) -> None:
+        refusal = wire.version_refusal(version, f"coordinator at {context.peer()}")
+        if refusal:
+            raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, refusal)
+
+
+def _status_of(exc: Exception) -> tuple[grpc.StatusCode, str, int | None]:
+    """The status, message and refused step (if any) that report ``exc``."""
+    if isinstance(exc, WireRefusal):
+        return exc.code, str(exc), exc.step
+    if isinstance(exc, StepRefused):
+        return grpc.StatusCode.FAILED_PRECONDITION, str(exc), exc.step
+    if isinstance(exc, ModuleError):
+        return grpc.StatusCode.FAILED_PRECONDITION, str(exc), None
+    return grpc.StatusCode.INTERNAL, f"the module raised {type(exc).__name__}: {exc}", None
+
+
+def _abort(site: str, context: grpc.ServicerContext, exc: Exception) -> NoReturn:
+    code, message, step = _status_of(exc)
+    if code is grpc.StatusCode.INTERNAL:
+        log.error("site %s: %s", site, message, exc_info=exc)
+    else:
+        log.warning("site %s: %s", site, message)
+    if step is not None:
+        context.set_trailing_metadata(((wire.REFUSED_STEP_KEY, str(step)),))
+    context.abort(code, message)
+    raise AssertionError("unreachable: context.abort raises")
+
+
+class _Malformed:
+    """A request that did not parse; the handler refuses it with INVALID_ARGUMENT."""
+
+    def __init__(self, message_type: str, error: DecodeError) -> None:
+        self.refusal = WireRefusal(grpc.StatusCode.INVALID_ARGUMENT, f"malformed {message_type} message: {error}")
+
+
+def _tolerant_parser(message_class: Any) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return message_class.FromString(data)
+        except DecodeError as exc:
+            return _Malformed(message_class.DESCRIPTOR.full_name, exc)
+    return parse
+
+
+def _parsed(request: Any) -> Any:
+    if isinstance(request, _Malformed):
+        raise request.refusal
+    return request
+
+
+def _guarded(site: str, behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
+    """``behavior`` with malformed requests refused and exceptions reported as statuses."""
+    def unary(request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return behavior(_parsed(request), context)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+            _abort(site, context, exc)
+
+    def stream(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            yield from behavior((_parsed(r) for r in requests), context)
+        except grpc.RpcError:
+            return  # the client cancelled or went away: the call is over already
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+            _abort(site, context, exc)
+
+    return stream if streaming else unary
+
+
+def _method_handlers(servicer: ModuleServicer) -> dict[str, grpc.RpcMethodHandler]:
+    """One handler per rpc of module.proto."""
+    handlers = {}
+    for method in pb.DESCRIPTOR.services_by_name["Module"].methods:
+        request_class = getattr(pb, method.input_type.name)
+        reply_class = getattr(pb, method.output_type.name)
+        behavior = _guarded(servicer.site, getattr(servicer, method.name), method.client_streaming)
+        make = grpc.stream_stream_rpc_method_handler if method.client_streaming else grpc.unary_unary_rpc_method_handler
+        handlers[method.name] = make(behavior, request_deserializer=_tolerant_parser(request_class),
+                                     response_serializer=reply_class.SerializeToString)
+    return handlers
+
+
+class SiteServer:
+    """A running site: the Module service, grpc.health.v1 and reflection on ``listen``.
+
+    ``listen`` is HOST:PORT; port 0 picks a free port, read it from :attr:`port`.
+    Messages larger than ``max_message_bytes`` are refused both ways.
+    """
+
+    def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
+                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
+                 interceptors: Sequence[grpc.ServerInterceptor] = ()) -> None:
+        self.servicer = ModuleServicer(factory, site)
+        options = [("grpc.max_receive_message_length", max_message_bytes),
+                   ("grpc.max_send_message_length", max_message_bytes),
+                   ("grpc.so_reuseport", 0)]
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
+                                   interceptors=interceptors, options=options)
+        handlers = _method_handlers(self.servicer)
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(wire.SERVICE_NAME, handlers),))
+        self._server.add_registered_method_handlers(wire.SERVICE_NAME, handlers)
+        self._health = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
+        reflection.enable_server_reflection((wire.SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+                                            self._server)
+        host = listen.rpartition(":")[0]
+        try:
+            self.port = self._server.add_insecure_port(listen)
+        except RuntimeError as exc:
+            raise ModuleError(f"site {site}: cannot listen on {listen}: {exc}") from None
+        self.address = f"{host}:{self.port}"
+        self._server.start()
+        for service in ("", wire.SERVICE_NAME):
+            self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        log.info("site %s: %s module listening on %s", site, self.servicer.kind, self.address)
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), end the session, stop."""
+        self._health.enter_graceful_shutdown()
+        self._server.stop(grace_s).wait()
+        self.servicer.close("ended by the site's shutdown")
+        log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the server stops; True if it did within ``timeout_s``."""
+        return self._server.wait_for_termination(timeout_s)

@@ -1,0 +1,118 @@
+"""Between the module interface (modules.base) and the wire messages (hybridsim.v1).
+
+Both ends of the wire use these: the site's servicer (modules.server) and
+the coordinator's client (coordinator.remote).  Vectors are packed repeated
+doubles in SI units; matrices are row-major.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hybridsim.v1 import module_pb2 as pb
+from modules.base import Command, Description, Dof, Session, StepResult
+
+PROTOCOL = pb.ProtocolVersion(major=1, minor=0)
+"""The protocol this code speaks: peers of another major version are refused."""
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Module"].full_name
+"""'hybridsim.v1.Module', also the grpc.health.v1 service name a site reports."""
+
+REFUSED_STEP_KEY = "hybridsim-refused-step"
+"""Trailing-metadata key a site sets (to the step ID) when it refuses a step."""
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""Largest message either end accepts by default (4 MiB: ~500k doubles)."""
+
+
+def version_text(version: pb.ProtocolVersion) -> str:
+    return f"{version.major}.{version.minor}"
+
+
+def version_refusal(peer: pb.ProtocolVersion, peer_role: str) -> str | None:
+    """A readable refusal when ``peer`` speaks another major version, else None."""
+    if peer.major == PROTOCOL.major:
+        return None
+    return (f"protocol version mismatch: the {peer_role} speaks hybridsim protocol {version_text(peer)}, "
+            f"this end speaks {version_text(PROTOCOL)}; run the same major version on both ends")
+
+
+def vector(values: object) -> np.ndarray:
+    """A packed repeated double field as a float vector."""
+    return np.array(values, dtype=float)
+
+
+def matrix_to_proto(matrix: np.ndarray | None) -> pb.Matrix | None:
+    if matrix is None:
+        return None
+    arr = np.asarray(matrix, dtype=float)
+    return pb.Matrix(rows=arr.shape[0], cols=arr.shape[1], values=arr.ravel())
+
+
+def matrix_from_proto(message: pb.Matrix) -> np.ndarray:
+    return vector(message.values).reshape(message.rows, message.cols)
+
+
+def description_to_proto(site: str, description: Description) -> pb.DescribeReply:
+    return pb.DescribeReply(
+        version=PROTOCOL,
+        site=site,
+        kind=description.kind,
+        dofs=[pb.Dof(name=d.name, kind=d.kind) for d in description.dofs],
+        mass=matrix_to_proto(description.mass),
+        damping=matrix_to_proto(description.damping),
+        can_checkpoint=description.can_checkpoint,
+        own_clock=description.own_clock,
+        control_dt=description.control_dt or 0.0,
+        info=description.info,
+    )
+
+
+def description_from_proto(reply: pb.DescribeReply) -> Description:
+    return Description(
+        kind=reply.kind,
+        dofs=tuple(Dof(d.name, d.kind) for d in reply.dofs),  # type: ignore[arg-type]
+        mass=matrix_from_proto(reply.mass) if reply.HasField("mass") else None,
+        damping=matrix_from_proto(reply.damping) if reply.HasField("damping") else None,
+        can_checkpoint=reply.can_checkpoint,
+        own_clock=reply.own_clock,
+        control_dt=reply.control_dt or None,
+        info=dict(reply.info),
+    )
+
+
+def session_to_proto(session: Session) -> pb.OpenRequest:
+    return pb.OpenRequest(version=PROTOCOL, dt=session.dt, dof_names=session.dof_names,
+                          run_id=session.run_id, tolerance=session.tolerance)
+
+
+def session_from_proto(request: pb.OpenRequest) -> Session:
+    return Session(dt=request.dt, dof_names=tuple(request.dof_names), run_id=request.run_id,
+                   tolerance=request.tolerance)
+
+
+def command_to_proto(command: Command) -> pb.Command:
+    return pb.Command(
+        time=command.time,
+        displacement=np.asarray(command.displacement, dtype=float),
+        velocity=() if command.velocity is None else np.asarray(command.velocity, dtype=float),
+        acceleration=() if command.acceleration is None else np.asarray(command.acceleration, dtype=float),
+    )
+
+
+def command_from_proto(message: pb.Command) -> Command:
+    """The command as sent; empty velocity or acceleration means not given."""
+    return Command(
+        time=message.time,
+        displacement=vector(message.displacement),
+        velocity=vector(message.velocity) if len(message.velocity) else None,
+        acceleration=vector(message.acceleration) if len(message.acceleration) else None,
+    )
+
+
+def result_to_proto(result: StepResult) -> pb.StepResult:
+    return pb.StepResult(step=result.step, displacement=result.displacement, force=result.force)
+
+
+def result_from_proto(message: pb.StepResult) -> StepResult:
+    return StepResult(step=message.step, displacement=vector(message.displacement), force=vector(message.force))
