@@ -1,0 +1,295 @@
+"""A module at another site, reached over gRPC: the client side of hybridsim.v1.
+
+:class:`RemoteModule` implements the module interface of modules.base, so
+the coordinator drives a daemon exactly as it drives an in-process module.
+
+One step is one round trip: ``propose(n, command)`` keeps the command,
+``execute(n)`` sends it with the order to execute (the site checks it
+before anything moves) and with the commit of the previous step, which
+``commit(n)`` only notes.  ``checkpoint``, ``restore`` and ``close`` send a
+noted commit first.  ``two_phase=True`` sends the proposal on its own
+round trip instead, for sites where every site must accept before any site
+moves (NTCP's propose/execute split at experimental sites).
+
+Every call has a deadline (``deadline_s``).  An unreachable site is retried
+until the deadline runs out (the step IDs make a resent step harmless: the
+site answers a repeated execute from its record); a silent or dead site
+raises :class:`~modules.base.ModuleError` within the deadline.  Every error
+names the site, its address, the call and the step.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+import grpc
+
+from coordinator.latency import Latency
+from hybridsim.v1 import module_pb2 as pb
+from hybridsim.v1 import module_pb2_grpc as pb_grpc
+from modules import wire
+from modules.base import Command, Description, ModuleError, Session, StepRefused, StepResult
+
+Transport = Literal["stream", "unary"]
+T = TypeVar("T")
+
+_RETRY_FIRST_S = 0.02
+_RETRY_MAX_S = 0.5
+
+
+class _StepStream:
+    """One open ``Steps`` call: one request out, one reply back, cancelled when a reply is late."""
+
+    def __init__(self, stub: pb_grpc.ModuleStub, watch_tick_s: float) -> None:
+        self._requests: queue.SimpleQueue[pb.StepRequest | None] = queue.SimpleQueue()
+        self._call = stub.Steps(iter(self._requests.get, None))
+        self._due: float | None = None
+        self._late = False
+        self._closed = threading.Event()
+        threading.Thread(target=self._watch, args=(watch_tick_s,), name="hybridsim-stream-watch", daemon=True).start()
+
+    def exchange(self, request: pb.StepRequest, timeout_s: float) -> pb.StepReply:
+        """Send ``request``; return its reply, or raise TimeoutError after ``timeout_s`` (s)."""
+        self._due = time.monotonic() + timeout_s
+        self._requests.put(request)
+        try:
+            return next(self._call)
+        except grpc.RpcError:
+            if self._late:
+                raise TimeoutError from None
+            raise
+        except StopIteration:
+            raise ConnectionError("the site ended the step stream") from None
+        finally:
+            self._due = None
+
+    def close(self) -> None:
+        """Half-close the stream (the site ends it) and stop the watchdog."""
+        self._closed.set()
+        self._requests.put(None)
+
+    def _watch(self, tick_s: float) -> None:
+        while not self._closed.wait(tick_s):
+            due = self._due
+            if due is not None and time.monotonic() > due:
+                self._late = True
+                self._call.cancel()
+                return
+
+
+class RemoteModule:
+    """The module served by a ``hybridsim site`` daemon at ``address``.
+
+    RemoteModule(address, name="", deadline_s=10.0, transport="stream", two_phase=False, latency=None)
+
+    address     HOST:PORT of the site (e.g. "127.0.0.1:50051", "left:50051")
+    name        the site's name in error messages (default: the address)
+    deadline_s  the longest one call may take, retries included (s); the
+                first call (describe) also waits this long for a site
+                that is still starting
+    transport   "stream" (one bidirectional Steps call for the session,
+                the faster on loopback) or "unary" (one Step call per step)
+    two_phase   send each proposal on its own round trip (see module doc)
+    latency     a :class:`coordinator.latency.Latency` added to every round
+                trip (emulates a distant lab)
+
+    One call at a time per instance; different instances may be driven from
+    different threads in parallel.  ``close()`` ends the session,
+    ``disconnect()`` the connection.
+    """
+
+    is_remote = True
+    """calls wait on the network: the coordinator calls several modules in parallel"""
+
+    def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "stream",
+                 two_phase: bool = False, latency: Latency | None = None,
+                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        if not deadline_s > 0:
+            raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
+        if transport not in ("stream", "unary"):
+            raise ValueError(f"transport must be 'stream' or 'unary', not {transport!r}")
+        self.address = address
+        self.name = name or address
+        self.deadline_s = float(deadline_s)
+        self.transport = transport
+        self.two_phase = two_phase
+        self._latency = latency
+        self._max_message_bytes = max_message_bytes
+        self._channel: grpc.Channel | None = None
+        self._stub: pb_grpc.ModuleStub | None = None
+        self._stream: _StepStream | None = None
+        self._session_id = ""
+        self._pending: tuple[int, Command] | None = None
+        self._commit: int | None = None
+        self.stats = {"wire_round_trips": 0, "wire_retries": 0}
+
+    @property
+    def label(self) -> str:
+        """How messages name this site: 'site NAME at ADDRESS'."""
+        return f"site {self.name} at {self.address}"
+
+    # -- the module interface ---------------------------------------------
+    def describe(self) -> Description:
+        reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=wire.PROTOCOL))
+        self._check_version(reply.version)
+        return wire.description_from_proto(reply)
+
+    def open(self, session: Session) -> None:
+        self._end_stream()
+        reply = self._unary("open", None, self._connected().Open, wire.session_to_proto(session))
+        self._check_version(reply.version)
+        self._session_id = reply.session_id
+        self._pending = None
+        self._commit = None
+
+    def propose(self, step: int, command: Command) -> None:
+        if not self.two_phase:
+            self._pending = (step, command)
+            return
+        request = self._step_request(step)
+        request.command.CopyFrom(wire.command_to_proto(command))
+        self._send_step("propose", request)
+
+    def execute(self, step: int) -> StepResult:
+        request = self._step_request(step)
+        if self._pending is not None and self._pending[0] == step:
+            request.command.CopyFrom(wire.command_to_proto(self._pending[1]))
+        request.execute = True
+        reply = self._send_step("execute", request)
+        self._pending = None
+        if reply.result.step != step:
+            raise ModuleError(f"{self.label}: execute of step {step} was answered with step {reply.result.step}")
+        return wire.result_from_proto(reply.result)
+
+    def commit(self, step: int) -> None:
+        """Note the commit; it travels with the next step (or checkpoint, restore, close)."""
+        self._commit = step
+
+    def checkpoint(self) -> bytes:
+        self._flush_commit()
+        request = pb.CheckpointRequest(session_id=self._session_id)
+        return self._unary("checkpoint", None, self._connected().Checkpoint, request).state
+
+    def restore(self, state: bytes) -> None:
+        self._flush_commit()
+        self._pending = None
+        self._unary("restore", None, self._connected().Restore, pb.RestoreRequest(session_id=self._session_id, state=state))
+
+    def close(self) -> dict[str, float]:
+        """End the session (sending a noted commit first); return the site's counters and the wire's."""
+        stats: dict[str, float] = {}
+        try:
+            if self._session_id:
+                self._flush_commit()
+                reply = self._unary("close", None, self._connected().Close, pb.CloseRequest(session_id=self._session_id))
+                stats = dict(reply.stats)
+        finally:
+            self._session_id = ""
+            self._end_stream()
+        return {**stats, **{k: float(v) for k, v in self.stats.items()}}
+
+    def disconnect(self) -> None:
+        """Close the connection (after ``close``); a later call connects again."""
+        self._end_stream()
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = self._stub = None
+
+    # -- steps on the wire -------------------------------------------------
+    def _step_request(self, step: int) -> pb.StepRequest:
+        request = pb.StepRequest(session_id=self._session_id, step=step)
+        if self._commit is not None:
+            request.commit_step = self._commit
+        return request
+
+    def _send_step(self, what: str, request: pb.StepRequest) -> pb.StepReply:
+        if self.transport == "stream":
+            reply = self._with_retries(what, request.step, lambda timeout: self._stream_exchange(request, timeout))
+        else:
+            reply = self._unary(what, request.step, self._connected().Step, request)
+        self._commit = None
+        return reply
+
+    def _flush_commit(self) -> None:
+        if self._commit is not None:
+            step = self._commit
+            self._unary("commit", step, self._connected().Commit, pb.CommitRequest(session_id=self._session_id, step=step))
+            self._commit = None
+
+    def _stream_exchange(self, request: pb.StepRequest, timeout_s: float) -> pb.StepReply:
+        """One request and its reply on the session's stream; a failed stream is dropped (the next opens anew)."""
+        if self._stream is None:
+            self._stream = _StepStream(self._connected(), watch_tick_s=min(0.05, self.deadline_s / 10))
+        try:
+            return self._stream.exchange(request, timeout_s)
+        except BaseException:
+            self._end_stream()
+            raise
+
+    def _end_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    # -- calls, deadlines, retries, errors ---------------------------------
+    def _connected(self) -> pb_grpc.ModuleStub:
+        if self._stub is None:
+            options = [("grpc.max_send_message_length", self._max_message_bytes),
+                       ("grpc.max_receive_message_length", self._max_message_bytes),
+                       ("grpc.initial_reconnect_backoff_ms", 50),
+                       ("grpc.min_reconnect_backoff_ms", 50),
+                       ("grpc.max_reconnect_backoff_ms", 500)]
+            self._channel = grpc.insecure_channel(self.address, options=options)
+            if self._latency is not None:
+                self._channel = grpc.intercept_channel(self._channel, self._latency)
+            self._stub = pb_grpc.ModuleStub(self._channel)
+        return self._stub
+
+    def _unary(self, what: str, step: int | None, rpc: Callable[..., T], request: object) -> T:
+        return self._with_retries(what, step, lambda timeout: rpc(request, timeout=timeout))
+
+    def _with_retries(self, what: str, step: int | None, attempt: Callable[[float], T]) -> T:
+        """Run ``attempt(timeout_s)``, again while the site is unreachable and the deadline allows."""
+        deadline = time.monotonic() + self.deadline_s
+        pause = _RETRY_FIRST_S
+        while True:
+            try:
+                self.stats["wire_round_trips"] += 1
+                return attempt(max(deadline - time.monotonic(), 0.0))
+            except (grpc.RpcError, TimeoutError, ConnectionError) as exc:
+                retryable = isinstance(exc, ConnectionError) or (
+                    isinstance(exc, grpc.RpcError) and exc.code() is grpc.StatusCode.UNAVAILABLE)
+                if retryable and time.monotonic() + pause < deadline:
+                    self.stats["wire_retries"] += 1
+                    time.sleep(pause)
+                    pause = min(2 * pause, _RETRY_MAX_S)
+                    continue
+                raise self._error(exc, what, step) from None
+
+    def _error(self, exc: Exception, what: str, step: int | None) -> ModuleError:
+        """A StepRefused for a refused step, else a ModuleError naming the site, the call and the step."""
+        where = f"{self.label}: {what}" + ("" if step is None else f" of step {step}")
+        if isinstance(exc, TimeoutError):
+            return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
+        if isinstance(exc, ConnectionError):
+            return ModuleError(f"{where}: {exc}")
+        assert isinstance(exc, grpc.RpcError)
+        code, details = exc.code(), exc.details() or ""
+        refused = dict(exc.trailing_metadata() or ()).get(wire.REFUSED_STEP_KEY)
+        if refused is not None:
+            refused_step = int(refused)
+            return StepRefused(refused_step, f"{self.label}: {details.removeprefix(f'step {refused_step} refused: ')}")
+        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
+        if code is grpc.StatusCode.UNAVAILABLE:
+            return ModuleError(f"{where}: site unreachable for {self.deadline_s:g} s: {details}")
+        return ModuleError(f"{where}: {code.name}: {details}")
+
+    def _check_version(self, version: pb.ProtocolVersion) -> None:
+        refusal = wire.version_refusal(version, self.label)
+        if refusal:
+            raise ModuleError(refusal)
