@@ -93,7 +93,7 @@ class Partition:
         results = self.evaluate(step, time, [displacement[s.index] for s in self.slots])
         force = np.zeros(self.ndof)
         for slot, result in zip(self.slots, results):
-            np.add.at(force, slot.index, result.force)
+            force[slot.index] += result.force  # a module's own DOFs are distinct; shared DOFs sum across modules
         return force
 
     def commit(self, step: int) -> None:

@@ -1,7 +1,7 @@
 """Streaming HDF5 recorder: every completed step reaches the file, even when a run stops early.
 
 Datasets grow along their first axis (one row per step) and are flushed
-every ``flush_every`` steps and whenever the run ends, however it ends.  The
+in blocks of steps and whenever the run ends, however it ends.  The
 file is written in SWMR mode, so it stays readable while the test runs and
 after a crash at any flush point.  Layout::
 
@@ -24,10 +24,16 @@ import scipy.io
 
 
 class Recorder:
-    """Append-only writer of one run's response history."""
+    """Append-only writer of one run's response history.
 
-    def __init__(self, path: str | Path, dofs: Sequence[str], modules: Mapping[str, int],
-                 *, attrs: Mapping[str, Any] | None = None, flush_every: int = 256) -> None:
+    ``columns`` maps each dataset name to its width (0 for a scalar per
+    step).  The caller keeps the full history in memory and calls
+    :meth:`write` with the arrays and the number of rows now complete; only
+    the rows not yet on disk are written.
+    """
+
+    def __init__(self, path: str | Path, columns: Mapping[str, int], *, dofs: Sequence[str],
+                 attrs: Mapping[str, Any] | None = None, chunk: int = 256) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = h5py.File(self.path, "w", libver="latest")
@@ -36,47 +42,28 @@ class Recorder:
         self._file.attrs["completed_steps"] = 0
         for key, value in (attrs or {}).items():
             self._file.attrs[key] = value if isinstance(value, (int, float, str)) else json.dumps(value)
-        n = len(dofs)
-        self._columns: dict[str, int] = {"time": 0, "step_id": 0, "ground_acceleration": 0, "wall_step_s": 0,
-                                         "displacement": n, "velocity": n, "acceleration": n,
-                                         "restoring_force": n}
-        for name, width in modules.items():
-            self._columns[f"modules/{name}/displacement"] = width
-            self._columns[f"modules/{name}/force"] = width
-        for key, width in self._columns.items():
+        for key, width in columns.items():
             shape, maxshape = ((0,), (None,)) if width == 0 else ((0, width), (None, width))
             dtype = np.int64 if key == "step_id" else np.float64
-            self._file.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype,
-                                      chunks=(flush_every,) + shape[1:])
+            self._file.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
         self._file.swmr_mode = True
-        self._flush_every = flush_every
-        self._buffer: dict[str, list[Any]] = {key: [] for key in self._columns}
         self.rows = 0
 
-    def append(self, row: Mapping[str, Any]) -> None:
-        """Add one completed step; ``row`` has a value for every dataset."""
-        for key, values in self._buffer.items():
-            values.append(row[key])
-        if len(self._buffer["time"]) >= self._flush_every:
-            self.flush()
-
-    def flush(self) -> None:
-        pending = len(self._buffer["time"])
-        if pending:
-            for key, values in self._buffer.items():
+    def write(self, arrays: Mapping[str, np.ndarray], rows: int) -> None:
+        """Write rows ``self.rows .. rows-1`` of every dataset from the full in-memory arrays; flush."""
+        if rows > self.rows:
+            for key, values in arrays.items():
                 dataset = self._file[key]
-                dataset.resize(self.rows + pending, axis=0)
-                dataset[self.rows:] = np.asarray(values)
-                values.clear()
-            self.rows += pending
+                dataset.resize(rows, axis=0)
+                dataset[self.rows:rows] = values[self.rows:rows]
+            self.rows = rows
         self._file.attrs["completed_steps"] = self.rows
         self._file.flush()
 
     def close(self, status: str, summary: Mapping[str, Any] | None = None) -> None:
-        """Flush what is buffered and mark the run ``completed`` or ``stopped: reason``."""
+        """Mark the run ``completed`` or ``stopped: reason`` and close (rows must be written first)."""
         if not self._file.id.valid:
             return
-        self.flush()
         self._file.attrs["status"] = status
         if summary is not None:
             self._file.attrs["summary"] = json.dumps(summary)

@@ -145,7 +145,8 @@ class _Run:
             integrator = self._integrator(model, measured.stiffness)
             integrator.start(np.zeros(model.ndof), np.zeros(model.ndof), model.ground_load(exp.motion.at(0)),
                              measured.rest_force)
-            recorder = Recorder(self.output, exp.dofs, {s.name: s.ndof for s in partition.slots},
+            history = _History(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
+            recorder = Recorder(self.output, history.columns, dofs=exp.dofs,
                                 attrs={"experiment": exp.name, "source": exp.source, "dt": exp.dt,
                                        "integrator": exp.integrator,
                                        "modules": {s.name: s.where for s in partition.slots}})
@@ -154,9 +155,8 @@ class _Run:
             raise
         closed = False
         try:
-            with recorder_closed(recorder) as status:
-                history = _History(exp.steps + 1, model.ndof)
-                self._record(recorder, history, integrator, measured.last_step, 0.0)
+            with recorder_closed(recorder, history) as status:
+                history.put(integrator, partition, exp.motion.at(0), measured.last_step, 0.0)
                 loop_wall = self._loop(recorder, history, integrator, model, measured.last_step, status)
                 summaries, closed = partition.close(), True
                 summary = _summary(exp, history, measured, loop_wall, time.perf_counter() - wall_start, summaries)
@@ -164,20 +164,23 @@ class _Run:
         finally:
             if not closed:
                 partition.close()
-        return RunResult(exp.dofs, history.time, history.displacement, history.velocity, history.acceleration,
-                         history.restoring_force, measured.stiffness, summary, self.output)
+        a = history.arrays
+        return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
+                         a["restoring_force"], measured.stiffness, summary, self.output)
 
     def _loop(self, recorder: Recorder, history: "_History", integrator: Integrator, model: StructuralModel,
               step_id: int, status: "_Status") -> float:
         """Integrate every step of the record; the wall time of the loop (s)."""
         exp, partition = self.experiment, self.partition
+        load_shape = -(model.mass @ model.influence)
+        ground = exp.motion.acceleration
         loop_start = time.perf_counter()
         for n in range(1, exp.steps + 1):
             t0 = time.perf_counter()
             t = n * exp.dt
             try:
                 step_id += 1
-                trial = integrator.predict(model.ground_load(exp.motion.at(n)))
+                trial = integrator.predict(load_shape * ground[n])
                 while trial is not None:
                     trial = integrator.correct(partition.restoring_force(step_id, t, trial))
                     if trial is not None:
@@ -189,43 +192,48 @@ class _Run:
             except IntegratorError as exc:
                 status.stopped(f"step {n}: {exc}")
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
-            self._record(recorder, history, integrator, step_id, time.perf_counter() - t0)
+            history.put(integrator, partition, ground[n], step_id, time.perf_counter() - t0)
+            if n % RECORD_BLOCK == 0:
+                recorder.write(history.arrays, history.rows)
             if self.progress is not None:
                 self.progress(n, exp.steps)
         return time.perf_counter() - loop_start
 
-    def _record(self, recorder: Recorder, history: "_History", integrator: Integrator, step_id: int,
-                wall: float) -> None:
-        n = integrator.step
-        t = n * self.experiment.dt
-        history.put(n, t, integrator)
-        row: dict[str, Any] = {"time": t, "step_id": step_id, "ground_acceleration": self.experiment.motion.at(n),
-                               "wall_step_s": wall, "displacement": integrator.displacement,
-                               "velocity": integrator.velocity, "acceleration": integrator.acceleration,
-                               "restoring_force": integrator.restoring_force}
-        for slot, result in zip(self.partition.slots, self.partition.last_results):
-            row[f"modules/{slot.name}/displacement"] = result.displacement
-            row[f"modules/{slot.name}/force"] = result.force
-        recorder.append(row)
+
+RECORD_BLOCK = 1024
+"""steps between writes to the results file"""
 
 
 class _History:
-    """Preallocated in-memory response arrays (steps x DOFs)."""
+    """Preallocated in-memory response arrays (steps x width), one per results dataset."""
 
-    def __init__(self, rows: int, ndof: int) -> None:
-        self.time = np.zeros(rows)
-        self.displacement = np.zeros((rows, ndof))
-        self.velocity = np.zeros((rows, ndof))
-        self.acceleration = np.zeros((rows, ndof))
-        self.restoring_force = np.zeros((rows, ndof))
+    def __init__(self, rows: int, ndof: int, modules: dict[str, int]) -> None:
+        self.columns: dict[str, int] = {"time": 0, "step_id": 0, "ground_acceleration": 0, "wall_step_s": 0,
+                                        "displacement": ndof, "velocity": ndof, "acceleration": ndof,
+                                        "restoring_force": ndof}
+        for name, width in modules.items():
+            self.columns[f"modules/{name}/displacement"] = width
+            self.columns[f"modules/{name}/force"] = width
+        self.arrays = {key: np.zeros((rows, width) if width else rows, dtype=np.int64 if key == "step_id" else float)
+                       for key, width in self.columns.items()}
+        self._modules = [(self.arrays[f"modules/{name}/displacement"], self.arrays[f"modules/{name}/force"])
+                         for name in modules]
         self.rows = 0
 
-    def put(self, n: int, t: float, integrator: Integrator) -> None:
-        self.time[n] = t
-        self.displacement[n] = integrator.displacement
-        self.velocity[n] = integrator.velocity
-        self.acceleration[n] = integrator.acceleration
-        self.restoring_force[n] = integrator.restoring_force
+    def put(self, integrator: Integrator, partition: Partition, ground: float, step_id: int, wall: float) -> None:
+        """Row n = integrator.step: the committed state and what every module measured."""
+        n, a = integrator.step, self.arrays
+        a["time"][n] = n * integrator.dt
+        a["step_id"][n] = step_id
+        a["ground_acceleration"][n] = ground
+        a["wall_step_s"][n] = wall
+        a["displacement"][n] = integrator.displacement
+        a["velocity"][n] = integrator.velocity
+        a["acceleration"][n] = integrator.acceleration
+        a["restoring_force"][n] = integrator.restoring_force
+        for (disp, force), result in zip(self._modules, partition.last_results):
+            disp[n] = result.displacement
+            force[n] = result.force
         self.rows = n + 1
 
 
@@ -242,8 +250,8 @@ class _Status:
 
 
 @contextlib.contextmanager
-def recorder_closed(recorder: Recorder) -> Iterator[_Status]:
-    """Close the recorder with the run's final status however the run ends."""
+def recorder_closed(recorder: Recorder, history: _History) -> Iterator[_Status]:
+    """Write every completed row and close the recorder with the run's final status, however the run ends."""
     status = _Status()
     try:
         yield status
@@ -252,12 +260,14 @@ def recorder_closed(recorder: Recorder) -> Iterator[_Status]:
             status.stopped(f"{type(exc).__name__}: {exc}")
         raise
     finally:
+        recorder.write(history.arrays, history.rows)
         recorder.close(status.text, status.summary)
 
 
 def _summary(exp: Experiment, history: _History, measured: PretestResult, loop_wall: float, total_wall: float,
              modules: dict[str, dict[str, float]]) -> dict[str, Any]:
-    disp = history.displacement[: history.rows]
+    disp = history.arrays["displacement"][: history.rows]
+    time_s = history.arrays["time"]
     peaks = np.max(np.abs(disp), axis=0)
     at = np.argmax(np.abs(disp), axis=0)
     return {
@@ -265,13 +275,13 @@ def _summary(exp: Experiment, history: _History, measured: PretestResult, loop_w
         "integrator": exp.integrator,
         "dt_s": exp.dt,
         "steps": history.rows - 1,
-        "simulated_s": float(history.time[history.rows - 1]),
+        "simulated_s": float(time_s[history.rows - 1]),
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
         "steps_per_second": (history.rows - 1) / loop_wall if loop_wall > 0 else float("inf"),
         "pretest_asymmetry": measured.asymmetry,
         "peak_displacement": {d: float(p) for d, p in zip(exp.dofs, peaks)},
-        "peak_time_s": {d: float(history.time[i]) for d, i in zip(exp.dofs, at)},
+        "peak_time_s": {d: float(time_s[i]) for d, i in zip(exp.dofs, at)},
         "modules": modules,
     }
 

@@ -157,7 +157,7 @@ def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray
     vec = np.asarray(values, dtype=float)
     if vec.shape != (n,):
         raise StepRefused(step, f"{name} has {vec.size} values, the module has {n} DOFs")
-    if not np.all(np.isfinite(vec)):
+    if not np.isfinite(vec).all():
         bad = [i for i, v in enumerate(vec) if not math.isfinite(v)]
         raise StepRefused(step, f"{name} has non-finite values at DOF indices {bad}")
     return vec

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import dgetrs
 
 from coordinator.integrators.base import Integrator, IntegratorError
 
@@ -65,7 +66,7 @@ class NewmarkFamilyIntegrator(Integrator):
         rhs = w * (self._next_load - c @ self._pred_v - r_tilde)
         if alpha:
             rhs += alpha * (c @ self.velocity + self.restoring_force - self.load)
-        a = scipy.linalg.lu_solve(self._lu, rhs, check_finite=False)
+        a = dgetrs(self._lu[0], self._lu[1], rhs)[0]  # the LU factors of the effective mass, computed once
         shift = self.beta * self.dt * self.dt * a
         self.displacement = self._pred_d + shift
         self.velocity = self._pred_v + self.gamma * self.dt * a
