@@ -75,6 +75,7 @@ class ModuleServicer:
         self._module_used = False
         self._session: _Session | None = None
         self._lock = threading.Lock()
+        self._closed = False
         self.sessions = 0
 
     @property
@@ -90,6 +91,8 @@ class ModuleServicer:
     def Open(self, request: pb.OpenRequest, context: grpc.ServicerContext) -> pb.OpenReply:
         self._check_version(request.version, context)
         with self._lock:
+            if self._closed:
+                raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
             if self._session is not None:
                 self._end_session(f"replaced by a new session from {context.peer()}")
             if self._module_used:
@@ -110,8 +113,9 @@ class ModuleServicer:
             return pb.CloseReply(stats=self._end_session("closed by the coordinator"))
 
     def close(self, reason: str) -> None:
-        """End the open session, if any (the server is shutting down)."""
+        """End the open session, if any, and refuse new ones (the server is shutting down)."""
         with self._lock:
+            self._closed = True
             if self._session is not None:
                 self._end_session(reason)
 
@@ -192,6 +196,8 @@ class ModuleServicer:
         return stats
 
     def _require_session(self, token: str) -> None:
+        if self._closed:
+            raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
         if self._session is None:
             raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} has no open session: call Open first")
         if token != self._session.token:
@@ -309,18 +315,21 @@ class SiteServer:
         try:
             self.port = self._server.add_insecure_port(listen)
         except RuntimeError as exc:
-            raise ModuleError(f"site {site}: cannot listen on {listen}: {exc}") from None
+            raise ModuleError(f"cannot listen on {listen}: {exc}") from None
         self.address = f"{host}:{self.port}"
         self._server.start()
         for service in ("", wire.SERVICE_NAME):
             self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         log.info("site %s: %s module listening on %s", site, self.servicer.kind, self.address)
 
-    def stop(self, grace_s: float = 2.0) -> None:
-        """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), end the session, stop."""
+    def stop(self, grace_s: float = 0.5) -> None:
+        """Report NOT_SERVING, end the session once the module call in flight returns, stop.
+
+        Later calls are refused; idle streams are cancelled after ``grace_s``.
+        """
         self._health.enter_graceful_shutdown()
-        self._server.stop(grace_s).wait()
         self.servicer.close("ended by the site's shutdown")
+        self._server.stop(grace_s).wait()
         log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
 
     def wait(self, timeout_s: float | None = None) -> bool:

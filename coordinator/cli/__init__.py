@@ -11,6 +11,8 @@ from coordinator.errors import RunStopped, UsageError
 
 SUBCOMMANDS = (
     "coordinator.cli.run",
+    "coordinator.cli.site",
+    "coordinator.cli.study",
 )
 
 

@@ -1,0 +1,108 @@
+"""`hybridsim site KIND --config SITE.toml --listen HOST:PORT`: serve one module over gRPC.
+
+The config file is the module's table (what `config = {...}` holds in an
+experiment's [[modules]]), as TOML or JSON.  The site serves the
+hybridsim.v1 Module service, grpc.health.v1 and reflection, logs one line
+per session and a summary when it closes, and stops cleanly on SIGTERM or
+SIGINT (calls in flight finish, the open session is closed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import tomllib
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from coordinator.errors import UsageError
+from modules import wire
+from modules.base import ModuleError
+from modules.registry import KINDS, build_module
+from modules.server import SiteServer
+
+log = logging.getLogger("hybridsim.site")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("site", help="serve one module to coordinators over gRPC", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", help=f"module kind ({', '.join(sorted(KINDS))})")
+    parser.add_argument("--config", type=Path, required=True, help="the module's configuration table (.toml or .json)")
+    parser.add_argument("--listen", default="127.0.0.1:50051",
+                        help="HOST:PORT to serve on; port 0 picks a free one (default: %(default)s)")
+    parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
+    parser.add_argument("--base-dir", type=Path,
+                        help="folder that relative paths in the config start from (default: the config file's folder)")
+    parser.add_argument("--port-file", type=Path, help="once serving, write the bound port to this file")
+    parser.add_argument("--max-message-mib", type=float, default=wire.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
+                        help="refuse larger messages (default: %(default)g MiB)")
+    parser.add_argument("--exit-with-parent", action="store_true",
+                        help="stop when the process that started the site exits (for daemons a coordinator starts)")
+    parser.set_defaults(func=main)
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """The module's config table from a .toml or .json file."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path}: {exc.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            table = json.loads(text)
+        elif path.suffix == ".toml":
+            table = tomllib.loads(text)
+        else:
+            raise UsageError(f"--config: {path} must be a .toml or .json file")
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--config: {path} is not valid {path.suffix[1:].upper()}: {exc}") from None
+    if not isinstance(table, dict):
+        raise UsageError(f"--config: {path} must hold a table of the module's settings")
+    return table
+
+
+def _listen_address(text: str) -> str:
+    host, colon, port = text.rpartition(":")
+    if not (colon and host and port.isdigit() and int(port) < 65536):
+        raise UsageError(f"--listen: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0), not {text!r}")
+    return text
+
+
+def _write_port(path: Path, port: int) -> None:
+    """Write the port so that a reader never sees a partial file."""
+    partial_path = path.with_name(path.name + ".partial")
+    partial_path.write_text(f"{port}\n")
+    os.replace(partial_path, path)
+
+
+def main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    listen = _listen_address(args.listen)
+    config = load_config(args.config)
+    name = args.name or args.config.stem
+    base_dir = (args.base_dir or args.config.parent).resolve()
+    try:
+        server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
+                            max_message_bytes=int(args.max_message_mib * 2**20))
+    except (ModuleError, ValueError) as exc:
+        raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    if args.port_file:
+        _write_port(args.port_file, server.port)
+    print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}", flush=True)
+    parent = os.getppid()
+    while not stop.wait(0.5):
+        if args.exit_with_parent and os.getppid() != parent:
+            log.info("site %s: the process that started it exited", name)
+            break
+    server.stop()
+    return 0

@@ -1,0 +1,172 @@
+"""Site daemons the coordinator starts itself (`address = "local"` in an experiment).
+
+:class:`LocalDaemon` runs `hybridsim site KIND` as a child process on a free
+loopback port, learns the port from the file the daemon writes, waits until
+grpc.health.v1 reports SERVING, and stops the daemon with SIGTERM at the end
+(at the latest when the interpreter exits; the daemon also exits by itself
+if the coordinator dies).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from modules import wire
+from modules.base import ModuleError
+
+log = logging.getLogger("hybridsim.daemons")
+
+_CLI = "from coordinator.cli import main; raise SystemExit(main())"
+_POLL_S = 0.02
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not a config value")
+
+
+class LocalDaemon:
+    """A `hybridsim site` daemon on 127.0.0.1, started and stopped by the coordinator.
+
+    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=30.0)
+
+    kind, config     the module kind and its config table (as in an experiment's [[modules]])
+    base_dir         folder that relative paths in ``config`` start from (default: the current folder)
+    name             the site's name in its log and messages (default: ``kind``)
+    start_timeout_s  how long ``start()`` waits for SERVING (s)
+
+    ``start()`` returns the address ("127.0.0.1:PORT"), ``stop()`` the exit
+    code; as a context manager it does both.  Errors (a bad config, a daemon
+    that dies while starting) raise ModuleError with the end of its log.
+    """
+
+    def __init__(self, kind: str, config: Mapping[str, Any], base_dir: Path | None = None, name: str = "",
+                 start_timeout_s: float = 30.0) -> None:
+        self.kind = kind
+        self.name = name or kind
+        self.start_timeout_s = start_timeout_s
+        self._config = dict(config)
+        self._base_dir = Path(base_dir or Path.cwd()).resolve()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._folder: Path | None = None
+        self.address = ""
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise ModuleError(f"site {self.name}: the daemon is not running")
+        return self._process.pid
+
+    @property
+    def log_path(self) -> Path | None:
+        """The daemon's log (stdout and stderr) while it runs."""
+        return None if self._folder is None else self._folder / "site.log"
+
+    def start(self) -> str:
+        """Start the daemon and wait until it serves; return its address."""
+        if self._process is not None:
+            return self.address
+        self._folder = Path(tempfile.mkdtemp(prefix=f"hybridsim-site-{self.name}-"))
+        config_path, port_path = self._folder / "config.json", self._folder / "port"
+        try:
+            config_path.write_text(json.dumps(self._config, default=_jsonable))
+        except TypeError as exc:
+            raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
+        command = [sys.executable, "-c", _CLI, "site", self.kind, "--config", str(config_path),
+                   "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
+                   "--port-file", str(port_path), "--exit-with-parent"]
+        with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
+            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
+                                             stderr=subprocess.STDOUT)
+        atexit.register(self.stop)
+        try:
+            deadline = time.monotonic() + self.start_timeout_s
+            port = self._wait_for_port(port_path, deadline)
+            self.address = f"127.0.0.1:{port}"
+            self._wait_for_serving(deadline)
+        except BaseException:
+            self.stop()
+            raise
+        return self.address
+
+    def stop(self, timeout_s: float = 5.0) -> int | None:
+        """SIGTERM, wait up to ``timeout_s`` (then SIGKILL); return the exit code (None if never started)."""
+        atexit.unregister(self.stop)
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                log.warning("site %s: the daemon did not stop within %g s after SIGTERM; killing it", self.name, timeout_s)
+                process.kill()
+                process.wait()
+        if process.returncode == 0 and self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        else:
+            log.warning("site %s: the daemon exited with code %s; its log: %s", self.name, process.returncode,
+                        self.log_path)
+        return process.returncode
+
+    def __enter__(self) -> "LocalDaemon":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- starting ----------------------------------------------------------
+    def _wait_for_port(self, port_path: Path, deadline: float) -> int:
+        while not port_path.exists():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise self._failure(f"did not start serving within {self.start_timeout_s:g} s")
+            time.sleep(_POLL_S)
+        return int(port_path.read_text())
+
+    def _wait_for_serving(self, deadline: float) -> None:
+        with grpc.insecure_channel(self.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            while True:
+                self._check_alive()
+                try:
+                    reply = health.Check(health_pb2.HealthCheckRequest(service=wire.SERVICE_NAME),
+                                         timeout=max(deadline - time.monotonic(), _POLL_S))
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                except grpc.RpcError as exc:
+                    if exc.code() is not grpc.StatusCode.UNAVAILABLE:
+                        raise self._failure(f"health check failed: {exc.code().name}: {exc.details()}") from None
+                if time.monotonic() > deadline:
+                    raise self._failure(f"was not SERVING within {self.start_timeout_s:g} s")
+                time.sleep(_POLL_S)
+
+    def _check_alive(self) -> None:
+        assert self._process is not None
+        if self._process.poll() is not None:
+            raise self._failure(f"exited with code {self._process.returncode} while starting")
+
+    def _failure(self, what: str) -> ModuleError:
+        tail = ""
+        if self.log_path is not None and self.log_path.exists():
+            lines = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            tail = ("; its log ends: " + " | ".join(lines)) if lines else ""
+        return ModuleError(f"site {self.name}: the {self.kind} daemon {what}{tail}")
