@@ -71,7 +71,7 @@ class ImplicitRthsMethod(abc.ABC):
         self.sample_period = dt / self.samples_per_step
         self.rho_e = float(rho_e)
         self.newmark = EquivalentForceNewmark(structure.mass, structure.damping, dt)
-        self.k_hat = self.newmark.k_pd + structure.total_stiffness(self.rho_e)
+        self.k_hat = self.newmark.k_pd + structure.stiffness_with_specimen(self.rho_e * structure.specimen_stiffness)
         """K^: the iteration matrix (N/m)"""
         self.k_hat_inv = np.linalg.inv(self.k_hat)
         """K^^-1, computed once before the test"""

@@ -66,7 +66,7 @@ def exact_reference(structure: SplitStructure, specimen: Specimen, dt: float, lo
     reports = []
     for load_next in loads[1:]:
         free = a_inv @ newmark.equivalent_force(load_next, d, v, a)
-        u, force, count = specimen_deformation(specimen, c, float(free[e]), float(d[e]))
+        _, force, count = specimen_deformation(specimen, c, float(free[e]), float(d[e]))
         specimen.commit()
         d_next = free - column * force
         v, a = newmark.rates(d_next, d, v, a)

@@ -45,9 +45,9 @@ class SplitStructure:
     def ndof(self) -> int:
         return self.mass.shape[0]
 
-    def total_stiffness(self, specimen_weight: float = 1.0) -> np.ndarray:
-        """K_N + specimen_weight * K_E,0 u_e u_e^T (N/m)."""
+    def stiffness_with_specimen(self, specimen_stiffness: float) -> np.ndarray:
+        """K_N + k_E u_e u_e^T (N/m) for a specimen stiffness k_E (N/m)."""
         k = self.stiffness.copy()
         e = self.specimen_dof
-        k[e, e] += specimen_weight * self.specimen_stiffness
+        k[e, e] += specimen_stiffness
         return k

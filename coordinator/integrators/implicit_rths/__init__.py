@@ -1,0 +1,22 @@
+"""Implicit real-time hybrid simulation: three methods that solve the implicit Newmark equation while
+the actuator moves, driven one control sample at a time (see ``base``).
+
+- :class:`ShingMethod`: Shing et al.'s fixed number of iterations, one per control sample;
+- :class:`EfcmMethod`: the equivalent force control method (a force feedback loop);
+- :class:`NcdcMethod`: nearly-complete delay compensation with back-search of the measured data.
+
+:func:`exact_reference` solves the same structure monolithically.  The
+benchmark specification is ``benchmarks/implicit_rths/SPEC.md`` of the
+shared benchmarks (Wang, Liu, Wu, Xu 2015).
+"""
+
+from coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, RunHistory, StepReport, run
+from coordinator.integrators.implicit_rths.efcm import EfcmMethod
+from coordinator.integrators.implicit_rths.ncdc import NcdcMethod
+from coordinator.integrators.implicit_rths.reference import exact_reference
+from coordinator.integrators.implicit_rths.shing import ShingMethod
+from coordinator.integrators.implicit_rths.site import ControlSite, Measurement, VirtualLab
+from coordinator.integrators.implicit_rths.structure import SplitStructure
+
+__all__ = ["ControlSite", "EfcmMethod", "ImplicitRthsMethod", "Measurement", "NcdcMethod", "RunHistory",
+           "ShingMethod", "SplitStructure", "StepReport", "VirtualLab", "exact_reference", "run"]
