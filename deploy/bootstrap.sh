@@ -18,7 +18,20 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libblas.so.3'; then
 fi
 
 PYTHON=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+    if ! "$PYTHON" -m venv .venv >/dev/null 2>&1; then
+        rm -rf .venv
+        if [ "$(id -u)" = 0 ]; then
+            echo "bootstrap: installing python3-venv"
+            apt-get install -y -q python3-venv >/dev/null 2>&1 \
+                || { apt-get update -q >/dev/null && apt-get install -y -q python3-venv >/dev/null; }
+            "$PYTHON" -m venv .venv
+        else
+            echo "bootstrap: '$PYTHON -m venv' failed; ask an administrator to run: apt-get install python3-venv" >&2
+            exit 1
+        fi
+    fi
+fi
 if ! .venv/bin/python -c 'import coordinator, hybridsim, pytest' >/dev/null 2>&1 \
    || [ pyproject.toml -nt .venv/.installed ]; then
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
