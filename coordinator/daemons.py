@@ -31,7 +31,6 @@ from modules.base import ModuleError
 
 log = logging.getLogger("hybridsim.daemons")
 
-_CLI = "from coordinator.cli import main; raise SystemExit(main())"
 _POLL_S = 0.02
 
 
@@ -52,7 +51,9 @@ class LocalDaemon:
     start_timeout_s  how long ``start()`` waits for SERVING (s)
 
     ``start()`` returns the address ("127.0.0.1:PORT"), ``stop()`` the exit
-    code; as a context manager it does both.  Errors (a bad config, a daemon
+    code; as a context manager it does both.  ``launch()`` only starts the
+    process: launch several daemons, then ``start()`` each, to boot them in
+    parallel.  Errors (a bad config, a daemon
     that dies while starting) raise ModuleError with the end of its log.
     """
 
@@ -65,6 +66,7 @@ class LocalDaemon:
         self._base_dir = Path(base_dir or Path.cwd()).resolve()
         self._process: subprocess.Popen[bytes] | None = None
         self._folder: Path | None = None
+        self._launched = 0.0
         self.address = ""
 
     @property
@@ -78,26 +80,41 @@ class LocalDaemon:
         """The daemon's log (stdout and stderr) while it runs."""
         return None if self._folder is None else self._folder / "site.log"
 
-    def start(self) -> str:
-        """Start the daemon and wait until it serves; return its address."""
+    @property
+    def _port_path(self) -> Path:
+        assert self._folder is not None
+        return self._folder / "port"
+
+    def launch(self) -> None:
+        """Start the daemon's process and return at once (``start()`` then waits for it to serve).
+
+        Launch several daemons before starting any to let them boot in parallel.
+        """
         if self._process is not None:
-            return self.address
+            return
         self._folder = Path(tempfile.mkdtemp(prefix=f"hybridsim-site-{self.name}-"))
-        config_path, port_path = self._folder / "config.json", self._folder / "port"
+        config_path = self._folder / "config.json"
         try:
             config_path.write_text(json.dumps(self._config, default=_jsonable))
         except TypeError as exc:
             raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
-        command = [sys.executable, "-c", _CLI, "site", self.kind, "--config", str(config_path),
+        command = [sys.executable, "-m", "coordinator.cli", "site", self.kind, "--config", str(config_path),
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
-                   "--port-file", str(port_path), "--exit-with-parent"]
+                   "--port-file", str(self._port_path), "--exit-with-parent"]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
                                              stderr=subprocess.STDOUT)
+        self._launched = time.monotonic()
         atexit.register(self.stop)
+
+    def start(self) -> str:
+        """Launch the daemon (unless launched) and wait until it serves; return its address."""
+        if self.address:
+            return self.address
+        self.launch()
         try:
-            deadline = time.monotonic() + self.start_timeout_s
-            port = self._wait_for_port(port_path, deadline)
+            deadline = self._launched + self.start_timeout_s
+            port = self._wait_for_port(deadline)
             self.address = f"127.0.0.1:{port}"
             self._wait_for_serving(deadline)
         except BaseException:
@@ -109,6 +126,7 @@ class LocalDaemon:
         """SIGTERM, wait up to ``timeout_s`` (then SIGKILL); return the exit code (None if never started)."""
         atexit.unregister(self.stop)
         process, self._process = self._process, None
+        self.address = ""
         if process is None:
             return None
         if process.poll() is None:
@@ -134,13 +152,13 @@ class LocalDaemon:
         self.stop()
 
     # -- starting ----------------------------------------------------------
-    def _wait_for_port(self, port_path: Path, deadline: float) -> int:
-        while not port_path.exists():
+    def _wait_for_port(self, deadline: float) -> int:
+        while not self._port_path.exists():
             self._check_alive()
             if time.monotonic() > deadline:
                 raise self._failure(f"did not start serving within {self.start_timeout_s:g} s")
             time.sleep(_POLL_S)
-        return int(port_path.read_text())
+        return int(self._port_path.read_text())
 
     def _wait_for_serving(self, deadline: float) -> None:
         with grpc.insecure_channel(self.address) as channel:
