@@ -10,7 +10,8 @@ to the experiment file.  A minimal experiment::
 
     [structure]
     dofs = ["x"]
-    mass_diagonal = [1000.0]        # kg
+    mass_diagonal = [1000.0]        # kg (or mass = [[...]], mass_file = "M.csv")
+    condense_massless = false       # true: integrate the DOFs with mass, recover the rest (Guyan)
     damping = { rayleigh_omega = [6.28, 62.8], zeta = 0.05 }
     influence = [1.0]
 
@@ -88,6 +89,8 @@ class Experiment:
     modules: tuple[ModuleSpec, ...]
     output: Path
     pretest_amplitude: float = 1e-5
+    condense_massless: bool = False
+    """integrate over the DOFs with mass only; the others follow by static (Guyan) recovery with K_I"""
     base_dir: Path = field(default_factory=Path.cwd)
     source: str = ""
 
@@ -120,6 +123,9 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     duration = _get(exp, "experiment.duration", float, default=None)
 
     structure = _table(table, "structure")
+    _only(structure, "structure", {"dofs", "mass", "mass_diagonal", "mass_file", "damping", "influence",
+                                   "influence_dofs", "condense_massless"})
+    condense = _get(structure, "structure.condense_massless", bool, default=False)
     dofs = tuple(_get(structure, "structure.dofs", list))
     if not dofs or not all(isinstance(d, str) and d for d in dofs):
         raise ExperimentError("structure.dofs must be a non-empty list of DOF names, e.g. dofs = [\"x1\", \"x2\"]")
@@ -138,7 +144,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     pretest = table.get("pretest", {})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
-                      amplitude, base_dir, source)
+                      amplitude, condense, base_dir, source)
 
 
 # -- sections ----------------------------------------------------------------
@@ -253,7 +259,8 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
 
 
 # -- small validators --------------------------------------------------------
-_TYPE_NAMES = {str: "a string", float: "a number", int: "an integer", list: "a list", dict: "a table"}
+_TYPE_NAMES = {str: "a string", float: "a number", int: "an integer", list: "a list", dict: "a table",
+               bool: "true or false"}
 
 
 def _leaf(key: str) -> str:
@@ -269,7 +276,7 @@ def _get(table: dict[str, Any], key: str, kind: type, *, default: Any = ...) -> 
     value = table[leaf]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
-    if not isinstance(value, kind) or isinstance(value, bool):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ExperimentError(f"{key} must be {_TYPE_NAMES[kind]}, got {type(value).__name__} {value!r}")
     if kind is float:
         _finite(value, key)

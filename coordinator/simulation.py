@@ -25,7 +25,7 @@ import numpy as np
 from coordinator.errors import RunStopped, UsageError
 from coordinator.experiment import Experiment, ModuleSpec
 from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
-from coordinator.model import StructuralModel, rayleigh_coefficients
+from coordinator.model import GuyanCondensation, StructuralModel, rayleigh_coefficients
 from coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from coordinator.pretest import PretestResult, pretest
 from coordinator.recorder import Recorder
@@ -127,10 +127,11 @@ class _Run:
             damping = np.zeros_like(mass)
         return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
 
-    def _integrator(self, model: StructuralModel, stiffness: np.ndarray) -> Integrator:
+    def _integrator(self, reduction: "_Reduction") -> Integrator:
         exp = self.experiment
         try:
-            return INTEGRATORS[exp.integrator](model.mass, model.damping, stiffness, exp.dt, **exp.integrator_options)
+            return INTEGRATORS[exp.integrator](reduction.mass, reduction.damping, reduction.stiffness, exp.dt,
+                                               **exp.integrator_options)
         except IntegratorError as exc:
             raise UsageError(f"integrator: {exc}") from None
 
@@ -142,9 +143,10 @@ class _Run:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name))
             measured = pretest(partition, exp.pretest_amplitude)
             model = self._assemble_model(measured.stiffness)
-            integrator = self._integrator(model, measured.stiffness)
-            integrator.start(np.zeros(model.ndof), np.zeros(model.ndof), model.ground_load(exp.motion.at(0)),
-                             measured.rest_force)
+            reduction = _Reduction(model, measured.stiffness, exp.condense_massless)
+            integrator = self._integrator(reduction)
+            integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
+                             reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
             history = _History(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
             recorder = Recorder(self.output, history.columns, dofs=exp.dofs,
                                 attrs={"experiment": exp.name, "source": exp.source, "dt": exp.dt,
@@ -156,8 +158,8 @@ class _Run:
         closed = False
         try:
             with recorder_closed(recorder, history) as status:
-                history.put(integrator, partition, exp.motion.at(0), measured.last_step, 0.0)
-                loop_wall = self._loop(recorder, history, integrator, model, measured.last_step, status)
+                history.put(integrator, reduction, partition, exp.motion.at(0), measured.last_step, 0.0)
+                loop_wall = self._loop(recorder, history, integrator, reduction, measured.last_step, status)
                 summaries, closed = partition.close(), True
                 summary = _summary(exp, history, measured, loop_wall, time.perf_counter() - wall_start, summaries)
                 status.completed(summary)
@@ -168,11 +170,11 @@ class _Run:
         return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
                          a["restoring_force"], measured.stiffness, summary, self.output)
 
-    def _loop(self, recorder: Recorder, history: "_History", integrator: Integrator, model: StructuralModel,
+    def _loop(self, recorder: Recorder, history: "_History", integrator: Integrator, reduction: "_Reduction",
               step_id: int, status: "_Status") -> float:
         """Integrate every step of the record; the wall time of the loop (s)."""
         exp, partition = self.experiment, self.partition
-        load_shape = -(model.mass @ model.influence)
+        load_shape = reduction.force(reduction.model.ground_load(1.0))
         ground = exp.motion.acceleration
         loop_start = time.perf_counter()
         for n in range(1, exp.steps + 1):
@@ -182,7 +184,8 @@ class _Run:
                 step_id += 1
                 trial = integrator.predict(load_shape * ground[n])
                 while trial is not None:
-                    trial = integrator.correct(partition.restoring_force(step_id, t, trial))
+                    force = partition.restoring_force(step_id, t, reduction.expand(trial))
+                    trial = integrator.correct(reduction.force(force))
                     if trial is not None:
                         step_id += 1
                 partition.commit(step_id)
@@ -192,12 +195,52 @@ class _Run:
             except IntegratorError as exc:
                 status.stopped(f"step {n}: {exc}")
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
-            history.put(integrator, partition, ground[n], step_id, time.perf_counter() - t0)
+            history.put(integrator, reduction, partition, ground[n], step_id, time.perf_counter() - t0)
             if n % RECORD_BLOCK == 0:
                 recorder.write(history.arrays, history.rows)
             if self.progress is not None:
                 self.progress(n, exp.steps)
         return time.perf_counter() - loop_start
+
+
+class _Reduction:
+    """The DOFs the integrator works on: all of them, or the DOFs with mass (Guyan condensation).
+
+    With condensation, u = T u_r (T from the initial stiffness: the massless DOFs are in static
+    equilibrium under K_I), the reduced matrices are T^T A T and a force f reduces to T^T f.  Exact
+    for a linear structure without damping on the massless DOFs; for a nonlinear one the massless
+    DOFs follow the linear recovery.
+    """
+
+    def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
+        self.model = model
+        massive = np.flatnonzero(np.diag(model.mass) > 0)
+        if condense and massive.size < model.ndof:
+            guyan = GuyanCondensation(stiffness, massive)
+            self.transform: np.ndarray | None = guyan.transform
+            self.retained = massive
+            self.mass, self.damping = guyan.condense(model.mass), guyan.condense(model.damping)
+            self.stiffness = guyan.stiffness
+        else:
+            self.transform, self.retained = None, np.arange(model.ndof)
+            self.mass, self.damping, self.stiffness = model.mass, model.damping, stiffness
+        self.ndof = self.retained.size
+
+    def expand(self, reduced: np.ndarray) -> np.ndarray:
+        """Values on all DOFs from the integrator's DOFs."""
+        return reduced if self.transform is None else self.transform @ reduced
+
+    def force(self, force: np.ndarray) -> np.ndarray:
+        """A force on all DOFs as the integrator sees it."""
+        return force if self.transform is None else self.transform.T @ force
+
+    def place(self, reduced: np.ndarray) -> np.ndarray:
+        """A reduced force on the retained DOFs, zero elsewhere (for the record)."""
+        if self.transform is None:
+            return reduced
+        full = np.zeros(self.model.ndof)
+        full[self.retained] = reduced
+        return full
 
 
 RECORD_BLOCK = 1024
@@ -220,17 +263,18 @@ class _History:
                          for name in modules]
         self.rows = 0
 
-    def put(self, integrator: Integrator, partition: Partition, ground: float, step_id: int, wall: float) -> None:
-        """Row n = integrator.step: the committed state and what every module measured."""
+    def put(self, integrator: Integrator, reduction: "_Reduction", partition: Partition, ground: float, step_id: int,
+            wall: float) -> None:
+        """Row n = integrator.step: the committed state (on all DOFs) and what every module measured."""
         n, a = integrator.step, self.arrays
         a["time"][n] = n * integrator.dt
         a["step_id"][n] = step_id
         a["ground_acceleration"][n] = ground
         a["wall_step_s"][n] = wall
-        a["displacement"][n] = integrator.displacement
-        a["velocity"][n] = integrator.velocity
-        a["acceleration"][n] = integrator.acceleration
-        a["restoring_force"][n] = integrator.restoring_force
+        a["displacement"][n] = reduction.expand(integrator.displacement)
+        a["velocity"][n] = reduction.expand(integrator.velocity)
+        a["acceleration"][n] = reduction.expand(integrator.acceleration)
+        a["restoring_force"][n] = reduction.place(integrator.restoring_force)
         for (disp, force), result in zip(self._modules, partition.last_results):
             disp[n] = result.displacement
             force[n] = result.force

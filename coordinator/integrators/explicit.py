@@ -19,6 +19,10 @@ class CentralDifferenceIntegrator(NewmarkFamilyIntegrator):
     name = "central-difference"
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
+        if np.min(np.linalg.eigvalsh(np.asarray(mass, float))) <= 0.0:
+            raise IntegratorError(
+                "central difference: an explicit scheme needs mass at every DOF; set structure.condense_massless "
+                "= true (Guyan condensation of the massless DOFs) or use alpha-OS")
         super().__init__(mass, damping, initial_stiffness, dt, alpha=0.0, beta=0.0, gamma=0.5)
         omega_max = float(np.sqrt(np.max(np.abs(scipy.linalg.eigvals(self.initial_stiffness, self.mass)))))
         if dt * omega_max > 2.0:

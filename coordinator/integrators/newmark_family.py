@@ -43,9 +43,7 @@ class NewmarkFamilyIntegrator(Integrator):
         except (ValueError, np.linalg.LinAlgError) as exc:
             raise IntegratorError(f"{self.name}: effective mass cannot be factored ({exc})") from None
         if not np.all(np.isfinite(self._lu[0])) or np.min(np.abs(np.diag(self._lu[0]))) == 0.0:
-            raise IntegratorError(
-                f"{self.name}: the effective mass matrix is singular; an explicit scheme needs mass at every "
-                "DOF (condense massless DOFs with Guyan condensation, or use alpha-OS)")
+            raise IntegratorError(f"{self.name}: the effective mass matrix is singular")
         self._pred_d = np.zeros_like(self.displacement)
         self._pred_v = np.zeros_like(self.displacement)
         self._next_load = np.zeros_like(self.displacement)
