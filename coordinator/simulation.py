@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from coordinator.control import RunAborted, RunControl, StepListener
 from coordinator.errors import RunStopped, UsageError
 from coordinator.experiment import Experiment, ModuleSpec
 from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
@@ -55,12 +56,17 @@ class RunResult:
 ProgressCallback = Callable[[int, int], None]
 
 
-def run_experiment(experiment: Experiment, *, output: Path | None = None,
-                   progress: ProgressCallback | None = None) -> RunResult:
-    """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's)."""
+def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
+                   control: RunControl | None = None, listeners: Sequence[StepListener] = ()) -> RunResult:
+    """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
+
+    ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
+    with the index of every completed step (see ``coordinator.control``).
+    """
     with contextlib.ExitStack() as stack:
         slots = [_start_module(spec, stack) for spec in experiment.modules]
-        return _Run(experiment, slots, output or experiment.output, progress).run()
+        run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners)
+        return run.run()
 
 
 def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack) -> tuple[ModuleSpec, Module, str]:
@@ -85,10 +91,12 @@ class _Run:
     """The state of one run; ``run()`` is the whole test."""
 
     def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
-                 progress: ProgressCallback | None) -> None:
+                 progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener]) -> None:
         self.experiment = experiment
         self.output = output
         self.progress = progress
+        self.control = control
+        self.listeners = tuple(listeners)
         dofs = experiment.dofs
         lookup = {d: i for i, d in enumerate(dofs)}
         slots = []
@@ -178,6 +186,12 @@ class _Run:
         ground = exp.motion.acceleration
         loop_start = time.perf_counter()
         for n in range(1, exp.steps + 1):
+            try:
+                self.control.gate()
+            except RunAborted as exc:
+                status.stopped(f"{exc} after step {n - 1}")
+                raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * exp.dt:.6g} s); the results file "
+                                 f"holds every step up to it") from None
             t0 = time.perf_counter()
             t = n * exp.dt
             try:
@@ -198,6 +212,8 @@ class _Run:
             history.put(integrator, reduction, partition, ground[n], step_id, time.perf_counter() - t0)
             if n % RECORD_BLOCK == 0:
                 recorder.write(history.arrays, history.rows)
+            for listener in self.listeners:
+                listener(n, history.arrays)
             if self.progress is not None:
                 self.progress(n, exp.steps)
         return time.perf_counter() - loop_start

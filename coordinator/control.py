@@ -1,0 +1,61 @@
+"""Operator control of a running test from another thread: hold, resume, abort; and step listeners.
+
+The step loop calls :meth:`RunControl.gate` before it issues each step.
+While the test is held the loop waits there: no new command goes to any
+site, so every actuator keeps its last (committed) command.  An abort ends
+the run cleanly after the last completed step; the results file is complete
+up to it.  Listeners are called with the index of every completed step and the
+run's history arrays (rows up to that index are final) and must return at
+once (a monitor keeps the index and reads the arrays on its own thread), so
+a slow observer never slows the test.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+StepListener = Callable[[int, Mapping[str, np.ndarray]], None]
+"""called with the index n of a completed step and the run's history arrays (rows 0..n are final)"""
+
+
+class RunAborted(Exception):
+    """The operator aborted the run."""
+
+
+class RunControl:
+    def __init__(self) -> None:
+        self._running = threading.Event()
+        self._running.set()
+        self._lock = threading.Lock()
+        self._abort_reason: str | None = None
+        self.held = False
+
+    def hold(self) -> None:
+        """Stop issuing steps after the current one; sites keep their last command."""
+        with self._lock:
+            self.held = True
+            self._running.clear()
+
+    def resume(self) -> None:
+        with self._lock:
+            self.held = False
+            self._running.set()
+
+    def abort(self, reason: str = "aborted by the operator") -> None:
+        """End the run after the current step (also releases a hold)."""
+        with self._lock:
+            self._abort_reason = reason
+            self._running.set()
+
+    @property
+    def aborted(self) -> bool:
+        return self._abort_reason is not None
+
+    def gate(self) -> None:
+        """Block while held; raise RunAborted once aborted."""
+        self._running.wait()
+        if self._abort_reason is not None:
+            raise RunAborted(self._abort_reason)
