@@ -9,10 +9,12 @@ holder's model.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
+import sys
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,17 +49,35 @@ def release(owner: object) -> None:
         _holder = None
 
 
+class _Holder:
+    """A token that holds the domain for a ``with`` block (weak-referenceable)."""
+
+
+@contextlib.contextmanager
+def held(label: str) -> Iterator[None]:
+    """Hold the domain for a block (an analysis outside any module); wipe and release it after."""
+    token = _Holder()
+    claim(token, label)
+    try:
+        yield
+    finally:
+        release(token)
+
+
 def load_builder(path: Path) -> ModelBuilder:
     """Import a model file and return its ``build(ops, **parameters)`` function."""
     if not path.is_file():
         raise ModuleError(f"OpenSees model file {path} does not exist (the 'model' key is relative to the config file)")
-    spec = importlib.util.spec_from_file_location(f"hybridsim_opensees_model_{abs(hash(path))}", path)
+    name = f"hybridsim_opensees_model_{path.stem}_{abs(hash(path.resolve()))}"
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ModuleError(f"OpenSees model file {path} cannot be imported as Python")
     namespace = importlib.util.module_from_spec(spec)
+    sys.modules[name] = namespace  # dataclasses and pickling look the module up by name
     try:
         spec.loader.exec_module(namespace)
     except Exception as exc:  # the user's file: report any error with its origin
+        del sys.modules[name]
         raise ModuleError(f"OpenSees model file {path} failed to import: {type(exc).__name__}: {exc}") from exc
     build = getattr(namespace, "build", None)
     if not callable(build):

@@ -9,7 +9,9 @@ Newton solve; a failed solve makes OpenSees revert to its last commit.
 
 The restoring force at a control DOF is the OpenSees reaction there, summed
 over the DOFs that ``equalDOF`` ties to it (a rigid floor is driven at its
-retained node and its shear is the sum over the floor's nodes).
+retained node and its shear is the sum over the floor's nodes).  A control
+node that retains a rigid link (a constraint that is not the identity) is
+refused: its reactions would need the link's transformation.
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ def check_controls(controls: Sequence[ControlDof], origin: str) -> None:
             raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} has DOFs 1..{ndf}, not {c.dof}")
         if c.node in fixed and c.dof in ops.getFixedDOFs(c.node):
             raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} DOF {c.dof} is fixed in the model")
+        for constrained in ops.getConstrainedNodes(c.node) or []:
+            ties_rotation = any(dof_kind(ControlDof("", c.node, d)) == "rotation"
+                                for d in ops.getRetainedDOFs(c.node, constrained))
+            if ties_rotation and ops.nodeCoord(constrained) != ops.nodeCoord(c.node):
+                raise ModuleError(f"{origin}: control DOF {c.name!r}: node {c.node} is tied to node {constrained} by "
+                                  "a rigid link (rotation and translation at a distance); reactions are summed only "
+                                  "over equalDOF ties, so model rigid offsets with geomTransf -jntOffset instead")
         retained = ops.getRetainedNodes(c.node) or []
         for r in retained:
             if c.dof in ops.getConstrainedDOFs(c.node, r):

@@ -142,6 +142,7 @@ def test_registry_builds_the_kind_and_a_second_domain_holder_is_refused(make) ->
     ({"model": "columns.py", "control": [{"name": "x", "node": 1, "dof": 1}]}, "is fixed"),
     ({"model": "columns.py", "control": [{"name": "x", "node": 12, "dof": 1}], "parameters": {"columns": 2}},
      "constrained to node 2"),
+    ({"model": "columns.py", "control": TOP[:1], "parameters": {"link": 0.1}}, "rigid link"),
     ({"model": "columns.py", "control": TOP[:1], "parameters": {"height": 1.0}}, "no parameter"),
     ({"model": "columns.py", "control": TOP[:1], "analysis": {"tol": 1e-6}}, "unknown key"),
     ({"model": "columns.py", "control": TOP[2:], "parameters": {"top_mass": 1.0}, "mass_from_model": True},
