@@ -18,13 +18,16 @@ from coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
 
-def frame(duration_s: float = 1.0, quiet_s: float = 4.9) -> Experiment:
-    """The experiment over ``duration_s`` of El Centro, skipping the record's first ``quiet_s`` (all zeros)."""
-    experiment = load_experiment(EXAMPLES / "frame_three_linear.toml")
+def shortened(experiment: Experiment, duration_s: float = 1.0, quiet_s: float = 4.9) -> Experiment:
+    """``experiment`` over ``duration_s`` of El Centro, skipping the record's first ``quiet_s`` (all zeros)."""
     start, steps = round(quiet_s / experiment.dt), round(duration_s / experiment.dt)
     acceleration = experiment.motion.acceleration[start: start + steps + 1]
     assert acceleration[0] == 0.0 and np.max(np.abs(acceleration)) > 0.1
     return dataclasses.replace(experiment, motion=dataclasses.replace(experiment.motion, acceleration=acceleration))
+
+
+def frame() -> Experiment:
+    return shortened(load_experiment(EXAMPLES / "frame_three_linear.toml"))
 
 
 def at(experiment: Experiment, addresses: dict[str, str], deadline_s: float = 10.0) -> Experiment:

@@ -1,0 +1,88 @@
+"""docker-compose.yml without Docker: its commands against the real CLI, then run as local processes.
+
+Every service must come from the one image and run a command the `hybridsim` parser accepts; the site
+services, started as local processes on 127.0.0.1 (free ports instead of their container port), pass the
+compose healthcheck and serve the coordinator's experiment, whose response equals the in-process run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from coordinator.cli import build_parser
+from coordinator.cli.site import load_config
+from coordinator.experiment import load_experiment
+from coordinator.simulation import run_experiment
+from tests.conftest import ROOT
+from tests.coordinator.test_remote_frame import frame, shortened
+
+SERVICES = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+SITES = {name: s for name, s in SERVICES.items() if s["command"][0] == "site"}
+HYBRIDSIM = Path(sys.executable).with_name("hybridsim")
+
+
+def test_every_service_runs_the_one_image_with_a_command_the_cli_accepts():
+    assert {s["image"] for s in SERVICES.values()} == {"hybridsim:latest"}
+    assert "deploy/Dockerfile" in {s.get("build", {}).get("dockerfile") for s in SERVICES.values()}
+    parser = build_parser()
+    coordinators = [name for name, s in SERVICES.items() if s["command"][0] == "run"]
+    assert len(coordinators) == 1 and len(SITES) == 3
+    for name, site in SITES.items():
+        args = parser.parse_args(site["command"])
+        assert (args.name, args.listen) == (name, "0.0.0.0:50051")
+        assert load_config(ROOT / args.config)["dofs"]
+    coordinator = SERVICES[coordinators[0]]
+    args = parser.parse_args(coordinator["command"])
+    experiment = load_experiment(ROOT / args.experiment)
+    assert {m.name: m.address for m in experiment.modules} == {name: f"{name}:50051" for name in SITES}
+    assert set(coordinator["depends_on"]) == set(SITES)
+
+
+def on_loopback(command: list[str], port_file: Path) -> list[str]:
+    """The compose command with its --listen on a free loopback port, reported in ``port_file``."""
+    listen = command.index("--listen")
+    return [str(HYBRIDSIM), *command[:listen], "--listen", "127.0.0.1:0", *command[listen + 2:],
+            "--port-file", str(port_file)]
+
+
+def healthcheck(service: dict, port: int) -> list[str]:
+    kind, *command = service["healthcheck"]["test"]
+    assert kind == "CMD" and command[0] == "python"
+    return [sys.executable, *[part.replace("127.0.0.1:50051", f"127.0.0.1:{port}") for part in command[1:]]]
+
+
+def test_the_compose_services_as_local_processes_give_the_in_process_response(tmp_path):
+    processes = {name: subprocess.Popen(on_loopback(s["command"], tmp_path / name), cwd=ROOT,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for name, s in SITES.items()}
+    try:
+        ports = {}
+        for name in SITES:
+            for _ in range(1500):
+                if (tmp_path / name).exists() or processes[name].poll() is not None:
+                    break
+                time.sleep(0.02)
+            ports[name] = int((tmp_path / name).read_text())
+            assert subprocess.run(healthcheck(SITES[name], ports[name]), timeout=30).returncode == 0
+        coordinator = next(s for s in SERVICES.values() if s["command"][0] == "run")
+        experiment = load_experiment(ROOT / build_parser().parse_args(coordinator["command"]).experiment)
+        modules = tuple(dataclasses.replace(m, address=f"127.0.0.1:{ports[m.name]}") for m in experiment.modules)
+        remote = run_experiment(shortened(dataclasses.replace(experiment, modules=modules)), output=tmp_path / "compose.h5")
+    finally:
+        for process in processes.values():
+            process.send_signal(signal.SIGTERM)
+        logs = {name: p.communicate(timeout=10)[1] for name, p in processes.items()}
+    assert all(p.returncode == 0 for p in processes.values()), logs
+    assert all("closed by the coordinator" in log for log in logs.values())
+    in_process = run_experiment(frame(), output=tmp_path / "in_process.h5")
+    scale = np.max(np.abs(in_process.displacement), axis=0)
+    assert np.max(np.abs(remote.displacement - in_process.displacement) / scale) < 1e-12
