@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from coordinator.integrators.implicit_rths import (
-    EfcmMethod, ImplicitRthsMethod, NcdcMethod, RunHistory, ShingMethod, SplitStructure, StepReport, VirtualLab,
+    EfcmMethod, ImplicitRthsMethod, NcdcMethod, RunHistory, ShingMethod, SplitStructure, StepReport, SpecimenLab,
     exact_reference, run)
 from coordinator.motion import GroundMotion, read_csv
 from modules.plant.first_order import FirstOrderActuator
@@ -125,10 +125,10 @@ class Case:
     def sample_period(self) -> float:
         return self.dt / self.samples_per_step
 
-    def lab(self) -> VirtualLab:
+    def lab(self) -> SpecimenLab:
         """A fresh virtual lab: the actuator at rest at d_0,e and a new specimen."""
         y0 = float(self.displacement0[self.structure.specimen_dof])
-        return VirtualLab(FirstOrderActuator(self.bandwidth, self.sample_period, y0), self.new_specimen())
+        return SpecimenLab(FirstOrderActuator(self.bandwidth, self.sample_period, y0), self.new_specimen())
 
     def reference(self) -> RunHistory:
         """The exact (monolithic, actuator-free) solution."""

@@ -66,7 +66,8 @@ def single_step_errors(d: np.ndarray, d_star: np.ndarray) -> tuple[float, float]
 
 @dataclass(frozen=True)
 class Timing:
-    """Median compute times (us) of a step's first, inner and last iterations, of a step, and per iteration."""
+    """Median compute times (us) of a step's first, inner and last iterations, of a step, and per iteration;
+    the worst iteration and the worst step (us) against the real-time budgets dt and Dt."""
 
     first_us: float
     inner_us: float | None
@@ -75,16 +76,27 @@ class Timing:
     step_us: float
     per_iteration_us: float
     """median over steps of (step time / iterations)"""
+    worst_iteration_us: float
+    worst_step_us: float
+    late_iterations: int
+    """iterations that took longer than one control sample dt"""
+    late_steps: int
+    """steps whose iterations together took longer than one integration step Dt"""
 
 
-def timing(reports: tuple[StepReport, ...]) -> Timing:
+def timing(reports: tuple[StepReport, ...], sample_period: float, dt: float) -> Timing:
+    """Timing statistics of step reports against the budgets ``sample_period`` dt and ``dt`` Dt (s)."""
     times = [r.compute_ns for r in reports if r.compute_ns]
     inner = [t for ts in times for t in ts[1:-1]]
     return Timing(first_us=float(np.median([ts[0] for ts in times])) / 1e3,
                   inner_us=float(np.median(inner)) / 1e3 if inner else None,
                   last_us=float(np.median([ts[-1] for ts in times])) / 1e3,
                   step_us=float(np.median([sum(ts) for ts in times])) / 1e3,
-                  per_iteration_us=float(np.median([sum(ts) / len(ts) for ts in times])) / 1e3)
+                  per_iteration_us=float(np.median([sum(ts) / len(ts) for ts in times])) / 1e3,
+                  worst_iteration_us=max(max(ts) for ts in times) / 1e3,
+                  worst_step_us=max(sum(ts) for ts in times) / 1e3,
+                  late_iterations=sum(t > sample_period * 1e9 for ts in times for t in ts),
+                  late_steps=sum(sum(ts) > dt * 1e9 for ts in times))
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ def run_metrics(case: Case, reference: RunHistory, run: Run) -> RunMetrics:
         iterations_mean=float(iterations.mean()), iterations_max=int(iterations.max()),
         iterations_histogram=dict(sorted(Counter(int(k) for k in iterations).items())),
         errors=response_errors(d, reference.displacement[:, e]),
-        first_step_error_pct=first, step_error_pct=overall, timing=timing(run.timing_reports),
+        first_step_error_pct=first, step_error_pct=overall, timing=timing(run.timing_reports, case.sample_period, case.dt),
         edge_picks=sum(r.edge_pick for r in reports), outside_range=sum(r.outside_range for r in reports),
         safeguard_steps=sum(r.safeguard for r in reports), nonconverged_steps=sum(not r.converged for r in reports))
 

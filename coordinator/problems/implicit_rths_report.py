@@ -104,16 +104,21 @@ def format_table(study: CaseStudy, standard: list[RunMetrics], sensitivity: list
 
 
 def format_timing(study: CaseStudy, standard: list[RunMetrics]) -> str:
-    """Median compute time (us) of the first, inner and last iteration and per step, with ratios to Shing."""
+    """Median compute time (us) of the first, inner and last iteration and per step, with ratios to Shing,
+    and the worst iteration and step against the budgets (one dt per iteration for Shing and EFCM, one Dt
+    per step for the new method)."""
+    c = study.case
     base = {m.rho_e: m.timing.step_us for m in standard if m.method == "shing"}
-    lines = [f"{study.case.key} compute time (medians, us; runs interleaved in one process)",
+    lines = [f"{c.key} compute time (us; medians over steps, runs interleaved in one process; "
+             f"budgets dt = {1e6 * c.sample_period:g} us, Dt = {1e6 * c.dt:g} us)",
              f"{'method':<14}{'rho_E':>5}{'first':>8}{'inner':>8}{'last':>8}{'per step':>10}{'per it':>8}"
-             f"{'step / shing':>14}"]
+             f"{'step/shing':>12}{'worst it':>10}{'worst step':>12}{'late it':>9}{'late steps':>12}"]
     for m in standard:
         t = m.timing
         inner = "-" if t.inner_us is None else f"{t.inner_us:.1f}"
         lines.append(f"{m.method:<14}{m.rho_e:>5g}{t.first_us:>8.1f}{inner:>8}{t.last_us:>8.1f}{t.step_us:>10.1f}"
-                     f"{t.per_iteration_us:>8.1f}{t.step_us / base[m.rho_e]:>14.2f}")
+                     f"{t.per_iteration_us:>8.1f}{t.step_us / base[m.rho_e]:>12.2f}{t.worst_iteration_us:>10.0f}"
+                     f"{t.worst_step_us:>12.0f}{t.late_iterations:>9d}{t.late_steps:>12d}")
     return "\n".join(lines)
 
 

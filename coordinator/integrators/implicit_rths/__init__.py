@@ -15,8 +15,8 @@ from coordinator.integrators.implicit_rths.efcm import EfcmMethod
 from coordinator.integrators.implicit_rths.ncdc import NcdcMethod
 from coordinator.integrators.implicit_rths.reference import exact_reference
 from coordinator.integrators.implicit_rths.shing import ShingMethod
-from coordinator.integrators.implicit_rths.site import ControlSite, Measurement, VirtualLab
+from coordinator.integrators.implicit_rths.site import ControlSite, Measurement, SpecimenLab
 from coordinator.integrators.implicit_rths.structure import SplitStructure
 
 __all__ = ["ControlSite", "EfcmMethod", "ImplicitRthsMethod", "Measurement", "NcdcMethod", "RunHistory",
-           "ShingMethod", "SplitStructure", "StepReport", "VirtualLab", "exact_reference", "run"]
+           "ShingMethod", "SpecimenLab", "SplitStructure", "StepReport", "exact_reference", "run"]

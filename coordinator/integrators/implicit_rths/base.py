@@ -5,7 +5,7 @@ owns the clock; the method only computes::
 
     command = method.predict(F_{i+1})          # at sample i n, right after step i-1 closed
     while command is not None:
-        measurement = site.send(command)       # hold the command for one sample
+        measurement = site.drive(command)      # hold the command for one sample
         command = method.correct(measurement)  # None once step i+1 is closed
 
 This mirrors the coordinator's ``predict``/``correct`` integrator loop, with
@@ -147,13 +147,13 @@ def run(method: ImplicitRthsMethod, site: ControlSite, loads: np.ndarray, displa
         raise ValueError(f"the site samples every {site.sample_period:g} s, the method expects "
                          f"{method.sample_period:g} s (Dt / n)")
     loads = np.asarray(loads, float)
-    method.start(displacement, velocity, loads[0], site.read())
+    method.start(displacement, velocity, loads[0], site.reading())
     states = [(method.displacement, method.velocity, method.acceleration, method.specimen_force)]
     reports = []
     for load_next in loads[1:]:
         command = method.predict(load_next)
         while command is not None:
-            command = method.correct(site.send(command))
+            command = method.correct(site.drive(command))
         states.append((method.displacement, method.velocity, method.acceleration, method.specimen_force))
         reports.append(method.report)
     d, v, a, r = zip(*states)

@@ -3,8 +3,9 @@
 Clock: control samples m = 0, 1, 2, ... at t_m = m dt.  At every sample the
 controller reads the measurement (y_m, f_m) (specimen displacement and
 force), computes, and issues a command u_m that is held until m + 1.
-:meth:`ControlSite.send` is that hold: it returns the measurement of the
-next sample.  Units: m, N.
+:meth:`ControlSite.drive` is that hold: it returns the measurement of the
+next sample (the same reading/drive shape as the plant's virtual lab, with
+the specimen force beside the displacement).  Units: m, N.
 """
 
 from __future__ import annotations
@@ -30,17 +31,17 @@ class ControlSite(Protocol):
     sample_period: float
     """dt (s)"""
 
-    def read(self) -> Measurement:
+    def reading(self) -> Measurement:
         """The measurement at the current sample (no time passes)."""
         ...
 
-    def send(self, command: float) -> Measurement:
+    def drive(self, command: float) -> Measurement:
         """Hold ``command`` (m) for one sample; return the measurement at the next sample."""
         ...
 
 
-class VirtualLab:
-    """A first-order actuator driving a specimen; the specimen commits its state at every sample.
+class SpecimenLab:
+    """A virtual lab: a first-order actuator driving a specimen that commits its state at every sample.
 
     The lab records every sample (command, position, force) for plots and
     hysteresis loops.
@@ -56,10 +57,10 @@ class VirtualLab:
         self.positions: list[float] = [y0]
         self.forces: list[float] = [self._now.force]
 
-    def read(self) -> Measurement:
+    def reading(self) -> Measurement:
         return self._now
 
-    def send(self, command: float) -> Measurement:
+    def drive(self, command: float) -> Measurement:
         y = self.actuator.advance(command)
         self._now = Measurement(y, self.specimen.update(y))
         self.commands.append(command)

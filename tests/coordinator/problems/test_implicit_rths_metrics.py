@@ -30,10 +30,12 @@ def test_single_step_errors_by_hand() -> None:
 
 def test_timing_medians_by_hand() -> None:
     reports = (StepReport(3, (30, 10, 20)), StepReport(3, (40, 12, 22)), StepReport(2, (50, 24)))
-    t = timing(reports)
+    t = timing(reports, sample_period=45e-9, dt=70e-9)
     assert (t.first_us, t.inner_us, t.last_us) == pytest.approx((0.040, 0.011, 0.022))
     assert t.step_us == pytest.approx(0.074)  # step sums 60, 74, 74 ns
     assert t.per_iteration_us == pytest.approx(np.median([60 / 3, 74 / 3, 74 / 2]) / 1e3)
+    assert (t.worst_iteration_us, t.worst_step_us) == pytest.approx((0.050, 0.074))
+    assert (t.late_iterations, t.late_steps) == (1, 2)
 
 
 def test_the_reference_has_no_single_step_error() -> None:

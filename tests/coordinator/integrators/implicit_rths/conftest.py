@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import ImplicitRthsMethod, RunHistory, SplitStructure, VirtualLab, run
+from coordinator.integrators.implicit_rths import ImplicitRthsMethod, RunHistory, SplitStructure, SpecimenLab, run
 from coordinator.integrators.implicit_rths.reference import exact_reference
 from modules.plant.first_order import FirstOrderActuator
 from modules.plant.specimens import LinearSpecimen
@@ -23,10 +23,10 @@ def sdof() -> SplitStructure:
 
 
 @pytest.fixture
-def free_vibration() -> Callable[..., tuple[RunHistory, VirtualLab]]:
+def free_vibration() -> Callable[..., tuple[RunHistory, SpecimenLab]]:
     """Run a method on the SDOF from d_0 = 0.01 m at rest; the lab has a linear specimen K_E."""
-    def go(method: ImplicitRthsMethod, steps: int, bandwidth: float = math.inf) -> tuple[RunHistory, VirtualLab]:
-        lab = VirtualLab(FirstOrderActuator(bandwidth, method.sample_period, D0), LinearSpecimen(K_E))
+    def go(method: ImplicitRthsMethod, steps: int, bandwidth: float = math.inf) -> tuple[RunHistory, SpecimenLab]:
+        lab = SpecimenLab(FirstOrderActuator(bandwidth, method.sample_period, D0), LinearSpecimen(K_E))
         return run(method, lab, np.zeros((steps + 1, 1)), np.array([D0]), np.zeros(1)), lab
     return go
 

@@ -38,10 +38,10 @@ class ScriptedSite:
         self.sample_period = sample_period
         self._now, self._answer = start, answer
 
-    def read(self) -> Measurement:
+    def reading(self) -> Measurement:
         return self._now
 
-    def send(self, command: float) -> Measurement:
+    def drive(self, command: float) -> Measurement:
         self._now = self._answer
         return self._now
 
