@@ -1,0 +1,20 @@
+"""No compensation: the command is the target (maRTHS §11.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modules.experimental.compensators.base import Compensator
+
+
+class NoCompensation(Compensator):
+    name = "none"
+
+    def command(self, target: float, measured: float) -> float:
+        return target
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Stateless."""

@@ -1,0 +1,127 @@
+"""The physical-frame model that turns measured interface motion into feedback forces (maRTHS §10).
+
+A one-bay portal with pinned bases and 5 DOFs in frame sign (counter-clockwise
+positive): q = [X, theta1 (controlled, node 1), theta2 (uncontrolled, node 2),
+theta3 (base under node 2), theta4 (base under node 1)].  Axial deformation is
+neglected.  The unmeasured rotations follow statically from (X, theta1):
+[theta2, theta3, theta4] = T [X, theta1] with T = -Koo^-1 Kot.  Each control
+sample the force is F5 = K5 q + C5 dq/dt + M5 d2q/dt2, with the derivatives
+taken as the two cascaded backward differences of the benchmark's Derivative
+blocks (0 at the first sample).  Units: m, rad, N, N*m, kg, kg*m^2, s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+
+@dataclass(frozen=True)
+class PortalFrame:
+    """Geometry and material of the portal (m, m^4, m^2, Pa, kg/m^3)."""
+
+    beam_length: float
+    column_length: float
+    column_inertia: float
+    """second moment of area of a column, tuning factor included (m^4)"""
+    beam_inertia: float
+    column_area: float
+    beam_area: float
+    elastic_modulus: float
+    density: float
+    mass_factor: float = 1.1
+    """factor on the lumped masses"""
+    damping_ratio: float = 0.05
+    """modal damping ratio in every mode"""
+    frequency_rounding: float = 0.01
+    """modal frequencies are rounded to this step (rad/s) before the damping is built"""
+
+    def stiffness(self) -> np.ndarray:
+        """K5 (5x5; N/m, N, N*m/rad), all couplings positive in frame sign."""
+        ei_c, ei_b, lc, lb = (self.elastic_modulus * self.column_inertia, self.elastic_modulus * self.beam_inertia,
+                              self.column_length, self.beam_length)
+        c12, c6, c4, c2 = 12 * ei_c / lc**3, 6 * ei_c / lc**2, 4 * ei_c / lc, 2 * ei_c / lc
+        b4, b2 = 4 * ei_b / lb, 2 * ei_b / lb
+        return np.array([
+            [2 * c12, c6, c6, c6, c6],
+            [c6, c4 + b4, b2, 0.0, c2],
+            [c6, b2, c4 + b4, c2, 0.0],
+            [c6, 0.0, c2, c4, 0.0],
+            [c6, c2, 0.0, 0.0, c4],
+        ])
+
+    def mass(self) -> np.ndarray:
+        """M5 = diag(mX, m_theta, m_theta, m_base, m_base) (kg, kg*m^2), lumped with ``mass_factor``."""
+        mb = self.density * self.beam_area * self.beam_length
+        mc = self.density * self.column_area * self.column_length
+        lb, lc, f = self.beam_length, self.column_length, self.mass_factor
+        m_x = f * (mb + 2 * mc) / 2
+        m_theta = f * (mb * lb**2 / 2 + mc * lc**2 / 2) / 3
+        m_base = f * (mc * lc**2 / 2) / 3
+        return np.diag([m_x, m_theta, m_theta, m_base, m_base])
+
+    def modal_frequencies(self) -> np.ndarray:
+        """Natural circular frequencies of (K5, M5), rounded to ``frequency_rounding`` (rad/s), ascending."""
+        eigenvalues = scipy.linalg.eigh(self.stiffness(), self.mass(), eigvals_only=True)
+        return np.round(np.sqrt(eigenvalues) / self.frequency_rounding) * self.frequency_rounding
+
+    def damping(self) -> np.ndarray:
+        """C5 = sum_i 2 zeta w_i (M phi_i)(M phi_i)^T / (phi_i^T M phi_i), w_i rounded first (N*s/m ...)."""
+        k, m = self.stiffness(), self.mass()
+        _, modes = scipy.linalg.eigh(k, m)
+        damping = np.zeros_like(k)
+        for omega, phi in zip(self.modal_frequencies(), modes.T):
+            m_phi = m @ phi
+            damping += 2 * self.damping_ratio * omega * np.outer(m_phi, m_phi) / (phi @ m_phi)
+        return damping
+
+    def condensation(self) -> np.ndarray:
+        """T (3x2): [theta2, theta3, theta4] = T [X, theta1], from K5 (static, no load on DOFs 3..5)."""
+        k = self.stiffness()
+        return -np.linalg.solve(k[2:, 2:], k[2:, :2])
+
+    def shape(self) -> np.ndarray:
+        """Psi (5x2): q = Psi [X, theta1], the identity on the measured DOFs stacked on T."""
+        return np.vstack([np.eye(2), self.condensation()])
+
+    def condensed_stiffness(self) -> np.ndarray:
+        """K2 = Psi^T K5 Psi (2x2, frame sign): the static stiffness seen at (X, theta1)."""
+        psi = self.shape()
+        return psi.T @ self.stiffness() @ psi
+
+
+class FeedbackForce:
+    """F5[0:3] = (K5 q + C5 q' + M5 q'')[0:3] from measured (X, theta1), one control sample per call."""
+
+    def __init__(self, frame: PortalFrame, sample_period: float) -> None:
+        self.frame = frame
+        self.sample_period = float(sample_period)
+        self._psi = frame.shape()
+        self._k, self._c, self._m = frame.stiffness()[:3], frame.damping()[:3], frame.mass()[:3]
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the first sample: no previous position, zero derivatives."""
+        self._q: np.ndarray | None = None
+        self._velocity = np.zeros(5)
+
+    def force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
+        """(F5[0:3] in N, N*m, N*m; q in m, rad) for the measured X (m) and theta1 (rad) of this sample."""
+        q = self._psi @ np.array([x, theta])
+        if self._q is None:
+            velocity = np.zeros(5)
+            acceleration = np.zeros(5)
+        else:
+            velocity = (q - self._q) / self.sample_period
+            acceleration = (velocity - self._velocity) / self.sample_period
+        self._q, self._velocity = q, velocity
+        return self._k @ q + self._c @ velocity + self._m @ acceleration, q
+
+    def state(self) -> dict[str, list[float] | None]:
+        return {"q": None if self._q is None else self._q.tolist(), "velocity": self._velocity.tolist()}
+
+    def set_state(self, state: dict[str, list[float] | None]) -> None:
+        self._q = None if state["q"] is None else np.array(state["q"], float)
+        self._velocity = np.array(state["velocity"], float)

@@ -1,0 +1,87 @@
+"""Actuator dynamics sampled at the control rate: a linear plant under held commands, or an ideal one.
+
+Both follow one convention: ``position()`` is the displacement at the
+current control sample, ``advance(command)`` holds ``command`` over one
+sample and moves to the next.  Units are those of the plant (mm for the
+maRTHS plant).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Phi, Gamma) of one classical RK4 step of x' = A x + B u with u held over the step h (s).
+
+    Phi = I + hA + (hA)^2/2 + (hA)^3/6 + (hA)^4/24 and
+    Gamma = h (I + hA/2 + (hA)^2/6 + (hA)^3/24) B: what a fixed-step ode4
+    solver does on a linear system (maRTHS §8.4).  Phi is a polynomial in A,
+    so the input-output map does not depend on the realisation.
+    """
+    ha = h * np.asarray(a, float)
+    eye = np.eye(ha.shape[0])
+    ha2 = ha @ ha
+    ha3 = ha2 @ ha
+    phi = eye + ha + ha2 / 2 + ha3 / 6 + ha3 @ ha / 24
+    gamma = h * (eye + ha / 2 + ha2 / 6 + ha3 / 24) @ np.asarray(b, float)
+    return phi, gamma
+
+
+class Actuators(Protocol):
+    def position(self) -> np.ndarray: ...
+
+    def advance(self, command: np.ndarray) -> None: ...
+
+    def state(self) -> list[float]: ...
+
+    def set_state(self, state: list[float]) -> None: ...
+
+
+class LinearActuators:
+    """x_{k+1} = Phi x_k + Gamma u_k, y_k = C x_k (no feedthrough), from rest."""
+
+    def __init__(self, transition: np.ndarray, input_map: np.ndarray, output_map: np.ndarray) -> None:
+        self.transition = np.asarray(transition, float)
+        self.input_map = np.asarray(input_map, float)
+        self.output_map = np.asarray(output_map, float)
+        self._x = np.zeros(self.transition.shape[0])
+
+    @classmethod
+    def rk4(cls, a: np.ndarray, b: np.ndarray, c: np.ndarray, sample_period: float) -> "LinearActuators":
+        """A continuous plant (A, B, C) sampled as a fixed-step RK4 solver samples it."""
+        phi, gamma = rk4_hold_map(a, b, sample_period)
+        return cls(phi, gamma, c)
+
+    def position(self) -> np.ndarray:
+        return self.output_map @ self._x
+
+    def advance(self, command: np.ndarray) -> None:
+        self._x = self.transition @ self._x + self.input_map @ command
+
+    def state(self) -> list[float]:
+        return self._x.tolist()
+
+    def set_state(self, state: list[float]) -> None:
+        self._x = np.array(state, float)
+
+
+class InstantActuators:
+    """Perfect actuators: each held command is reached exactly by the end of its sample."""
+
+    def __init__(self, channels: int) -> None:
+        self._y = np.zeros(channels)
+
+    def position(self) -> np.ndarray:
+        return self._y.copy()
+
+    def advance(self, command: np.ndarray) -> None:
+        self._y = np.array(command, float)
+
+    def state(self) -> list[float]:
+        return self._y.tolist()
+
+    def set_state(self, state: list[float]) -> None:
+        self._y = np.array(state, float)

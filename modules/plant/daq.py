@@ -1,0 +1,57 @@
+"""The command side of the lab's DAQ: millimetres to servo volts, saturation, quantization (maRTHS §9).
+
+V_i = u_i / (cg_i g_i) - c_i / g_i with the displacement gain g_i (mm/V),
+offset c_i (mm) and correction gain cg_i.  In the benchmark the volts and the
++-3.8 V saturation feed only a log and the realizability check: the plant is
+driven by the millimetre command.  ``in_loop=True`` (a study option, not the
+benchmark) drives the plant through the DAC instead: saturate, quantize the
+volts to ``quantum`` (V), convert back to mm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CommandDaq:
+    gains: tuple[float, ...]
+    """g_i (mm/V)"""
+    offsets: tuple[float, ...]
+    """c_i (mm)"""
+    corrections: tuple[float, ...]
+    """cg_i (dimensionless)"""
+    limit: float = 3.8
+    """saturation (V)"""
+    quantum: float | None = None
+    """DAC resolution (V); None: not quantized"""
+    in_loop: bool = False
+
+    def __post_init__(self) -> None:
+        n = len(self.gains)
+        if not (len(self.offsets) == len(self.corrections) == n):
+            raise ValueError("DAQ: gains, offsets and correction gains need one entry per actuator")
+        if self.limit <= 0 or (self.quantum is not None and self.quantum <= 0):
+            raise ValueError("DAQ: the saturation limit and the quantum must be positive volts")
+
+    def volts(self, command_mm: np.ndarray | Sequence[float]) -> np.ndarray:
+        """Command volts before saturation; ``command_mm`` has actuators on its last axis."""
+        g, c, cg = (np.asarray(v, float) for v in (self.gains, self.offsets, self.corrections))
+        return np.asarray(command_mm, float) / (cg * g) - c / g
+
+    def applied(self, command_mm: np.ndarray) -> np.ndarray:
+        """The millimetre command that reaches the actuators: ``command_mm`` itself unless ``in_loop``."""
+        if not self.in_loop:
+            return command_mm
+        g, c, cg = (np.asarray(v, float) for v in (self.gains, self.offsets, self.corrections))
+        volts = np.clip(self.volts(command_mm), -self.limit, self.limit)
+        if self.quantum is not None:
+            volts = np.round(volts / self.quantum) * self.quantum
+        return (volts + c / g) * (cg * g)
+
+    def realizable(self, max_abs_volts: Sequence[float]) -> bool:
+        """The benchmark's check: a run is flagged only if *every* actuator exceeded the limit."""
+        return not all(v > self.limit for v in max_abs_volts)
