@@ -30,7 +30,7 @@ def _register_implicit_rths(studies: argparse._SubParsersAction) -> None:
                         help="one case or all of them (default: all)")
     parser.add_argument("--json", action="store_true",
                         help='print {"cases": {case: [run, ...]}, "sensitivity": {...}} instead of the tables')
-    parser.add_argument("--out", type=Path, default=Path("results/implicit_rths"),
+    parser.add_argument("--out", type=Path, default=Path("results/implicit_rths"), metavar="DIR",
                         help="directory for plots, results.json and the tables (default: results/implicit_rths)")
     parser.add_argument("--short", action="store_true", help="only the first 10 s of the building cases")
     parser.set_defaults(func=_implicit_rths)
