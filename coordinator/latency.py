@@ -22,6 +22,22 @@ from typing import Any
 import grpc
 
 
+class DelayedPastDeadline(grpc.RpcError):
+    """The added delay outlasted the call's deadline: reported as the status DEADLINE_EXCEEDED."""
+
+    def __init__(self, delay_s: float, timeout_s: float) -> None:
+        super().__init__(f"the latency knob's {delay_s:g} s delay outlasted the {timeout_s:g} s deadline")
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+
+    def details(self) -> str:
+        return str(self)
+
+    def trailing_metadata(self) -> tuple[()]:
+        return ()
+
+
 @dataclass
 class Latency(grpc.UnaryUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
     """Added delay per round trip: ``fixed_s`` plus a uniform random part in [0, ``jitter_s``] (s)."""
@@ -39,21 +55,23 @@ class Latency(grpc.UnaryUnaryClientInterceptor, grpc.StreamStreamClientIntercept
         self._rng = random.Random(self.seed)
 
     def delay_s(self) -> float:
-        """Sleep one delay; return how long it was (s)."""
-        delay = self.fixed_s + (self._rng.uniform(0.0, self.jitter_s) if self.jitter_s else 0.0)
-        time.sleep(delay)
-        return delay
+        """One random delay (s)."""
+        return self.fixed_s + (self._rng.uniform(0.0, self.jitter_s) if self.jitter_s else 0.0)
 
     def intercept_unary_unary(self, continuation: Callable[..., Any], client_call_details: Any, request: Any) -> Any:
-        delay = self.delay_s()
-        if client_call_details.timeout is not None:
-            client_call_details = client_call_details._replace(timeout=max(client_call_details.timeout - delay, 0.0))
+        delay, timeout = self.delay_s(), client_call_details.timeout
+        if timeout is not None and delay >= timeout:
+            time.sleep(timeout)
+            raise DelayedPastDeadline(delay, timeout)
+        time.sleep(delay)
+        if timeout is not None:
+            client_call_details = client_call_details._replace(timeout=timeout - delay)
         return continuation(client_call_details, request)
 
     def intercept_stream_stream(self, continuation: Callable[..., Any], client_call_details: Any,
                                 request_iterator: Iterator[Any]) -> Any:
         def delayed() -> Iterator[Any]:
             for request in request_iterator:
-                self.delay_s()
+                time.sleep(self.delay_s())
                 yield request
         return continuation(client_call_details, delayed())
