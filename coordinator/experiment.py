@@ -30,6 +30,7 @@ to the experiment file.  A minimal experiment::
 
     [output]
     file = "results/sdof.h5"
+    checkpoint_every = 1000         # steps; `hybridsim resume results/sdof.h5` continues from the last one
 """
 
 from __future__ import annotations
@@ -91,8 +92,13 @@ class Experiment:
     pretest_amplitude: float = 1e-5
     condense_massless: bool = False
     """integrate over the DOFs with mass only; the others follow by static (Guyan) recovery with K_I"""
+    checkpoint_every: int = 0
+    """steps between checkpoints in the results file (0: none)"""
     base_dir: Path = field(default_factory=Path.cwd)
     source: str = ""
+    """the experiment file's text, for the record"""
+    table: dict[str, Any] = field(default_factory=dict)
+    """the parsed experiment, from which a stopped run is rebuilt"""
 
     @property
     def steps(self) -> int:
@@ -140,11 +146,16 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     motion = _motion(_table(table, "ground_motion"), dt, duration, base_dir)
     integrator, options = _integrator(_table(table, "integrator"))
     modules = _modules(table.get("modules"), base_dir)
-    output = Path(_get(table.get("output", {}), "output.file", str, default=f"results/{name}.h5"))
+    output_table = table.get("output", {})
+    _only(output_table, "output", {"file", "checkpoint_every"})
+    output = Path(_get(output_table, "output.file", str, default=f"results/{name}.h5"))
+    checkpoint_every = _get(output_table, "output.checkpoint_every", int, default=0)
+    if checkpoint_every < 0:
+        raise ExperimentError("output.checkpoint_every must be a number of steps >= 0 (0: no checkpoints)")
     pretest = table.get("pretest", {})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
-                      amplitude, condense, base_dir, source)
+                      amplitude, condense, checkpoint_every, base_dir, source, table)
 
 
 # -- sections ----------------------------------------------------------------

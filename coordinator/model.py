@@ -108,3 +108,43 @@ class StructuralModel:
     def ground_load(self, ground_acceleration: float) -> np.ndarray:
         """Effective earthquake load -M r a_g (N) for a ground acceleration (m/s^2)."""
         return -(self.mass @ self.influence) * ground_acceleration
+
+
+class DofReduction:
+    """The DOFs the integrator works on: all of them, or the DOFs with mass (Guyan condensation).
+
+    With condensation, u = T u_r (T from the initial stiffness: the massless DOFs are in static
+    equilibrium under K_I), the reduced matrices are T^T A T and a force f reduces to T^T f.  Exact
+    for a linear structure without damping on the massless DOFs; for a nonlinear one the massless
+    DOFs follow the linear recovery.
+    """
+
+    def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
+        self.model = model
+        massive = np.flatnonzero(np.diag(model.mass) > 0)
+        if condense and massive.size < model.ndof:
+            guyan = GuyanCondensation(stiffness, massive)
+            self.transform: np.ndarray | None = guyan.transform
+            self.retained = massive
+            self.mass, self.damping = guyan.condense(model.mass), guyan.condense(model.damping)
+            self.stiffness = guyan.stiffness
+        else:
+            self.transform, self.retained = None, np.arange(model.ndof)
+            self.mass, self.damping, self.stiffness = model.mass, model.damping, stiffness
+        self.ndof = self.retained.size
+
+    def expand(self, reduced: np.ndarray) -> np.ndarray:
+        """Values on all DOFs from the integrator's DOFs."""
+        return reduced if self.transform is None else self.transform @ reduced
+
+    def force(self, force: np.ndarray) -> np.ndarray:
+        """A force on all DOFs as the integrator sees it."""
+        return force if self.transform is None else self.transform.T @ force
+
+    def place(self, reduced: np.ndarray) -> np.ndarray:
+        """A reduced force on the retained DOFs, zero elsewhere (for the record)."""
+        if self.transform is None:
+            return reduced
+        full = np.zeros(self.model.ndof)
+        full[self.retained] = reduced
+        return full

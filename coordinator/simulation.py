@@ -1,4 +1,4 @@
-"""Running an experiment: start modules, pre-test, integrate, record, summarise.
+"""Running an experiment: start modules, pre-test, integrate, record, checkpoint, summarise; resume.
 
 One time step of the coordinator (any integrator)::
 
@@ -8,11 +8,16 @@ One time step of the coordinator (any integrator)::
         r = sum of module restoring forces at d (all modules in parallel)
         d = integrator.correct(r)
     commit the step at every module; record the row
+
+Every ``output.checkpoint_every`` steps the integrator state and every
+module's checkpoint go into the results file; :func:`resume_run` continues
+a run that stopped (coordinator killed, a site restarted) from there.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,12 +29,12 @@ import numpy as np
 
 from coordinator.control import RunAborted, RunControl, StepListener
 from coordinator.errors import RunStopped, UsageError
-from coordinator.experiment import Experiment, ModuleSpec
+from coordinator.experiment import Experiment, ModuleSpec, parse_experiment
 from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
-from coordinator.model import GuyanCondensation, StructuralModel, rayleigh_coefficients
+from coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from coordinator.partition import ModuleSlot, ModuleStepError, Partition
-from coordinator.pretest import PretestResult, pretest
-from coordinator.recorder import Recorder
+from coordinator.pretest import pretest
+from coordinator.recorder import Recorder, ResponseHistory, read_checkpoint, read_results
 from modules.base import Module, ModuleError, Session
 from modules.registry import build_module
 
@@ -66,7 +71,31 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
     with contextlib.ExitStack() as stack:
         slots = [_start_module(spec, stack) for spec in experiment.modules]
         run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners)
-        return run.run()
+        return run.execute(run.fresh_start)
+
+
+def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
+               listeners: Sequence[StepListener] = ()) -> RunResult:
+    """Continue the run of a results file from its last checkpoint, writing into the same file.
+
+    The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
+    restored from its checkpoint (a site that kept running returns to it, a restarted one loads
+    it); the integrator continues from its checkpointed state with the same K_I, M and C.
+    """
+    path = Path(results)
+    checkpoint = read_checkpoint(path)
+    if checkpoint is None:
+        raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
+    stored = read_results(path)
+    attrs = stored["attrs"]
+    if attrs.get("status") == "completed":
+        raise UsageError(f"{path} holds a completed run; there is nothing to resume")
+    experiment = parse_experiment(json.loads(attrs["experiment_table"]), base_dir=Path(attrs["base_dir"]),
+                                  source=attrs["source"])
+    with contextlib.ExitStack() as stack:
+        slots = [_start_module(spec, stack) for spec in experiment.modules]
+        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners)
+        return run.execute(lambda: run.resumed_start(checkpoint, stored))
 
 
 def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack) -> tuple[ModuleSpec, Module, str]:
@@ -87,8 +116,23 @@ def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack) -> tuple[Module
         raise UsageError(f"module {spec.name!r} ({spec.kind}): {exc}") from None
 
 
+@dataclass
+class _Start:
+    """Where the step loop begins: after the pre-test, or at a checkpoint."""
+
+    integrator: Integrator
+    reduction: DofReduction
+    history: ResponseHistory
+    recorder: Recorder
+    step: int
+    """index of the last completed step"""
+    step_id: int
+    """module step ID committed at that step"""
+    asymmetry: float
+
+
 class _Run:
-    """The state of one run; ``run()`` is the whole test."""
+    """One run of an experiment over its started modules."""
 
     def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
                  progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener]) -> None:
@@ -115,77 +159,82 @@ class _Run:
             names = [dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
 
-    def _assemble_model(self, stiffness: np.ndarray) -> StructuralModel:
-        exp = self.experiment
-        mass = exp.mass.copy()
-        extra_damping = np.zeros_like(mass)
-        for slot in self.partition.slots:
-            block = np.ix_(slot.index, slot.index)
-            if slot.description.mass is not None:
-                mass[block] += slot.description.mass
-            if slot.description.damping is not None:
-                extra_damping[block] += slot.description.damping
-        spec = exp.damping
-        if spec.matrix is not None:
-            damping = spec.matrix.copy()
-        elif spec.rayleigh or spec.rayleigh_omega:
-            a, b = spec.rayleigh or rayleigh_coefficients(*spec.rayleigh_omega, spec.zeta)  # type: ignore[misc]
-            damping = a * mass + b * stiffness
-        else:
-            damping = np.zeros_like(mass)
-        return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
+    # -- the two ways to start ---------------------------------------------
+    def fresh_start(self) -> _Start:
+        """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
+        exp, partition = self.experiment, self.partition
+        measured = pretest(partition, exp.pretest_amplitude)
+        model = self._assemble_model(measured.stiffness)
+        reduction = DofReduction(model, measured.stiffness, exp.condense_massless)
+        integrator = self._integrator(reduction)
+        integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
+                         reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
+        history = ResponseHistory(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
+        recorder = Recorder(
+            self.output, history.columns, dofs=exp.dofs,
+            attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
+                   "base_dir": str(exp.base_dir), "dt": exp.dt,
+                   "integrator": exp.integrator, "pretest_asymmetry": measured.asymmetry,
+                   "modules": {s.name: s.where for s in partition.slots}},
+            model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
+            checkpoint_state=integrator.state() if exp.checkpoint_every else None,
+            checkpoint_modules=[s.name for s in partition.slots])
+        start = _Start(integrator, reduction, history, recorder, 0, measured.last_step, measured.asymmetry)
+        self._put(start, exp.motion.at(0), 0.0)
+        return start
 
-    def _integrator(self, reduction: "_Reduction") -> Integrator:
-        exp = self.experiment
-        try:
-            return INTEGRATORS[exp.integrator](reduction.mass, reduction.damping, reduction.stiffness, exp.dt,
-                                               **exp.integrator_options)
-        except IntegratorError as exc:
-            raise UsageError(f"integrator: {exc}") from None
+    def resumed_start(self, checkpoint: Any, stored: dict[str, Any]) -> _Start:
+        """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it."""
+        exp, partition = self.experiment, self.partition
+        for slot in partition.slots:
+            try:
+                slot.module.restore(checkpoint.modules[slot.name])
+            except (KeyError, ModuleError) as exc:
+                raise RunStopped(f"module {slot.name!r} ({slot.where}) could not be restored: {exc}") from None
+        model = StructuralModel(exp.dofs, stored["model/mass"], stored["model/damping"], exp.influence)
+        stiffness = stored["model/initial_stiffness"]
+        reduction = DofReduction(model, stiffness, exp.condense_massless)
+        integrator = self._integrator(reduction)
+        integrator.set_state(checkpoint.integrator)
+        history = ResponseHistory(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
+        history.load(stored, checkpoint.step + 1)
+        recorder = Recorder.reopen(self.output, checkpoint.step + 1)
+        return _Start(integrator, reduction, history, recorder, checkpoint.step, checkpoint.step_id,
+                      float(stored["attrs"].get("pretest_asymmetry", 0.0)))
 
-    def run(self) -> RunResult:
-        exp = self.experiment
-        partition = self.partition
+    # -- the run -----------------------------------------------------------
+    def execute(self, begin: Callable[[], _Start]) -> RunResult:
+        exp, partition = self.experiment, self.partition
         wall_start = time.perf_counter()
         try:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name))
-            measured = pretest(partition, exp.pretest_amplitude)
-            model = self._assemble_model(measured.stiffness)
-            reduction = _Reduction(model, measured.stiffness, exp.condense_massless)
-            integrator = self._integrator(reduction)
-            integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
-                             reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
-            history = _History(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
-            recorder = Recorder(self.output, history.columns, dofs=exp.dofs,
-                                attrs={"experiment": exp.name, "source": exp.source, "dt": exp.dt,
-                                       "integrator": exp.integrator,
-                                       "modules": {s.name: s.where for s in partition.slots}})
+            start = begin()
         except BaseException:
             partition.close()
             raise
         closed = False
         try:
-            with recorder_closed(recorder, history) as status:
-                history.put(integrator, reduction, partition, exp.motion.at(0), measured.last_step, 0.0)
-                loop_wall = self._loop(recorder, history, integrator, reduction, measured.last_step, status)
+            with recorder_closed(start.recorder, start.history) as status:
+                loop_wall = self._loop(start, status)
                 summaries, closed = partition.close(), True
-                summary = _summary(exp, history, measured, loop_wall, time.perf_counter() - wall_start, summaries)
+                summary = _summary(exp, start, loop_wall, time.perf_counter() - wall_start, summaries)
                 status.completed(summary)
         finally:
             if not closed:
                 partition.close()
-        a = history.arrays
+        a = start.history.arrays
         return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
-                         a["restoring_force"], measured.stiffness, summary, self.output)
+                         a["restoring_force"], start.reduction.stiffness, summary, self.output)
 
-    def _loop(self, recorder: Recorder, history: "_History", integrator: Integrator, reduction: "_Reduction",
-              step_id: int, status: "_Status") -> float:
-        """Integrate every step of the record; the wall time of the loop (s)."""
+    def _loop(self, start: _Start, status: "_Status") -> float:
+        """Integrate from the step after ``start.step`` to the end of the record; the loop's wall time (s)."""
         exp, partition = self.experiment, self.partition
+        integrator, reduction, history, recorder = start.integrator, start.reduction, start.history, start.recorder
         load_shape = reduction.force(reduction.model.ground_load(1.0))
         ground = exp.motion.acceleration
+        step_id = start.step_id
         loop_start = time.perf_counter()
-        for n in range(1, exp.steps + 1):
+        for n in range(start.step + 1, exp.steps + 1):
             try:
                 self.control.gate()
             except RunAborted as exc:
@@ -209,8 +258,11 @@ class _Run:
             except IntegratorError as exc:
                 status.stopped(f"step {n}: {exc}")
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
-            history.put(integrator, reduction, partition, ground[n], step_id, time.perf_counter() - t0)
-            if n % RECORD_BLOCK == 0:
+            start.step_id = step_id
+            self._put(start, ground[n], time.perf_counter() - t0)
+            if exp.checkpoint_every and n % exp.checkpoint_every == 0:
+                self._checkpoint(start, n)
+            elif n % RECORD_BLOCK == 0:
                 recorder.write(history.arrays, history.rows)
             for listener in self.listeners:
                 listener(n, history.arrays)
@@ -218,83 +270,66 @@ class _Run:
                 self.progress(n, exp.steps)
         return time.perf_counter() - loop_start
 
+    def _checkpoint(self, start: _Start, n: int) -> None:
+        """Rows up to n on disk, then the integrator's and every module's state of step n."""
+        start.recorder.write(start.history.arrays, start.history.rows)
+        modules = {}
+        for slot in self.partition.slots:
+            try:
+                modules[slot.name] = slot.module.checkpoint()
+            except ModuleError as exc:
+                raise ModuleStepError(slot, start.step_id, exc) from exc
+        start.recorder.checkpoint(n, start.step_id, start.integrator.state(), modules)
 
-class _Reduction:
-    """The DOFs the integrator works on: all of them, or the DOFs with mass (Guyan condensation).
-
-    With condensation, u = T u_r (T from the initial stiffness: the massless DOFs are in static
-    equilibrium under K_I), the reduced matrices are T^T A T and a force f reduces to T^T f.  Exact
-    for a linear structure without damping on the massless DOFs; for a nonlinear one the massless
-    DOFs follow the linear recovery.
-    """
-
-    def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
-        self.model = model
-        massive = np.flatnonzero(np.diag(model.mass) > 0)
-        if condense and massive.size < model.ndof:
-            guyan = GuyanCondensation(stiffness, massive)
-            self.transform: np.ndarray | None = guyan.transform
-            self.retained = massive
-            self.mass, self.damping = guyan.condense(model.mass), guyan.condense(model.damping)
-            self.stiffness = guyan.stiffness
-        else:
-            self.transform, self.retained = None, np.arange(model.ndof)
-            self.mass, self.damping, self.stiffness = model.mass, model.damping, stiffness
-        self.ndof = self.retained.size
-
-    def expand(self, reduced: np.ndarray) -> np.ndarray:
-        """Values on all DOFs from the integrator's DOFs."""
-        return reduced if self.transform is None else self.transform @ reduced
-
-    def force(self, force: np.ndarray) -> np.ndarray:
-        """A force on all DOFs as the integrator sees it."""
-        return force if self.transform is None else self.transform.T @ force
-
-    def place(self, reduced: np.ndarray) -> np.ndarray:
-        """A reduced force on the retained DOFs, zero elsewhere (for the record)."""
-        if self.transform is None:
-            return reduced
-        full = np.zeros(self.model.ndof)
-        full[self.retained] = reduced
-        return full
-
-
-RECORD_BLOCK = 1024
-"""steps between writes to the results file"""
-
-
-class _History:
-    """Preallocated in-memory response arrays (steps x width), one per results dataset."""
-
-    def __init__(self, rows: int, ndof: int, modules: dict[str, int]) -> None:
-        self.columns: dict[str, int] = {"time": 0, "step_id": 0, "ground_acceleration": 0, "wall_step_s": 0,
-                                        "displacement": ndof, "velocity": ndof, "acceleration": ndof,
-                                        "restoring_force": ndof}
-        for name, width in modules.items():
-            self.columns[f"modules/{name}/displacement"] = width
-            self.columns[f"modules/{name}/force"] = width
-        self.arrays = {key: np.zeros((rows, width) if width else rows, dtype=np.int64 if key == "step_id" else float)
-                       for key, width in self.columns.items()}
-        self._modules = [(self.arrays[f"modules/{name}/displacement"], self.arrays[f"modules/{name}/force"])
-                         for name in modules]
-        self.rows = 0
-
-    def put(self, integrator: Integrator, reduction: "_Reduction", partition: Partition, ground: float, step_id: int,
-            wall: float) -> None:
-        """Row n = integrator.step: the committed state (on all DOFs) and what every module measured."""
-        n, a = integrator.step, self.arrays
+    def _put(self, start: _Start, ground: float, wall: float) -> None:
+        """Row n = integrator.step: the committed state on all DOFs and what every module measured."""
+        integrator, reduction, history = start.integrator, start.reduction, start.history
+        n, a = integrator.step, history.arrays
         a["time"][n] = n * integrator.dt
-        a["step_id"][n] = step_id
+        a["step_id"][n] = start.step_id
         a["ground_acceleration"][n] = ground
         a["wall_step_s"][n] = wall
         a["displacement"][n] = reduction.expand(integrator.displacement)
         a["velocity"][n] = reduction.expand(integrator.velocity)
         a["acceleration"][n] = reduction.expand(integrator.acceleration)
         a["restoring_force"][n] = reduction.place(integrator.restoring_force)
-        for (disp, force), result in zip(self._modules, partition.last_results):
+        for (disp, force), result in zip(history.modules, self.partition.last_results):
             disp[n] = result.displacement
             force[n] = result.force
-        self.rows = n + 1
+        history.rows = n + 1
+
+    # -- model -------------------------------------------------------------
+    def _assemble_model(self, stiffness: np.ndarray) -> StructuralModel:
+        exp = self.experiment
+        mass = exp.mass.copy()
+        extra_damping = np.zeros_like(mass)
+        for slot in self.partition.slots:
+            block = np.ix_(slot.index, slot.index)
+            if slot.description.mass is not None:
+                mass[block] += slot.description.mass
+            if slot.description.damping is not None:
+                extra_damping[block] += slot.description.damping
+        spec = exp.damping
+        if spec.matrix is not None:
+            damping = spec.matrix.copy()
+        elif spec.rayleigh or spec.rayleigh_omega:
+            a, b = spec.rayleigh or rayleigh_coefficients(*spec.rayleigh_omega, spec.zeta)  # type: ignore[misc]
+            damping = a * mass + b * stiffness
+        else:
+            damping = np.zeros_like(mass)
+        return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
+
+    def _integrator(self, reduction: DofReduction) -> Integrator:
+        exp = self.experiment
+        try:
+            return INTEGRATORS[exp.integrator](reduction.mass, reduction.damping, reduction.stiffness, exp.dt,
+                                               **exp.integrator_options)
+        except IntegratorError as exc:
+            raise UsageError(f"integrator: {exc}") from None
+
+
+RECORD_BLOCK = 1024
+"""steps between writes to the results file"""
 
 
 class _Status:
@@ -310,7 +345,7 @@ class _Status:
 
 
 @contextlib.contextmanager
-def recorder_closed(recorder: Recorder, history: _History) -> Iterator[_Status]:
+def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_Status]:
     """Write every completed row and close the recorder with the run's final status, however the run ends."""
     status = _Status()
     try:
@@ -324,9 +359,11 @@ def recorder_closed(recorder: Recorder, history: _History) -> Iterator[_Status]:
         recorder.close(status.text, status.summary)
 
 
-def _summary(exp: Experiment, history: _History, measured: PretestResult, loop_wall: float, total_wall: float,
+def _summary(exp: Experiment, start: _Start, loop_wall: float, total_wall: float,
              modules: dict[str, dict[str, float]]) -> dict[str, Any]:
+    history = start.history
     disp = history.arrays["displacement"][: history.rows]
+    looped = history.rows - 1 - start.step
     time_s = history.arrays["time"]
     peaks = np.max(np.abs(disp), axis=0)
     at = np.argmax(np.abs(disp), axis=0)
@@ -338,8 +375,8 @@ def _summary(exp: Experiment, history: _History, measured: PretestResult, loop_w
         "simulated_s": float(time_s[history.rows - 1]),
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
-        "steps_per_second": (history.rows - 1) / loop_wall if loop_wall > 0 else float("inf"),
-        "pretest_asymmetry": measured.asymmetry,
+        "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
+        "pretest_asymmetry": start.asymmetry,
         "peak_displacement": {d: float(p) for d, p in zip(exp.dofs, peaks)},
         "peak_time_s": {d: float(time_s[i]) for d, i in zip(exp.dofs, at)},
         "modules": modules,

@@ -1,4 +1,7 @@
-"""`hybridsim run EXPERIMENT.toml`: run an experiment, stream results to HDF5, print a summary."""
+"""`hybridsim run EXPERIMENT.toml`: run an experiment, stream results to HDF5, print a summary.
+
+`hybridsim resume RESULTS.h5`: continue a stopped run from its last checkpoint.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +11,42 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.experiment import load_experiment
-from coordinator.simulation import ProgressBar, run_experiment
+from coordinator.simulation import ProgressBar, RunResult, resume_run, run_experiment
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("run", help="run an experiment file", description=__doc__)
     parser.add_argument("experiment", type=Path, help="experiment file (TOML)")
     parser.add_argument("--output", type=Path, help="results file (HDF5); default: the experiment's output.file")
+    _output_options(parser)
+    parser.set_defaults(func=main)
+    resume = sub.add_parser("resume", help="continue a stopped run from its last checkpoint",
+                            description="Continue the run of a results file from its last checkpoint "
+                                        "(output.checkpoint_every), writing into the same file.")
+    resume.add_argument("results", type=Path, help="results file (HDF5) of the stopped run")
+    _output_options(resume)
+    resume.set_defaults(func=resume_main)
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
-    progress = None if (args.quiet or args.json) else ProgressBar()
-    result = run_experiment(experiment, output=args.output, progress=progress)
+    return _report(args, run_experiment(experiment, output=args.output, progress=_progress(args)))
+
+
+def resume_main(args: argparse.Namespace) -> int:
+    return _report(args, resume_run(args.results, progress=_progress(args)))
+
+
+def _progress(args: argparse.Namespace) -> ProgressBar | None:
+    return None if (args.quiet or args.json) else ProgressBar()
+
+
+def _report(args: argparse.Namespace, result: RunResult) -> int:
     summary = dict(result.summary, output=str(result.output))
     if args.json:
         print(json.dumps(summary))

@@ -1,0 +1,66 @@
+"""Checkpoints in the results file and `hybridsim resume`: a resumed virtual test ends as if uninterrupted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coordinator.cli import main
+from coordinator.control import RunControl
+from coordinator.errors import RunStopped, UsageError
+from coordinator.experiment import parse_experiment
+from coordinator.recorder import read_checkpoint, read_results
+from coordinator.simulation import resume_run, run_experiment
+from tests.conftest import MARTHS_DATA
+
+YIELDING = {"law": "bilinear", "stiffness": 4.0e5, "yield_displacement": 0.004, "hardening_ratio": 0.05}
+
+
+def experiment(tmp_path, name: str, checkpoint_every: int = 500, address: str | None = None):
+    module = {"name": "column", "kind": "spring", "config": {"dofs": ["x"], **YIELDING}}
+    if address:
+        module["address"] = address
+    table = {
+        "experiment": {"name": name, "dt": 0.005, "duration": 20.0},
+        "structure": {"dofs": ["x"], "mass_diagonal": [1000.0], "influence": [1.0],
+                      "damping": {"rayleigh": [0.3, 1e-4]}},
+        "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 0.6},
+        "integrator": {"kind": "alpha-os", "alpha": -0.1},
+        "modules": [module],
+        "output": {"file": str(tmp_path / f"{name}.h5"), "checkpoint_every": checkpoint_every},
+    }
+    return parse_experiment(table, base_dir=tmp_path)
+
+
+def aborted_at(step: int):
+    control = RunControl()
+
+    def listener(n, _arrays):
+        if n == step:
+            control.abort("coordinator lost")
+
+    return control, listener
+
+
+def test_an_aborted_yielding_test_resumes_to_the_uninterrupted_response(tmp_path):
+    whole = run_experiment(experiment(tmp_path, "whole"))
+    assert np.max(np.abs(whole["x"])) > 0.004  # the spring yields, so the module's state matters
+    control, listener = aborted_at(1234)
+    with pytest.raises(RunStopped):
+        run_experiment(experiment(tmp_path, "broken"), control=control, listeners=[listener])
+    checkpoint = read_checkpoint(tmp_path / "broken.h5")
+    assert (checkpoint.step, read_results(tmp_path / "broken.h5")["attrs"]["completed_steps"]) == (1000, 1235)
+    resumed = resume_run(tmp_path / "broken.h5")
+    assert np.max(np.abs(resumed.displacement - whole.displacement)) <= 1e-12 * np.max(np.abs(whole.displacement))
+    stored = read_results(tmp_path / "broken.h5")
+    assert stored["attrs"]["status"] == "completed"
+    np.testing.assert_array_equal(stored["displacement"], whole.displacement)
+
+
+def test_resume_refuses_a_file_without_checkpoints_and_a_completed_run(tmp_path, capsys):
+    run_experiment(experiment(tmp_path, "plain", checkpoint_every=0))
+    with pytest.raises(UsageError, match="no checkpoint"):
+        resume_run(tmp_path / "plain.h5")
+    run_experiment(experiment(tmp_path, "done"))
+    assert main(["resume", str(tmp_path / "done.h5")]) == 2
+    assert "completed run" in capsys.readouterr().err
