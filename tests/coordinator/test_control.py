@@ -27,8 +27,9 @@ def test_hold_stops_issuing_steps_until_resume(tmp_path):
 
     result = run_experiment(load_experiment(EXAMPLES / "sdof.toml"), output=tmp_path / "held.h5", control=control,
                             listeners=[listener])
-    assert stamps[101] - stamps[100] >= 0.29  # nothing moved while held
-    assert max(stamps[n + 1] - stamps[n] for n in range(200, 1000)) < 0.1  # and it went on after resume
+    gaps = {n: stamps[n + 1] - stamps[n] for n in range(1, 4118)}
+    assert gaps[100] >= 0.29  # nothing moved while held
+    assert max(gaps, key=gaps.get) == 100  # the hold is the only long pause: the test went on after resume
     assert result.summary["steps"] == 4118
 
 
