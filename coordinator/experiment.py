@@ -144,7 +144,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     influence = _influence(structure, dofs)
 
     motion = _motion(_table(table, "ground_motion"), dt, duration, base_dir)
-    integrator, options = _integrator(_table(table, "integrator"))
+    integrator, options = _integrator(table.get("integrator", {"kind": "alpha-os"}))
     modules = _modules(table.get("modules"), base_dir)
     output_table = table.get("output", {})
     _only(output_table, "output", {"file", "checkpoint_every"})
@@ -225,7 +225,9 @@ def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: P
         raise ExperimentError(f"ground_motion: {exc}") from None
 
 
-def _integrator(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _integrator(spec: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(spec, dict):
+        raise ExperimentError("[integrator] must be a table, e.g. [integrator] kind = \"alpha-os\"")
     kind = _get(spec, "integrator.kind", str, default="alpha-os")
     if kind not in INTEGRATORS:
         raise ExperimentError(f"integrator.kind: unknown integrator {kind!r}; choose one of {', '.join(INTEGRATORS)}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.base import Module, ModuleError
+from modules.limits import Confirm, terminal_confirm, with_limits
 
 KINDS: dict[str, str] = {
     "linear": "modules.linear:LinearModule",
@@ -22,14 +23,23 @@ KINDS: dict[str, str] = {
 }
 
 
-def build_module(kind: str, config: Mapping[str, Any], base_dir: Path | None = None) -> Module:
-    """Build a module of ``kind`` from its config table (paths relative to ``base_dir``)."""
+def build_module(kind: str, config: Mapping[str, Any], base_dir: Path | None = None,
+                 confirm: Confirm = terminal_confirm) -> Module:
+    """Build a module of ``kind`` from its config table (paths relative to ``base_dir``).
+
+    A ``limits`` table in the config puts the module behind the site's safety limits
+    (``modules.limits``); ``confirm`` asks the operator where the limits require it.
+    """
     try:
         target = KINDS[kind]
     except KeyError:
         raise ModuleError(f"unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    config = dict(config)
+    limits = config.pop("limits", None)
     if "base_dir" in inspect.signature(cls.from_config).parameters:
-        return cls.from_config(config, base_dir=base_dir or Path.cwd())
-    return cls.from_config(config)
+        module = cls.from_config(config, base_dir=base_dir or Path.cwd())
+    else:
+        module = cls.from_config(config)
+    return with_limits(module, limits, confirm)

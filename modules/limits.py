@@ -1,0 +1,186 @@
+"""Safety at the site: per-DOF limits checked in ``propose`` before anything moves, and operator confirmation.
+
+A site's configuration may carry a ``[limits]`` table; :func:`with_limits`
+then wraps the module so that every new command is checked against:
+
+``displacement``  max |d| (m, rad) per DOF
+``increment``     max |d - d_now| per step, where d_now is the last executed command (m, rad)
+``velocity``      max |d - d_now| / dt (m/s, rad/s), dt from the session
+``force``         max |f| (N, N*m): before moving, the force predicted with ``force_stiffness``
+                  (the diagonal stiffness estimate, N/m) as f_now + k (d - d_now); after moving, an
+                  interlock refuses every further step once a measured force exceeds the limit
+
+Each value is a number for every DOF or a list with one number per DOF.  A
+refused step puts the site on hold: the actuators keep their last command
+and every later proposal is refused with the original reason until a new
+session opens.  ``confirm_first = N`` asks the operator at the site's
+terminal to confirm each of the first N steps (as UI-SIMCOR's lab plugins do).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from modules.base import Command, Description, Module, ModuleError, Session, StepRefused, StepResult
+
+LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
+Confirm = Callable[[str], bool]
+
+
+def terminal_confirm(question: str) -> bool:
+    """Ask on the site's terminal; anything but y/yes refuses."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+@dataclass(frozen=True)
+class SafetyLimits:
+    """Per-DOF bounds (inf where not set) and the number of steps to confirm."""
+
+    displacement: np.ndarray
+    increment: np.ndarray
+    velocity: np.ndarray
+    force: np.ndarray
+    force_stiffness: np.ndarray
+    confirm_first: int = 0
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any], ndof: int) -> "SafetyLimits":
+        unknown = sorted(set(table) - set(LIMIT_KINDS) - {"force_stiffness", "confirm_first"})
+        if unknown:
+            raise ModuleError(f"limits: unknown key {unknown[0]!r}; allowed: {', '.join(LIMIT_KINDS)}, "
+                              "force_stiffness, confirm_first")
+        values = {key: _per_dof(table, key, ndof, np.inf) for key in LIMIT_KINDS}
+        stiffness = _per_dof(table, "force_stiffness", ndof, 0.0)
+        confirm = table.get("confirm_first", 0)
+        if not isinstance(confirm, int) or isinstance(confirm, bool) or confirm < 0:
+            raise ModuleError(f"limits.confirm_first must be a number of steps >= 0, got {confirm!r}")
+        return cls(**values, force_stiffness=stiffness, confirm_first=confirm)
+
+
+def _per_dof(table: Mapping[str, Any], key: str, ndof: int, default: float) -> np.ndarray:
+    if key not in table:
+        return np.full(ndof, default)
+    try:
+        values = np.broadcast_to(np.asarray(table[key], dtype=float), (ndof,)).copy()
+    except (TypeError, ValueError):
+        raise ModuleError(f"limits.{key} must be a number or a list of {ndof} numbers (one per DOF)") from None
+    if np.any(np.isnan(values)) or np.any(values < 0):
+        raise ModuleError(f"limits.{key} must be non-negative numbers")
+    return values
+
+
+class LimitedModule:
+    """A module behind the site's safety limits; everything else passes through."""
+
+    def __init__(self, inner: Module, limits: SafetyLimits, confirm: Confirm = terminal_confirm) -> None:
+        self.inner = inner
+        self.limits = limits
+        self.confirm = confirm
+        self._names: tuple[str, ...] = ()
+        self._dt = 0.0
+        self._now: np.ndarray | None = None
+        self._force: np.ndarray | None = None
+        self._hold: str | None = None
+        self._proposed: tuple[int, np.ndarray] | None = None
+        self._confirmed = 0
+
+    def describe(self) -> Description:
+        return self.inner.describe()
+
+    def open(self, session: Session) -> None:
+        self.inner.open(session)
+        self._names, self._dt = tuple(session.dof_names), session.dt
+        n = len(self._names)
+        self._now, self._force = np.zeros(n), np.zeros(n)
+        self._hold, self._proposed, self._confirmed = None, None, 0
+
+    def propose(self, step: int, command: Command) -> None:
+        d = np.asarray(command.displacement, float)
+        if self._proposed is not None and self._proposed[0] == step and np.array_equal(self._proposed[1], d):
+            self.inner.propose(step, command)  # a retry: already checked
+            return
+        if self._hold is not None:
+            raise StepRefused(step, f"site on hold: {self._hold}")
+        if self._now is not None and d.shape == self._now.shape:
+            reason = self._violation(d)
+            if reason is not None:
+                self._hold = f"step {step}: {reason}"
+                raise StepRefused(step, f"{reason}; the site is on hold, actuators keep their last command")
+            if self._confirmed < self.limits.confirm_first:
+                targets = ", ".join(f"{name} = {value:.6g}" for name, value in zip(self._names, d))
+                if not self.confirm(f"step {step}: move to {targets}?"):
+                    self._hold = f"step {step}: the operator did not confirm"
+                    raise StepRefused(step, "the operator did not confirm the step; the site is on hold")
+                self._confirmed += 1
+        self.inner.propose(step, command)
+        self._proposed = (step, d.copy())
+
+    def _violation(self, d: np.ndarray) -> str | None:
+        """The first limit the command breaks, naming the limit, the DOF and the values; None if none."""
+        lim, now = self.limits, self._now
+        assert now is not None and self._force is not None
+        increment = np.abs(d - now)
+        predicted_force = np.abs(self._force + lim.force_stiffness * (d - now))
+        checks = (("displacement", np.abs(d), lim.displacement, "m"),
+                  ("increment", increment, lim.increment, "m per step"),
+                  ("velocity", increment / self._dt, lim.velocity, "m/s"),
+                  ("force", predicted_force, lim.force, "N (predicted)"))
+        for kind, value, bound, unit in checks:
+            over = np.flatnonzero(value > bound)
+            if over.size:
+                i = int(over[0])
+                return (f"{kind} limit on DOF {self._names[i]!r}: {value[i]:.6g} > {bound[i]:.6g} {unit}")
+        return None
+
+    def execute(self, step: int) -> StepResult:
+        result = self.inner.execute(step)
+        self._now, self._force = np.array(result.displacement, float), np.array(result.force, float)
+        over = np.flatnonzero(np.abs(self._force) > self.limits.force)
+        if over.size and self._hold is None:
+            i = int(over[0])
+            self._hold = (f"step {step}: force limit on DOF {self._names[i]!r}: measured {self._force[i]:.6g} > "
+                          f"{self.limits.force[i]:.6g} N")
+        return result
+
+    def commit(self, step: int) -> None:
+        self.inner.commit(step)
+
+    def checkpoint(self) -> bytes:
+        """The inner module's checkpoint plus where the actuators are (the reference of the next increment)."""
+        assert self._now is not None and self._force is not None
+        return json.dumps({"inner": base64.b64encode(self.inner.checkpoint()).decode(),
+                           "now": self._now.tolist(), "force": self._force.tolist()}).encode()
+
+    def restore(self, state: bytes) -> None:
+        try:
+            data = json.loads(state)
+            inner, now, force = base64.b64decode(data["inner"]), data["now"], data["force"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModuleError(f"not a checkpoint of a site with limits: {exc}") from None
+        self.inner.restore(inner)
+        self._now, self._force = np.array(now, float), np.array(force, float)
+        self._hold, self._proposed = None, None
+
+    def close(self) -> dict[str, float]:
+        summary = dict(self.inner.close())
+        summary["on_hold"] = float(self._hold is not None)
+        return summary
+
+
+def with_limits(module: Module, table: Mapping[str, Any] | None, confirm: Confirm = terminal_confirm) -> Module:
+    """``module`` behind the limits of a site's ``[limits]`` table (unchanged when there is none)."""
+    if not table:
+        return module
+    if not isinstance(table, Mapping):
+        raise ModuleError("limits must be a table, e.g. [limits] displacement = 0.05")
+    return LimitedModule(module, SafetyLimits.from_config(table, len(module.describe().dofs)), confirm)

@@ -1,0 +1,124 @@
+"""Safety limits at the site: refused before anything moves, the site on hold, the reason named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coordinator.errors import RunStopped
+from coordinator.experiment import parse_experiment
+from coordinator.recorder import read_results
+from coordinator.simulation import run_experiment
+from modules.base import Command, ModuleError, Session, StepRefused
+from modules.registry import build_module
+from tests.conftest import MARTHS_DATA
+
+SPRING = {"dofs": ["x"], "law": "bilinear", "stiffness": 1.0e5, "yield_displacement": 0.01, "hardening_ratio": 0.1}
+
+
+def opened(limits: dict, confirm=lambda _q: True):
+    module = build_module("spring", {**SPRING, "limits": limits}, confirm=confirm)
+    module.open(Session(0.01, ("x",)))
+    return module
+
+
+def step(module, n: int, d: float):
+    module.propose(n, Command(0.0, np.array([d])))
+    result = module.execute(n)
+    module.commit(n)
+    return result
+
+
+@pytest.mark.parametrize("limits, command, expected", [
+    ({"displacement": 0.02}, 0.021, "displacement limit on DOF 'x': 0.021 > 0.02 m"),
+    ({"increment": 0.001}, 0.0017, "increment limit on DOF 'x': 0.0012 > 0.001 m per step"),
+    ({"velocity": 0.1}, 0.0017, "velocity limit on DOF 'x': 0.12 > 0.1 m/s"),
+    ({"force": 100.0, "force_stiffness": 1.0e5}, 0.0011, "force limit on DOF 'x': 110 > 100 N (predicted)"),
+])
+def test_an_out_of_limit_command_is_refused_and_the_actuator_state_is_unchanged(limits, command, expected):
+    module = opened(limits)
+    step(module, 1, 0.0005)
+    committed = module.inner.specimen.committed
+    with pytest.raises(StepRefused, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        module.propose(2, Command(0.01, np.array([command])))
+    assert module.inner.specimen.committed == committed  # nothing moved
+    assert module.inner.stats["proposed"] == 1  # the refused command never reached the actuator
+    with pytest.raises(StepRefused, match="site on hold: step 2"):  # and the site stays on hold
+        module.propose(3, Command(0.02, np.array([0.0005])))
+
+
+def test_the_force_interlock_holds_the_site_after_a_measured_overload():
+    module = opened({"force": 150.0})
+    assert step(module, 1, 0.001).force[0] == pytest.approx(100.0)
+    assert step(module, 2, 0.002).force[0] == pytest.approx(200.0)  # measured past the limit
+    with pytest.raises(StepRefused, match="force limit on DOF 'x': measured 200 > 150 N"):
+        module.propose(3, Command(0.03, np.array([0.002])))
+
+
+def test_operator_confirmation_of_the_first_steps():
+    asked = []
+    module = opened({"confirm_first": 2}, confirm=lambda q: asked.append(q) or len(asked) < 3)
+    step(module, 1, 0.001)
+    step(module, 2, 0.002)
+    step(module, 3, 0.003)  # past the first two: no question
+    assert asked == ["step 1: move to x = 0.001?", "step 2: move to x = 0.002?"]
+    refusing = opened({"confirm_first": 1}, confirm=lambda q: False)
+    with pytest.raises(StepRefused, match="operator did not confirm"):
+        refusing.propose(1, Command(0.0, np.array([0.001])))
+
+
+def test_bad_limits_are_refused_with_the_key():
+    with pytest.raises(ModuleError, match="unknown key 'stroke'"):
+        build_module("spring", {**SPRING, "limits": {"stroke": 0.1}})
+    with pytest.raises(ModuleError, match="limits.increment must be a number or a list of 1 numbers"):
+        build_module("spring", {**SPRING, "limits": {"increment": [0.1, 0.2]}})
+
+
+def test_the_coordinator_stops_cleanly_naming_limit_dof_and_step(tmp_path):
+    table = {
+        "experiment": {"name": "limited", "dt": 0.01},
+        "structure": {"dofs": ["x"], "mass_diagonal": [100.0], "influence": [1.0]},
+        "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 1.0},
+        "modules": [{"name": "lab", "kind": "spring", "config": {**SPRING, "limits": {"displacement": 0.01}}}],
+        "output": {"file": str(tmp_path / "limited.h5")},
+    }
+    with pytest.raises(RunStopped, match=r"module 'lab' \(in process\) at step (\d+): step \1 refused: displacement "
+                                         r"limit on DOF 'x'"):
+        run_experiment(parse_experiment(table, base_dir=tmp_path))
+    stored = read_results(tmp_path / "limited.h5")
+    assert np.max(np.abs(stored["displacement"])) <= 0.01  # no recorded step went past the limit
+
+
+def test_a_site_daemon_asks_its_operator_at_the_terminal(tmp_path):
+    """The real `hybridsim site` prompts on its terminal; the operator confirms the pre-test, then refuses."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.coordinator.test_resume_after_site_crash import free_port
+
+    config = tmp_path / "lab.json"
+    config.write_text(json.dumps({**SPRING, "limits": {"confirm_first": 5}}))
+    port = free_port()
+    port_file = tmp_path / "port"
+    site = subprocess.Popen([sys.executable, "-m", "coordinator.cli", "site", "spring", "--config", str(config),
+                             "--listen", f"127.0.0.1:{port}", "--port-file", str(port_file)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        site.stdin.write("y\ny\ny\nn\n")  # the pre-test's three steps (+h, -h, rest), then no
+        site.stdin.flush()
+        table = {
+            "experiment": {"name": "confirmed", "dt": 0.01},
+            "structure": {"dofs": ["x"], "mass_diagonal": [100.0], "influence": [1.0]},
+            "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 1.0},
+            "modules": [{"name": "lab", "kind": "spring", "config": SPRING, "address": f"127.0.0.1:{port}",
+                         "deadline_s": 30.0}],
+            "output": {"file": str(tmp_path / "confirmed.h5")},
+        }
+        with pytest.raises(RunStopped, match="operator did not confirm"):
+            run_experiment(parse_experiment(table, base_dir=tmp_path))
+        assert read_results(tmp_path / "confirmed.h5")["attrs"]["completed_steps"] == 1  # only the rest state
+    finally:
+        site.terminate()
+        _, err = site.communicate(timeout=10)
+    assert "step 4: move to x = " in err  # the question the operator saw
