@@ -13,6 +13,7 @@ SUBCOMMANDS = (
     "coordinator.cli.run",
     "coordinator.cli.site",
     "coordinator.cli.study",
+    "coordinator.cli.benchmark",
 )
 
 

@@ -1,0 +1,143 @@
+"""`hybridsim benchmark marths`: the maRTHS benchmark loop, its J1..J10 table, time histories and plots.
+
+Like the benchmark, ``--plant uncertain --trials N`` runs the nominal plant
+first, then N uncertain plants (seeds of SPEC §15), and reports the mean over
+the uncertain ones.  ``--json`` prints one JSON object with the criteria
+unrounded; the table rounds to 0.1 as the benchmark does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from coordinator.errors import RunStopped, UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("benchmark", help="run a reference benchmark (maRTHS)",
+                                   description="Run a reference benchmark and report its evaluation criteria.")
+    benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    _register_marths(benchmarks)
+
+
+def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
+    from coordinator.problems import marths_data, marths_parts
+    from coordinator.problems.marths_campaign import TOPOLOGIES
+    from coordinator.problems.marths_structure import PARTITIONS
+
+    p = benchmarks.add_parser("marths", help="multi-axial RTHS benchmark (Condori Uribe et al. 2023) with RLS-AC",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--record", choices=marths_data.RECORDS, default="elcentro", help="ground motion (default: %(default)s)")
+    p.add_argument("--scale", type=float, default=0.4, help="factor on the record (default: %(default)s)")
+    p.add_argument("--compensator", choices=marths_parts.COMPENSATORS, default="rls",
+                   help="delay compensator of each actuator (default: %(default)s)")
+    p.add_argument("--plant", choices=marths_parts.PLANTS, default="nominal",
+                   help="nominal, uncertain (nominal run + N trials), ideal (perfect actuator, same tick) or "
+                        "ideal-delay (perfect actuator, one sample late); default: %(default)s")
+    p.add_argument("--trials", type=int, help="uncertain plants after the nominal run (default: 3 with --plant uncertain)")
+    p.add_argument("--noise", choices=("on", "off"), default="on", help="sensor noise (default: %(default)s)")
+    p.add_argument("--noise-channels", choices=("shared", "independent"), default="shared",
+                   help="both sensors carry one noise sequence, as in the benchmark, or their own (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="offset added to every seed (nominal noise 123, trial i: plant 1000+i, noise 2000+i); "
+                        "default: %(default)s")
+    p.add_argument("--partition", choices=PARTITIONS, default="as-published",
+                   help="as-published (the benchmark's loop) or consistent (numerical = reference minus exactly "
+                        "the feedback model); default: %(default)s")
+    p.add_argument("--daq", choices=("logged", "in-loop"), default="logged",
+                   help="command volts, saturation and quantization only logged (the benchmark) or driving the "
+                        "plant (a study); default: %(default)s")
+    p.add_argument("--topology", choices=TOPOLOGIES, default="inprocess",
+                   help="site and plant in this process, or each a local gRPC daemon (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=1, help="runs in parallel on a process pool (default: %(default)s)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the trials on a Dask cluster (tcp://HOST:PORT; needs hybridsim[dask])")
+    p.add_argument("--duration", type=float, help="only the first DURATION s of the record (default: all of it)")
+    p.add_argument("--out", type=Path, default=Path("results/marths"),
+                   help="folder for histories.h5, histories.mat, summary.json, table.txt and plots "
+                        "(default: %(default)s)")
+    p.add_argument("--no-files", action="store_true", help="write nothing, only print")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.set_defaults(func=_marths)
+
+
+def _specs(args: argparse.Namespace):
+    from coordinator.problems import marths
+
+    if args.trials is not None and args.plant != "uncertain":
+        raise UsageError("--trials: uncertain trials need --plant uncertain")
+    if args.trials is not None and args.trials < 1:
+        raise UsageError(f"--trials: give at least 1 uncertain plant, not {args.trials}")
+    if args.plant.startswith("ideal") and args.compensator != "none":
+        raise UsageError(f"--plant {args.plant} is a perfect actuator (measured = target): use --compensator none")
+    if args.workers < 1:
+        raise UsageError(f"--workers: give 1 or more, not {args.workers}")
+    if args.duration is not None and args.duration <= 0:
+        raise UsageError(f"--duration: give a positive number of seconds, not {args.duration}")
+    try:
+        base = marths.RunSpec(record=args.record, scale=args.scale, compensator=args.compensator, plant=args.plant,
+                              noise=args.noise == "on", shared_noise=args.noise_channels == "shared",
+                              partition=args.partition, daq_in_loop=args.daq == "in-loop", duration=args.duration)
+    except ValueError as exc:
+        raise UsageError(f"--scale: {exc}") from None
+    trials = args.trials if args.trials is not None else 3
+    return marths.trial_specs(replace(base), trials, args.seed)
+
+
+def _title(args: argparse.Namespace, n_trials: int) -> str:
+    plant = f"uncertain plants ({n_trials} trials after the nominal run)" if args.plant == "uncertain" else f"{args.plant} plant"
+    span = f", first {args.duration:g} s" if args.duration else ""
+    return (f"maRTHS benchmark: {args.record} x {args.scale:g}{span}, compensator {args.compensator}, {plant}, "
+            f"noise {args.noise}, partition {args.partition}, {args.topology}")
+
+
+def _marths(args: argparse.Namespace) -> int:
+    from coordinator.problems import marths_report
+    from coordinator.problems.marths_campaign import run_campaign, summary
+
+    specs = _specs(args)
+    out = None if args.no_files else _writable_directory(args.out)
+    done = []
+
+    def progress(result) -> None:
+        done.append(result)
+        if not args.json:
+            print(f"  run {len(done)}/{len(specs)} done in {result.wall_s:.1f} s", file=sys.stderr)
+
+    start = time.perf_counter()
+    try:
+        results = run_campaign(specs, workers=args.workers, topology=args.topology, scheduler=args.scheduler,
+                               keep_history=out is not None, progress=progress)
+    except RunStopped:
+        raise
+    except (ValueError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    wall = time.perf_counter() - start
+    result = summary(results, wall)
+    table = marths_report.format_table(results, _title(args, len(specs) - 1))
+    if out is not None:
+        marths_report.write_hdf5(results, result, out / "histories.h5")
+        marths_report.write_mat(results, out / "histories.mat")
+        marths_report.write_plots(results, out)
+        (out / "summary.json").write_text(json.dumps(result, indent=1, allow_nan=False) + "\n")
+        (out / "table.txt").write_text(table + "\n")
+    if args.json:
+        json.dump(result, sys.stdout, allow_nan=False)
+        print()
+    else:
+        print(table)
+        print(f"wall time {wall:.1f} s" + (f"; files in {out}" if out is not None else ""))
+    return 0
+
+
+def _writable_directory(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot create {path}: {exc.strerror}") from None
+    return path

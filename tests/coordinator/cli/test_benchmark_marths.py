@@ -1,0 +1,70 @@
+"""`hybridsim benchmark marths`: the JSON shape of the issue, the files it writes, bad options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import scipy.io
+
+from coordinator.cli import main
+
+SHAPE = {"J1": 2, "J2": 2, "J3": 2, "J4": 2, "J5": 2, "J6": 2, "J7": 2, "J8": 4, "J9": 2, "J10": 4}
+
+
+def _run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["benchmark", "marths", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_uncertain_campaign_json_files_and_parallel_equals_serial(capsys, tmp_path: Path) -> None:
+    argv = ("--plant", "uncertain", "--trials", "2", "--duration", "6", "--compensator", "rls")
+    result = _run_json(capsys, *argv, "--workers", "2", "--out", str(tmp_path))
+    assert set(result) == {"nominal", "trials", "mean", "max_command_volts", "realizable", "wall_s"}
+    assert len(result["trials"]) == 2
+    for j in (result["nominal"], result["mean"], *result["trials"]):
+        assert {k: len(v) for k, v in j.items()} == SHAPE
+    for name in SHAPE:  # the mean is over the uncertain runs only
+        np.testing.assert_allclose(result["mean"][name], np.mean([t[name] for t in result["trials"]], axis=0),
+                                   rtol=1e-14)
+    assert result["nominal"]["J2"] != result["trials"][0]["J2"]
+    assert round(result["nominal"]["J2"][0], 1) != result["nominal"]["J2"][0]  # unrounded
+    assert result["realizable"] is True and len(result["max_command_volts"]) == 2
+
+    serial = _run_json(capsys, *argv, "--workers", "1", "--no-files")
+    assert serial["trials"] == result["trials"] and serial["nominal"] == result["nominal"]
+
+    with h5py.File(tmp_path / "histories.h5") as f:
+        assert sorted(f) == ["nominal", "trial01", "trial02"]
+        assert f["nominal/xa1_t"].shape == (6 * 1024 + 1,)
+        assert json.loads(f["trial02"].attrs["spec"])["plant_seed"] == 1002
+        assert json.loads(f["trial01"].attrs["J"]) == result["trials"][0]
+    mat = scipy.io.loadmat(tmp_path / "histories.mat")
+    assert mat["trial01"]["xRef"][0, 0].shape == (6 * 1024 + 1, 1)
+    for name in ("strokes", "synchronization", "interface", "storeys", "j_bars"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "summary.json").read_text())["trials"] == result["trials"]
+
+
+def test_table_rounds_to_a_tenth(capsys) -> None:
+    assert main(["benchmark", "marths", "--plant", "ideal-delay", "--compensator", "none", "--duration", "10",
+                 "--no-files"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("J1 "))
+    assert row.split()[-1] == "1.0"  # 0.977 ms, one sample
+    assert "realizable" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["--plant", "ideal"],  # an ideal plant needs --compensator none
+    ["--trials", "3"],  # trials need --plant uncertain
+    ["--plant", "uncertain", "--trials", "0"],
+    ["--scale", "-1"],
+    ["--workers", "0"],
+])
+def test_bad_options_exit_2_naming_the_option(capsys, argv: list[str]) -> None:
+    assert main(["benchmark", "marths", *argv, "--no-files"]) == 2
+    assert "--" in capsys.readouterr().err
