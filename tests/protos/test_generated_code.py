@@ -9,7 +9,8 @@ from pathlib import Path
 import hybridsim.v1.module_pb2 as module_pb2
 
 PROTOS = Path(__file__).resolve().parents[2] / "protos"
-GENERATED = ("module_pb2.py", "module_pb2.pyi", "module_pb2_grpc.py")
+GENERATED = tuple(f"{proto.stem}{suffix}" for proto in sorted((PROTOS / "hybridsim" / "v1").glob("*.proto"))
+                  for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
 
 
 def test_committed_code_matches_a_fresh_generation(tmp_path: Path) -> None:
@@ -17,7 +18,7 @@ def test_committed_code_matches_a_fresh_generation(tmp_path: Path) -> None:
     for name in GENERATED:
         fresh = (tmp_path / "hybridsim" / "v1" / name).read_text()
         committed = (PROTOS / "hybridsim" / "v1" / name).read_text()
-        assert committed == fresh, f"protos/hybridsim/v1/{name} drifted from module.proto: run python protos/generate.py"
+        assert committed == fresh, f"protos/hybridsim/v1/{name} drifted from its .proto: run python protos/generate.py"
 
 
 def test_the_service_has_the_module_interface_and_the_lockstep_stream() -> None:
