@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -100,7 +101,7 @@ class LocalDaemon:
             raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
         command = [sys.executable, "-m", "coordinator.cli", "site", self.kind, "--config", str(config_path),
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
-                   "--port-file", str(self._port_path), "--exit-with-parent"]
+                   "--port-file", str(self._port_path), "--parent-pid", str(os.getpid())]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
                                              stderr=subprocess.STDOUT)

@@ -54,6 +54,8 @@ class _StepStream:
 
     def exchange(self, request: pb.StepRequest, timeout_s: float) -> pb.StepReply:
         """Send ``request``; return its reply, or raise TimeoutError after ``timeout_s`` (s)."""
+        if self._late:
+            raise ConnectionError("the step stream was cancelled as its last reply came at the deadline")
         self._due = time.monotonic() + timeout_s
         self._requests.put(request)
         try:

@@ -301,7 +301,9 @@ class SiteServer:
         self.servicer = ModuleServicer(factory, site)
         options = [("grpc.max_receive_message_length", max_message_bytes),
                    ("grpc.max_send_message_length", max_message_bytes),
-                   ("grpc.so_reuseport", 0)]
+                   ("grpc.so_reuseport", 0),
+                   # ping idle clients so that a vanished coordinator's stream frees its worker
+                   ("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
                                    interceptors=interceptors, options=options)
         handlers = _method_handlers(self.servicer)

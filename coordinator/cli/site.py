@@ -43,8 +43,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--port-file", type=Path, help="once serving, write the bound port to this file")
     parser.add_argument("--max-message-mib", type=float, default=wire.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
                         help="refuse larger messages (default: %(default)g MiB)")
-    parser.add_argument("--exit-with-parent", action="store_true",
-                        help="stop when the process that started the site exits (for daemons a coordinator starts)")
+    parser.add_argument("--parent-pid", type=int,
+                        help="stop when process PARENT_PID is no longer this site's parent, i.e. when the "
+                             "coordinator that started the site exits")
     parser.set_defaults(func=main)
 
 
@@ -99,10 +100,9 @@ def main(args: argparse.Namespace) -> int:
     if args.port_file:
         _write_port(args.port_file, server.port)
     print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}", flush=True)
-    parent = os.getppid()
     while not stop.wait(0.5):
-        if args.exit_with_parent and os.getppid() != parent:
-            log.info("site %s: the process that started it exited", name)
+        if args.parent_pid is not None and os.getppid() != args.parent_pid:
+            log.info("site %s: its parent process %d exited", name, args.parent_pid)
             break
     server.stop()
     return 0

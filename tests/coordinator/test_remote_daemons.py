@@ -122,21 +122,19 @@ def test_sigterm_closes_the_open_session_and_stops_the_site(tmp_path: Path):
 def test_a_daemon_exits_with_the_process_that_started_it(tmp_path: Path):
     config = tmp_path / "c.toml"
     config.write_text('dofs = ["x"]\nstiffness = [[1.0]]\n')
-    parent = (f"import subprocess, sys, time\n"
+    parent = (f"import os, subprocess\n"
               f"child = subprocess.Popen([{str(Path(sys.executable).with_name('hybridsim'))!r}, 'site', 'linear', "
-              f"'--config', {str(config)!r}, '--listen', '127.0.0.1:0', '--exit-with-parent'],"
+              f"'--config', {str(config)!r}, '--listen', '127.0.0.1:0', '--parent-pid', str(os.getpid())],"
               f" stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-              f"print(child.pid, flush=True)\n"
-              f"time.sleep(1.5)\n")
+              f"print(child.pid, flush=True)\n")
     pid = int(subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=30).stdout)
     status = Path(f"/proc/{pid}/status")
-    for _ in range(100):
-        if not status.exists() or "State:\tZ" in status.read_text():
-            break
+    deadline = time.monotonic() + 30
+    while status.exists() and "State:\tZ" not in status.read_text():
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail("the daemon outlived the process that started it")
         time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("the daemon outlived the process that started it")
 
 
 def test_a_daemon_that_cannot_start_raises_with_the_end_of_its_log():
