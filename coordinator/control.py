@@ -32,11 +32,14 @@ class RunControl:
         self._lock = threading.Lock()
         self._abort_reason: str | None = None
         self.held = False
+        self.holds = 0
+        """how many times the run was held (a real-time clock restarts after each)"""
 
     def hold(self) -> None:
         """Stop issuing steps after the current one; sites keep their last command."""
         with self._lock:
             self.held = True
+            self.holds += 1
             self._running.clear()
 
     def resume(self) -> None:

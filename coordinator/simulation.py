@@ -62,20 +62,23 @@ ProgressCallback = Callable[[int, int], None]
 
 
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
-                   control: RunControl | None = None, listeners: Sequence[StepListener] = ()) -> RunResult:
+                   control: RunControl | None = None, listeners: Sequence[StepListener] = (),
+                   realtime: bool = False) -> RunResult:
     """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
-    with the index of every completed step (see ``coordinator.control``).
+    with the index of every completed step (see ``coordinator.control``).  ``realtime`` paces the
+    steps to the wall clock (see :class:`Pacer`).
     """
     with contextlib.ExitStack() as stack:
         slots = [_start_module(spec, stack) for spec in experiment.modules]
-        run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners)
+        run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners,
+                   realtime)
         return run.execute(run.fresh_start)
 
 
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
-               listeners: Sequence[StepListener] = ()) -> RunResult:
+               listeners: Sequence[StepListener] = (), realtime: bool = False) -> RunResult:
     """Continue the run of a results file from its last checkpoint, writing into the same file.
 
     The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
@@ -94,7 +97,7 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
                                   source=attrs["source"])
     with contextlib.ExitStack() as stack:
         slots = [_start_module(spec, stack) for spec in experiment.modules]
-        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners)
+        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
         return run.execute(lambda: run.resumed_start(checkpoint, stored))
 
 
@@ -135,8 +138,10 @@ class _Run:
     """One run of an experiment over its started modules."""
 
     def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
-                 progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener]) -> None:
+                 progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener],
+                 realtime: bool = False) -> None:
         self.experiment = experiment
+        self.pacer = Pacer(experiment.dt) if realtime else None
         self.output = output
         self.progress = progress
         self.control = control
@@ -217,7 +222,7 @@ class _Run:
             with recorder_closed(start.recorder, start.history) as status:
                 loop_wall = self._loop(start, status)
                 summaries, closed = partition.close(), True
-                summary = _summary(exp, start, loop_wall, time.perf_counter() - wall_start, summaries)
+                summary = _summary(exp, start, loop_wall, time.perf_counter() - wall_start, summaries, self.pacer)
                 status.completed(summary)
         finally:
             if not closed:
@@ -234,6 +239,7 @@ class _Run:
         ground = exp.motion.acceleration
         step_id = start.step_id
         loop_start = time.perf_counter()
+        pacer, holds = self.pacer, self.control.holds
         for n in range(start.step + 1, exp.steps + 1):
             try:
                 self.control.gate()
@@ -241,7 +247,10 @@ class _Run:
                 status.stopped(f"{exc} after step {n - 1}")
                 raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * exp.dt:.6g} s); the results file "
                                  f"holds every step up to it") from None
-            t0 = time.perf_counter()
+            if pacer is not None and self.control.holds != holds:
+                holds = self.control.holds
+                pacer.resync()
+            t0 = time.perf_counter() if pacer is None else pacer.wait()
             t = n * exp.dt
             try:
                 step_id += 1
@@ -260,6 +269,8 @@ class _Run:
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
             self._put(start, ground[n], time.perf_counter() - t0)
+            if pacer is not None:
+                pacer.done()
             if exp.checkpoint_every and n % exp.checkpoint_every == 0:
                 self._checkpoint(start, n)
             elif n % RECORD_BLOCK == 0:
@@ -332,6 +343,45 @@ RECORD_BLOCK = 1024
 """steps between writes to the results file"""
 
 
+class Pacer:
+    """Real-time pacing: step k is issued at t_0 + k dt of the wall clock and is late if it ends after its slot.
+
+    A late step is counted, never hidden (like Simulink's missed ticks); the
+    next step is then issued at once, and the clock is not reset, so lateness
+    accumulates honestly into the following slots.  A hold restarts the
+    clock when the test resumes (:meth:`resync`).
+    """
+
+    def __init__(self, dt: float) -> None:
+        self.dt = dt
+        self.slot = 0
+        self.late = 0
+        self.max_lateness_s = 0.0
+        self._origin: float | None = None
+
+    def resync(self) -> None:
+        """Start the clock again at the next step (the first one, or after a hold)."""
+        self._origin = None
+
+    def wait(self) -> float:
+        """Sleep until this step's slot begins; the wall time it was issued (s)."""
+        now = time.perf_counter()
+        if self._origin is None:
+            self._origin, self.slot = now, 0
+        begin = self._origin + self.slot * self.dt
+        if begin > now:
+            time.sleep(begin - now)
+        return time.perf_counter()
+
+    def done(self) -> None:
+        """The step ended: count it late if past the end of its slot."""
+        self.slot += 1
+        lateness = time.perf_counter() - (self._origin + self.slot * self.dt)  # type: ignore[operator]
+        if lateness > 0:
+            self.late += 1
+            self.max_lateness_s = max(self.max_lateness_s, lateness)
+
+
 class _Status:
     def __init__(self) -> None:
         self.text = "stopped: interrupted"
@@ -359,9 +409,17 @@ def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_S
         recorder.close(status.text, status.summary)
 
 
+def _step_time_quantiles(wall: np.ndarray) -> tuple[float, float, float]:
+    if wall.size == 0:
+        return 0.0, 0.0, 0.0
+    p50, p99 = np.percentile(wall, [50, 99])
+    return float(p50), float(p99), float(np.max(wall))
+
+
 def _summary(exp: Experiment, start: _Start, loop_wall: float, total_wall: float,
-             modules: dict[str, dict[str, float]]) -> dict[str, Any]:
+             modules: dict[str, dict[str, float]], pacer: Pacer | None) -> dict[str, Any]:
     history = start.history
+    realtime, late = pacer is not None, pacer.late if pacer is not None else 0
     disp = history.arrays["displacement"][: history.rows]
     looped = history.rows - 1 - start.step
     time_s = history.arrays["time"]
@@ -377,6 +435,12 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, total_wall: float
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
         "pretest_asymmetry": start.asymmetry,
+        "step_time_us": {key: float(1e6 * value) for key, value in zip(
+            ("p50", "p99", "max"), _step_time_quantiles(history.arrays["wall_step_s"][start.step + 1: history.rows]))},
+        "realtime": realtime,
+        "late_steps": late,
+        "late_steps_pct": 100.0 * late / looped if looped else 0.0,
+        "max_lateness_us": 1e6 * pacer.max_lateness_s if pacer is not None else 0.0,
         "peak_displacement": {d: float(p) for d, p in zip(exp.dofs, peaks)},
         "peak_time_s": {d: float(time_s[i]) for d, i in zip(exp.dofs, at)},
         "modules": modules,

@@ -18,6 +18,8 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("run", help="run an experiment file", description=__doc__)
     parser.add_argument("experiment", type=Path, help="experiment file (TOML)")
     parser.add_argument("--output", type=Path, help="results file (HDF5); default: the experiment's output.file")
+    parser.add_argument("--realtime", action="store_true",
+                        help="pace the steps to the wall clock (dt per step); late steps are counted and reported")
     _output_options(parser)
     parser.set_defaults(func=main)
     resume = sub.add_parser("resume", help="continue a stopped run from its last checkpoint",
@@ -35,7 +37,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
-    return _report(args, run_experiment(experiment, output=args.output, progress=_progress(args)))
+    return _report(args, run_experiment(experiment, output=args.output, progress=_progress(args),
+                                        realtime=args.realtime))
 
 
 def resume_main(args: argparse.Namespace) -> int:
@@ -62,8 +65,12 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"({summary['simulated_s']:g} s simulated) with {summary['integrator']}",
         f"wall time {summary['wall_s']:.3f} s, {summary['steps_per_second']:,.0f} steps/s; "
         f"pre-test asymmetry {summary['pretest_asymmetry']:.2e}",
-        f"{'DOF':<16}{'peak |d|':>14}{'at t (s)':>12}",
+        "step time p50 {p50:.0f} us, p99 {p99:.0f} us, max {max:.0f} us".format(**summary["step_time_us"]),
     ]
+    if summary["realtime"]:
+        lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "
+                     f"worst {summary['max_lateness_us']:.0f} us past its slot")
+    lines.append(f"{'DOF':<16}{'peak |d|':>14}{'at t (s)':>12}")
     for dof, peak in summary["peak_displacement"].items():
         lines.append(f"{dof:<16}{peak:>14.6e}{summary['peak_time_s'][dof]:>12.4f}")
     lines.append(f"results: {summary['output']}")

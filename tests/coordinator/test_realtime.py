@@ -1,0 +1,59 @@
+"""Real-time pacing: steps follow the wall clock, and a late step is counted, never hidden."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from coordinator.experiment import parse_experiment
+from coordinator.simulation import run_experiment
+from modules.registry import KINDS
+from modules.spring import SpringModule
+from tests.conftest import MARTHS_DATA
+
+
+class StallingSpring(SpringModule):
+    """A linear spring whose execute of one step takes ``stall_s`` longer (a slow lab, a network hiccup)."""
+
+    @classmethod
+    def from_config(cls, config):
+        module = super().from_config({k: v for k, v in config.items() if k not in ("stall_at", "stall_s")})
+        module.stall_at, module.stall_s = config["stall_at"], config["stall_s"]
+        return module
+
+    def _trial(self, step, command):
+        if step == self.stall_at:
+            time.sleep(self.stall_s)
+        return super()._trial(step, command)
+
+
+@pytest.fixture
+def stalling_kind(monkeypatch):
+    monkeypatch.setitem(KINDS, "stalling", f"{__name__}:StallingSpring")
+
+
+def experiment(tmp_path, stall_at: int = -1):
+    return parse_experiment({
+        "experiment": {"name": "paced", "dt": 0.01, "duration": 7.0},
+        "structure": {"dofs": ["x"], "mass_diagonal": [1000.0], "influence": [1.0]},
+        "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv")},
+        "modules": [{"name": "lab", "kind": "stalling",
+                     "config": {"dofs": ["x"], "stiffness": 4.0e5, "stall_at": stall_at, "stall_s": 0.05}}],
+        "output": {"file": str(tmp_path / "paced.h5")},
+    }, base_dir=tmp_path)
+
+
+def test_a_paced_run_takes_its_simulated_time_and_counts_a_stalled_step_late(tmp_path, stalling_kind):
+    # step IDs: the pre-test of one DOF uses 1..3, so time step n has step ID n + 3
+    started = time.perf_counter()
+    summary = run_experiment(experiment(tmp_path, stall_at=300 + 3), realtime=True).summary
+    wall = time.perf_counter() - started
+    assert wall >= 7.0 * 0.99  # 700 steps of 10 ms: paced, not run as fast as possible
+    assert summary["realtime"] is True
+    assert 1 <= summary["late_steps"] <= 60  # the stalled step and the ones catching up after it
+    assert summary["max_lateness_us"] >= 35e3  # the 50 ms stall overran its 10 ms slot by about 40 ms
+    assert summary["step_time_us"]["max"] >= 50e3
+    unpaced = run_experiment(experiment(tmp_path)).summary
+    assert unpaced["realtime"] is False and unpaced["late_steps"] == 0
+    assert unpaced["loop_wall_s"] < 0.5 * 7.0  # without pacing it runs faster than real time
