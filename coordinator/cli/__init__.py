@@ -14,6 +14,7 @@ SUBCOMMANDS = (
     "coordinator.cli.site",
     "coordinator.cli.study",
     "coordinator.cli.benchmark",
+    "coordinator.cli.calibrate",
 )
 
 

@@ -67,6 +67,21 @@ class LinearActuators:
     def set_state(self, state: list[float]) -> None:
         self._x = np.array(state, float)
 
+    def response(self, commands: np.ndarray) -> np.ndarray:
+        """Positions y_0 .. y_{N-1} (N x outputs) for a known command sequence (N x inputs), from the current state.
+
+        Open loop only (the commands do not depend on the positions); the
+        same recursion as ``position`` / ``advance``, and the state moves on.
+        """
+        forcing = np.asarray(commands, float) @ self.input_map.T
+        states = np.empty((forcing.shape[0], self._x.size))
+        x, transition = self._x, self.transition
+        for k, g in enumerate(forcing):
+            states[k] = x
+            x = transition @ x + g
+        self._x = x
+        return states @ self.output_map.T
+
 
 class InstantActuators:
     """Perfect actuators: each held command is reached exactly by the end of its sample."""

@@ -40,6 +40,15 @@ class SensorNoise:
             self._generators = [np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(channels)]
         self._drawn = np.zeros((0, len(self._generators)))
 
+    def sequence(self, ticks: int) -> np.ndarray:
+        """The noise of ticks 0 .. ``ticks`` - 1 (ticks x channels)."""
+        if ticks > 0:
+            self.sample(ticks - 1)
+        if self.sigma == 0.0:
+            return np.zeros((ticks, self.channels))
+        rows = self._drawn[:ticks]
+        return np.repeat(rows, self.channels, axis=1) if self.shared else rows.copy()
+
     def sample(self, tick: int) -> np.ndarray:
         """The noise of every channel at ``tick`` (0-based)."""
         if self.sigma == 0.0:
