@@ -28,7 +28,9 @@ from __future__ import annotations
 import abc
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -150,6 +152,40 @@ class Module(Protocol):
     def restore(self, state: bytes) -> None: ...
 
     def close(self) -> dict[str, float]: ...
+
+
+MAX_CONFIG_NUMBERS = 4_000_000
+"""largest count of numbers a module configuration may hold (a 2000x2000 matrix)"""
+MAX_CONFIG_FILE_BYTES = 256 * 2**20
+
+
+def resolve_config_path(base_dir: Path, value: object, key: str) -> Path:
+    """A file named in a module's configuration, which must lie inside the configuration's folder.
+
+    A site serves files only from the folder its configuration lives in (or below), so that a
+    configuration cannot make a daemon read, or run, anything else on the machine.
+    """
+    if not isinstance(value, str) or not value:
+        raise ModuleError(f"{key} must be a file name (relative to the configuration's folder)")
+    root = Path(base_dir).resolve()
+    path = (root / value).resolve()
+    if not path.is_relative_to(root):
+        raise ModuleError(f"{key} = {value!r} lies outside the configuration's folder {root}; "
+                          "put the file next to the configuration (or below it)")
+    if not path.is_file():
+        raise ModuleError(f"{key} = {value!r}: no such file in {root}")
+    if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
+        raise ModuleError(f"{key} = {value!r} is larger than {MAX_CONFIG_FILE_BYTES // 2**20} MiB")
+    return path
+
+
+def count_numbers(value: object) -> int:
+    """How many numbers a configuration value holds (nested lists and tables)."""
+    if isinstance(value, Mapping):
+        return sum(count_numbers(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(count_numbers(v) for v in value)
+    return 1 if isinstance(value, (int, float)) else 0
 
 
 def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray:

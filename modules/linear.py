@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Dof, ModuleError, StepLedger
+from modules.base import Command, Description, Dof, ModuleError, StepLedger, resolve_config_path
 
 
 def _square(name: str, matrix: Any, n: int) -> np.ndarray:
@@ -24,7 +24,7 @@ def _matrix_entry(config: Mapping[str, Any], key: str, base_dir: Path) -> Any:
     """``key`` given inline or as ``key_file`` (CSV, relative to ``base_dir``); None when absent."""
     if f"{key}_file" not in config:
         return config.get(key)
-    path = base_dir / str(config[f"{key}_file"])
+    path = resolve_config_path(base_dir, config[f"{key}_file"], f"linear module: {key}_file")
     try:
         return np.loadtxt(path, delimiter=",", ndmin=2)
     except (OSError, ValueError) as exc:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from modules.base import Module, ModuleError
+from modules.base import MAX_CONFIG_NUMBERS, Module, ModuleError, count_numbers
 from modules.limits import Confirm, terminal_confirm, with_limits
 
 KINDS: dict[str, str] = {
@@ -36,6 +36,9 @@ def build_module(kind: str, config: Mapping[str, Any], base_dir: Path | None = N
         raise ModuleError(f"unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    if count_numbers(config) > MAX_CONFIG_NUMBERS:
+        raise ModuleError(f"{kind} module: the configuration holds more than {MAX_CONFIG_NUMBERS:,} numbers; "
+                          "give large matrices as files (e.g. stiffness_file)")
     config = dict(config)
     limits = config.pop("limits", None)
     if "base_dir" in inspect.signature(cls.from_config).parameters:

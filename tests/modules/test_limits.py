@@ -122,3 +122,18 @@ def test_a_site_daemon_asks_its_operator_at_the_terminal(tmp_path):
         site.terminate()
         _, err = site.communicate(timeout=10)
     assert "step 4: move to x = " in err  # the question the operator saw
+
+
+def test_module_configurations_cannot_reach_outside_their_folder_or_be_huge(tmp_path):
+    outside = tmp_path / "secret.csv"
+    outside.write_text("1.0\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "k.csv").write_text("2.0\n")
+    assert build_module("linear", {"dofs": ["x"], "stiffness_file": "k.csv"}, site).stiffness[0, 0] == 2.0
+    with pytest.raises(ModuleError, match="lies outside the configuration's folder"):
+        build_module("linear", {"dofs": ["x"], "stiffness_file": "../secret.csv"}, site)
+    with pytest.raises(ModuleError, match="lies outside the configuration's folder"):
+        build_module("linear", {"dofs": ["x"], "stiffness_file": str(outside)}, site)
+    with pytest.raises(ModuleError, match="more than 4,000,000 numbers"):
+        build_module("linear", {"dofs": ["x"], "stiffness": [[0.0] * 2001] * 2001}, site)
