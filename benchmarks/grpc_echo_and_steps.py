@@ -89,7 +89,7 @@ def step_time(modules: Sequence[Module], steps: int) -> dict[str, float]:
 
 
 def measure(steps: int) -> dict[str, object]:
-    daemons = [LocalDaemon("linear", chain_config(n), name=f"site{n}") for n in range(max(COUNTS))]
+    daemons = [LocalDaemon("linear", chain_config(n), name=f"site{n}", start_timeout_s=180) for n in range(max(COUNTS))]
     try:
         for daemon in daemons:
             daemon.launch()

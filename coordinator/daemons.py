@@ -44,7 +44,7 @@ def _jsonable(value: Any) -> Any:
 class LocalDaemon:
     """A `hybridsim site` daemon on 127.0.0.1, started and stopped by the coordinator.
 
-    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=30.0)
+    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=60.0)
 
     kind, config     the module kind and its config table (as in an experiment's [[modules]])
     base_dir         folder that relative paths in ``config`` start from (default: the current folder)
@@ -59,7 +59,7 @@ class LocalDaemon:
     """
 
     def __init__(self, kind: str, config: Mapping[str, Any], base_dir: Path | None = None, name: str = "",
-                 start_timeout_s: float = 30.0) -> None:
+                 start_timeout_s: float = 60.0) -> None:
         self.kind = kind
         self.name = name or kind
         self.start_timeout_s = start_timeout_s
