@@ -31,7 +31,7 @@ import numpy as np
 from coordinator.errors import RunStopped
 from coordinator.problems import marths_data, marths_parts
 from coordinator.problems.marths_structure import (
-    FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_substructure,
+    FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_map as partition_map,
     reference_model)
 from modules.base import Command, Module
 from modules.experimental.site import ExperimentalSite, SiteResponse
@@ -196,7 +196,7 @@ def ground_acceleration(record: str, scale: float, ticks: int) -> np.ndarray:
 
 @cache
 def numerical_map(partition: str) -> NewmarkMap:
-    return NewmarkMap.of(numerical_substructure(partition), marths_parts.DT)
+    return partition_map(partition, marths_parts.DT)
 
 
 @cache

@@ -57,7 +57,7 @@ def calibration_runs(trials: int = 10) -> list[CalibrationRun]:
 def open_loop_targets(record: str, scale: float) -> np.ndarray:
     """Target strokes (N x 2, m) of the numerical substructure without feedback (read-only)."""
     ticks = marths_data.record(record).ticks(marths_parts.SAMPLE_RATE)
-    u = NewmarkMap.of(numerical_substructure("as-published"), marths_parts.DT).displacements(
+    u = NewmarkMap.of(numerical_substructure(), marths_parts.DT).displacements(
         ground_acceleration(record, scale, ticks))
     strokes = marths_parts.coupler().strokes(u[:, X_FLOOR1], -u[:, THETA_CONTROLLED]).T
     strokes.setflags(write=False)

@@ -8,7 +8,7 @@ kg, s, rad.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -106,73 +106,104 @@ def feedback_matrices(frame: PortalFrame) -> tuple[np.ndarray, np.ndarray, np.nd
     return out[0], out[1], out[2]
 
 
-def numerical_substructure(partition: str = "as-published") -> FrameModel:
-    """The numerical substructure of a partition.
+def numerical_substructure() -> FrameModel:
+    """The numerical substructure as published (§5.2): the reference minus the ideal part.
 
-    ``as-published`` (§5.2): reference minus the ideal part (KP, CP on the 3x3
-    block, M1 at DOF 27 only), ground load on MN l.  ``consistent``: reference
-    minus exactly the feedback-force model, ground load on the reference's
-    M l (the specimen's feedback has relative inertia only), so reference =
-    numerical + feedback with a perfect actuator.
+    KP and CP come off the 3x3 block of DOFs (27, 29, 21), M1 off DOF 27
+    only; the ground load acts on MN l.
     """
     reference = reference_model()
+    kp, cp, mp = ideal_physical_part()
+    block = np.ix_(IDEAL_PART_DOFS, IDEAL_PART_DOFS)
+    stiffness, damping, mass = reference.stiffness.copy(), reference.damping.copy(), reference.mass.copy()
+    stiffness[block] -= kp
+    damping[block] -= cp
+    mass[X_FLOOR1, X_FLOOR1] -= mp[0, 0]
+    return FrameModel("numerical (as published)", stiffness, damping, mass, mass @ influence())
+
+
+def numerical_map(partition: str, dt: float) -> "NewmarkMap":
+    """The Newmark map of the numerical substructure of a partition.
+
+    ``as-published``: :func:`numerical_substructure`.  ``consistent``: the
+    reference structure minus exactly the feedback-force model, i.e. minus
+    the force that model computes (K5, C5, M5 through Psi, with the same
+    backward differences) from the substructure's own interface motion,
+    taken implicitly in the Newmark step.  With a perfect actuator the
+    feedback then cancels it, and numerical = reference up to the x-hat
+    kinematics error.  (Subtracting the model's matrices instead leaves a
+    negative rotational mass of -0.89 kg m^2 at DOF 21, and the explicit
+    coupling diverges within seconds.)
+    """
     if partition == "as-published":
-        kp, cp, mp = ideal_physical_part()
-        block = np.ix_(IDEAL_PART_DOFS, IDEAL_PART_DOFS)
-        stiffness, damping, mass = reference.stiffness.copy(), reference.damping.copy(), reference.mass.copy()
-        stiffness[block] -= kp
-        damping[block] -= cp
-        mass[X_FLOOR1, X_FLOOR1] -= mp[0, 0]
-        return FrameModel("numerical (as published)", stiffness, damping, mass, mass @ influence())
+        return NewmarkMap.of(numerical_substructure(), dt)
     if partition == "consistent":
-        k, c, m = feedback_matrices(feedback_frame())
-        return replace(reference, name="numerical (consistent)", stiffness=reference.stiffness - k,
-                       damping=reference.damping - c, mass=reference.mass - m)
+        return NewmarkMap.of(reference_model(), dt, subtracted=feedback_matrices(feedback_frame()))
     raise ValueError(f"unknown partition {partition!r}; use one of {', '.join(PARTITIONS)}")
 
 
 @dataclass(frozen=True)
 class NewmarkMap:
-    """One Newmark step per tick as a linear map of s = [U; V; A] (§6).
+    """One Newmark step per tick as a linear map of the state s = [U; V; A (; U_{k-2} at model columns)] (§6).
 
     s_k = transition s_{k-1} + ground ag_k + feedback f_k, where the load of
     tick k (ground acceleration ag_k in m/s^2, feedback f_k = (F27, M21, M29)
     in N, N*m, SAP sign) acts at the end of the step, and U_k is what the
     benchmark logs at t_k.  Kbar = K + a0 M + a1 C is inverted once.
+
+    ``subtracted`` = (Kf, Cf, Mf): a force model Kf u + Cf Du + Mf D2u, with
+    D, D2 the backward first and second differences, added to the step's
+    load and solved with it (it depends on U_k), which needs U_{k-2} at the
+    model's columns in the state.  From rest with ag_0 = 0 the differences
+    start like the benchmark's Derivative blocks (0 at the first sample).
     """
 
     transition: np.ndarray
     ground: np.ndarray
     feedback: np.ndarray
+    dofs: int
 
     @classmethod
-    def of(cls, model: FrameModel, dt: float, gamma: float = 0.5, beta: float = 0.25) -> "NewmarkMap":
+    def of(cls, model: FrameModel, dt: float, gamma: float = 0.5, beta: float = 0.25,
+           subtracted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> "NewmarkMap":
         a0, a1, a2 = 1 / (beta * dt**2), gamma / (beta * dt), 1 / (beta * dt)
         a3, a4, a5 = 1 / (2 * beta) - 1, gamma / beta - 1, dt / 2 * (gamma / beta - 2)
         a6, a7 = dt * (1 - gamma), gamma * dt
         m, c, k = model.mass, model.damping, model.stiffness
         n = k.shape[0]
-        kbar_inv = np.linalg.inv(k + a0 * m + a1 * c)
+        zero = np.zeros((n, n))
+        kbar = k + a0 * m + a1 * c
+        on_u = a0 * m + a1 * c
+        extra = np.zeros((n, 0))
+        columns: list[int] = []
+        if subtracted is not None:
+            kf, cf, mf = subtracted
+            columns = [int(j) for j in np.flatnonzero(np.any(kf != 0, axis=0) | np.any(cf != 0, axis=0)
+                                                      | np.any(mf != 0, axis=0))]
+            kbar = kbar - (kf + cf / dt + mf / dt**2)
+            on_u = on_u - cf / dt - 2 * mf / dt**2
+            extra = (mf / dt**2)[:, columns]
+        kbar_inv = np.linalg.inv(kbar)
         eye = np.eye(n)
-        u_row = np.hstack([kbar_inv @ (a0 * m + a1 * c), kbar_inv @ (a2 * m + a4 * c), kbar_inv @ (a3 * m + a5 * c)])
-        a_row = a0 * (u_row - np.hstack([eye, np.zeros((n, 2 * n))])) - np.hstack([np.zeros((n, n)), a2 * eye, a3 * eye])
-        v_row = np.hstack([np.zeros((n, n)), eye, a6 * eye]) + a7 * a_row
-        transition = np.vstack([u_row, v_row, a_row])
+        u_row = kbar_inv @ np.hstack([on_u, a2 * m + a4 * c, a3 * m + a5 * c, extra])
+        shift = np.hstack([eye, zero, zero, np.zeros((n, len(columns)))])
+        a_row = a0 * (u_row - shift) - np.hstack([zero, a2 * eye, a3 * eye, np.zeros((n, len(columns)))])
+        v_row = np.hstack([zero, eye, a6 * eye, np.zeros((n, len(columns)))]) + a7 * a_row
+        transition = np.vstack([u_row, v_row, a_row, shift[columns]])
         u_load = -kbar_inv
-        load = np.vstack([u_load, a7 * a0 * u_load, a0 * u_load])
-        return cls(transition, load @ model.load_mass, load[:, list(FEEDBACK_DOFS)])
+        load = np.vstack([u_load, a7 * a0 * u_load, a0 * u_load, np.zeros((len(columns), n))])
+        return cls(transition, load @ model.load_mass, load[:, list(FEEDBACK_DOFS)], n)
 
     @property
     def size(self) -> int:
         return self.transition.shape[0]
 
     def displacements(self, ground_acceleration: np.ndarray) -> np.ndarray:
-        """U_k (N x 29, m and rad SAP sign) for F = 0, starting at rest: the reference run."""
-        n_dof = self.size // 3
+        """U_k (N x dofs, m and rad SAP sign) for F = 0, starting at rest: the reference run."""
         state = np.zeros(self.size)
-        out = np.empty((ground_acceleration.size, n_dof))
-        transition, ground = self.transition, self.ground
+        out = np.empty((ground_acceleration.size, self.dofs))
+        transition, ground, n = self.transition, self.ground, self.dofs
         for k, ag in enumerate(ground_acceleration):
             state = transition @ state + ground * ag
-            out[k] = state[:n_dof]
+            out[k] = state[:n]
         return out

@@ -79,3 +79,10 @@ def test_campaign_seeds_follow_the_convention() -> None:
     runs = marths.trial_specs(marths.RunSpec(plant="uncertain"), 3)
     assert [(r.plant, r.plant_seed, r.noise_seed) for r in runs] == [
         ("nominal", None, 123), ("uncertain", 1001, 2001), ("uncertain", 1002, 2002), ("uncertain", 1003, 2003)]
+
+
+def test_consistent_partition_with_a_perfect_actuator_has_no_global_error() -> None:
+    j = _j(marths.RunSpec(compensator="none", plant="ideal", partition="consistent", duration=10.0))
+    assert max(j["J1"] + j["J2"] + j["J3"]) < 1e-8
+    assert max(j["J7"] + j["J9"]) < 1e-3  # only the O(theta^3) x-hat error is left (about 2e-4 %)
+    assert max(j["J8"] + j["J10"]) < 1e-4
