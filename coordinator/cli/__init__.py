@@ -1,4 +1,8 @@
-"""The `hybridsim` command: one module per subcommand, each with ``register(subparsers)``."""
+"""The `hybridsim` command: one module per subcommand, each with ``register(subparsers)``.
+
+Only the module of the subcommand being run is imported (a site daemon does not pay for
+scipy.signal or h5py); ``--help`` and unknown commands import them all.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +19,24 @@ SUBCOMMANDS = (
     "coordinator.cli.study",
     "coordinator.cli.benchmark",
     "coordinator.cli.calibrate",
+    "coordinator.cli.monitor",
+    "coordinator.cli.report",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or only ``command``'s when its module is named after it."""
     parser = argparse.ArgumentParser(prog="hybridsim", description="Distributed multi-site hybrid simulation.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    own = f"coordinator.cli.{command}"
+    for name in (own,) if own in SUBCOMMANDS else SUBCOMMANDS:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
