@@ -104,7 +104,7 @@ class CompensatedSum:
 
 
 class SlidingNormalEquations:
-    """[D^T D | D^T y] of the last ``window`` rows (d, y), updated in O(p^2) per row."""
+    """The moments of [d, y] over the last ``window`` rows: D^T D, D^T y and y^T y, O(p^2) per row."""
 
     def __init__(self, size: int, window: int) -> None:
         if window <= size:
@@ -114,7 +114,8 @@ class SlidingNormalEquations:
         """ring buffer of [d, y]"""
         self.count = 0
         """rows pushed since the start"""
-        self.augmented = CompensatedSum((size, size + 1))
+        self.moments = CompensatedSum((size + 1, size + 1))
+        """[[D^T D, D^T y], [y^T D, y^T y]]"""
 
     @property
     def full(self) -> bool:
@@ -124,58 +125,81 @@ class SlidingNormalEquations:
         slot = self.count % self.window
         if self.full:
             old = self.rows[slot]
-            self.augmented.add(-np.outer(old[:-1], old))
+            self.moments.add(-np.outer(old, old))
         new = np.append(row, value)
-        self.augmented.add(np.outer(row, new))
+        self.moments.add(np.outer(new, new))
         self.rows[slot] = new
         self.count += 1
 
     def gram(self) -> np.ndarray:
         """D^T D."""
-        return self.augmented.value[:, :-1]
+        return self.moments.value[:-1, :-1]
 
     def moment(self) -> np.ndarray:
         """D^T y."""
-        return self.augmented.value[:, -1]
+        return self.moments.value[:-1, -1]
+
+    def rms(self) -> float:
+        """sqrt(y^T y / L): the root mean square of the regressand over the window."""
+        return float(np.sqrt(max(self.moments.value[-1, -1], 0.0) / self.window))
 
     def solve(self, ridge: float = 0.0) -> np.ndarray:
         """(D^T D + ridge I)^-1 D^T y (LU; raises numpy.linalg.LinAlgError if exactly singular)."""
-        value = self.augmented.value
-        gram = value[:, :-1] + ridge * np.eye(value.shape[0])
-        return np.linalg.solve(gram, value[:, -1])
+        value = self.moments.value
+        size = value.shape[0] - 1
+        return np.linalg.solve(value[:-1, :-1] + ridge * np.eye(size), value[:-1, -1])
 
     def state(self) -> dict[str, Any]:
-        return {"rows": self.rows.tolist(), "count": self.count, "total": self.augmented.total.tolist(),
-                "carry": self.augmented.carry.tolist()}
+        return {"rows": self.rows.tolist(), "count": self.count, "total": self.moments.total.tolist(),
+                "carry": self.moments.carry.tolist()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.rows = np.array(state["rows"], float)
         self.count = int(state["count"])
-        self.augmented.total = np.array(state["total"], float)
-        self.augmented.carry = np.array(state["carry"], float)
+        self.moments.total = np.array(state["total"], float)
+        self.moments.carry = np.array(state["carry"], float)
 
 
 class NarxCompensator(Compensator):
     """NARX compensation of ``terms`` over a window of ``window`` samples, OLS (``ridge`` = 0) or ridge.
 
     ``measurement_filter`` is (b, a) of the low-pass on the measurement
-    (see :func:`measurement_filter`), or None for none.  ``initial`` are the
-    parameters used until the window is full (default: command = target).
-    If the normal equations are exactly singular the previous parameters stay.
-    Units: those of the loop (mm in the benchmark); ``ridge`` is in their square.
+    (see :func:`measurement_filter`), or None for none.  Options beyond the
+    definition (off by default):
+
+    - ``filter_command``: the same filter on the commands before they enter
+      the regression, as RLS-AC does (SPEC §11.1), so the inverse model is
+      the plant's alone: with the measurement filtered on one side only it
+      is the inverse of plant *and* filter, and the command leads by the
+      filter's delay too;
+    - ``excitation``: re-estimate only while the RMS of the regressand over
+      the window is at least this (loop units); below it (a rest period with
+      sensor noise only) the parameters are held.
+
+    ``initial`` are the parameters used until the window is full (default:
+    command = target).  If the normal equations are exactly singular the
+    previous parameters stay.  Units: those of the loop (mm in the
+    benchmark); ``ridge`` is in their square.
     """
 
     name = "narx"
 
     def __init__(self, terms: Terms, window: int, ridge: float = 0.0,
                  measurement_filter: tuple[Sequence[float], Sequence[float]] | None = None,
+                 filter_command: bool = False, excitation: float = 0.0,
                  initial: Sequence[float] | None = None) -> None:
         if not ridge >= 0:
             raise ValueError(f"NARX: the ridge parameter gamma must be >= 0, got {ridge}")
+        if not excitation >= 0:
+            raise ValueError(f"NARX: the excitation threshold must be >= 0, got {excitation}")
+        if filter_command and measurement_filter is None:
+            raise ValueError("NARX: filter_command needs a measurement filter to apply to the commands")
         self.terms = terms
         self.ridge = float(ridge)
+        self.excitation = float(excitation)
         self.normal = SlidingNormalEquations(terms.size, window)
         self.filter = None if measurement_filter is None else DirectFormII(*measurement_filter)
+        self.command_filter = DirectFormII(*measurement_filter) if filter_command else None
         if initial is None:
             self.initial = np.zeros(terms.size)
             self.initial[0] = 1.0
@@ -187,7 +211,8 @@ class NarxCompensator(Compensator):
         self.targets = TapLine(terms.lags)
         self.measured = TapLine(terms.lags)
         """filtered measurement, newest first"""
-        self.last_command = 0.0
+        self.regressand = 0.0
+        """the last command (filtered if ``filter_command``): y of the next row"""
         self.samples = 0
         """calls so far"""
 
@@ -198,32 +223,35 @@ class NarxCompensator(Compensator):
     def command(self, target: float, measured: float) -> float:
         filtered = measured if self.filter is None else self.filter.advance(measured)
         if self.samples >= self.terms.lags:  # the row i = 1: x_c[n-1] from x_m[n-1], x_m[n-2], ...
-            self.normal.push(self.terms.of(self.measured.taps), self.last_command)
+            self.normal.push(self.terms.of(self.measured.taps), self.regressand)
         self.measured.push(filtered)
-        if self.normal.full:
+        if self.normal.full and self.normal.rms() >= self.excitation:
             try:
                 self.alpha = self.normal.solve(self.ridge)
             except np.linalg.LinAlgError:
                 pass
-        self.last_command = float(self.alpha @ self.terms.of(self.targets.push(target)))
+        command = float(self.alpha @ self.terms.of(self.targets.push(target)))
+        self.regressand = command if self.command_filter is None else self.command_filter.advance(command)
         self.samples += 1
-        return self.last_command
+        return command
 
     def parameters(self) -> np.ndarray:
         return self.alpha.copy()
 
     def state(self) -> dict[str, Any]:
-        return {"alpha": self.alpha.tolist(), "last_command": self.last_command, "samples": self.samples,
-                "targets": self.targets.state(),
-                "measured": self.measured.state(), "normal": self.normal.state(),
-                "filter": None if self.filter is None else self.filter.state()}
+        return {"alpha": self.alpha.tolist(), "regressand": self.regressand, "samples": self.samples,
+                "targets": self.targets.state(), "measured": self.measured.state(), "normal": self.normal.state(),
+                "filter": None if self.filter is None else self.filter.state(),
+                "command_filter": None if self.command_filter is None else self.command_filter.state()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.alpha = np.array(state["alpha"], float)
-        self.last_command = float(state["last_command"])
+        self.regressand = float(state["regressand"])
         self.samples = int(state["samples"])
         self.targets.set_state(state["targets"])
         self.measured.set_state(state["measured"])
         self.normal.set_state(state["normal"])
         if self.filter is not None:
             self.filter.set_state(state["filter"])
+        if self.command_filter is not None:
+            self.command_filter.set_state(state["command_filter"])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
+from modules.experimental.compensators.filters import butterworth
 from modules.experimental.compensators.narx import (
     NarxCompensator, SlidingNormalEquations, Terms, measurement_filter)
 
@@ -39,6 +40,7 @@ def test_sliding_window_equals_the_batch_solve_after_the_amplitude_falls_by_1e5(
             np.testing.assert_allclose(normal.gram(), gram, rtol=0, atol=1e-12 * np.abs(gram).max())
             batch = _batch(rows[last], values[last])
             np.testing.assert_allclose(normal.solve(), batch, rtol=1e-10, atol=0)
+            assert normal.rms() == pytest.approx(np.sqrt(np.mean(values[last] ** 2)), rel=1e-10)
 
 
 @pytest.mark.parametrize("ridge", [1.0, 1e-2, 1e-7])
@@ -93,31 +95,65 @@ def test_on_a_pure_delay_the_identified_model_is_the_exact_inverse_a_d_sample_ad
     assert commands[first_solve] == pytest.approx(tones(first_solve + delay), abs=1e-9)
 
 
-@pytest.mark.parametrize("products, ridge", [((), 0.0), (((1, 2),), 0.0), (((0, 0), (1, 2)), 1e-3)])
-def test_parameters_are_the_batch_fit_of_commands_on_filtered_measurements(products, ridge) -> None:
-    """Independent oracle: rows x_c[n-i] ~ terms(x_mf[n-i], x_mf[n-i-1], ...), i = 1..L, x_mf by scipy lfilter."""
-    order, window = 2, 300
-    b, a = measurement_filter(FS)
-    narx = NarxCompensator(Terms(order, products), window, ridge, (b, a))
-    rng = np.random.default_rng(5)
-    n = np.arange(1200)
-    target = np.sin(2 * np.pi * 2.3 * n / FS) + 0.4 * np.sin(2 * np.pi * 0.7 * n / FS) ** 2
-    lag = scipy.signal.lfilter([0.0, 0.0, 0.2, 0.3], [1.0, -0.5], np.eye(1, 40)[0])  # a causal plant, 2 samples late
+def _plant(rng: np.random.Generator):
+    """A causal plant three samples late with a small quadratic term and sensor noise."""
+    response = scipy.signal.lfilter([0.0, 0.0, 0.2, 0.3], [1.0, -0.5], np.eye(1, 40)[0])
 
-    def plant(past: np.ndarray) -> float:
+    def measure(past: np.ndarray) -> float:
         recent = past[::-1][:40]
         newest = recent[0] if recent.size else 0.0
-        return float(lag[: recent.size] @ recent + 0.04 * newest**2 + 1e-3 * rng.standard_normal())
+        return float(response[: recent.size] @ recent + 0.04 * newest**2 + 1e-3 * rng.standard_normal())
+    return measure
 
-    commands, measured, parameters = _drive(narx, target, plant)
+
+def _oracle_rows(filtered: np.ndarray, call: int, window: int, terms: Terms) -> np.ndarray:
+    """Rows i = 1..L of the definition at ``call``: terms of x_mf[n-i], x_mf[n-i-1], ..."""
+    i = np.arange(1, window + 1)
+    lags = [filtered[call - i - k] for k in range(terms.lags)]
+    return np.column_stack(lags[: terms.order + 1] + [lags[p] * lags[q] for p, q in terms.products])
+
+
+@pytest.mark.parametrize("products, ridge, filter_command",
+                         [((), 0.0, False), (((1, 2),), 0.0, False), (((0, 0), (1, 2)), 1e-3, False),
+                          (((1, 2),), 0.0, True)])
+def test_parameters_are_the_batch_fit_of_commands_on_filtered_measurements(products, ridge, filter_command) -> None:
+    """Independent oracle: rows x_c[n-i] ~ terms(x_mf[n-i], ...), i = 1..L, filters by scipy lfilter.
+
+    With ``filter_command`` the regressand is the command through the same filter.  A 100 Hz filter
+    and a broadband target keep the taps apart, so a one-row slip would show far above round-off.
+    """
+    window = 300
+    b, a = butterworth(2, 100.0, FS)
+    terms = Terms(2, products)
+    narx = NarxCompensator(terms, window, ridge, (b, a), filter_command=filter_command)
+    target = scipy.signal.lfilter(*butterworth(2, 150.0, FS), np.random.default_rng(8).standard_normal(1200))
+    commands, measured, parameters = _drive(narx, target, _plant(np.random.default_rng(5)))
     filtered = scipy.signal.lfilter(b, a, measured)
-    first_solve = window + narx.terms.lags - 1
-    assert np.all(parameters[first_solve - 1] == np.eye(1, narx.terms.size)[0])
+    regressand = scipy.signal.lfilter(b, a, commands) if filter_command else commands
+    first_solve = window + terms.lags - 1
+    assert np.all(parameters[first_solve - 1] == np.eye(1, terms.size)[0])
     for call in (first_solve, 700, 1199):
-        i = np.arange(1, window + 1)
-        lags = [filtered[call - i - k] for k in range(order + 1)]
-        rows = np.column_stack(lags + [lags[p] * lags[q] for p, q in products])
-        np.testing.assert_allclose(parameters[call], _batch(rows, commands[call - i], ridge), rtol=1e-7)
+        rows = _oracle_rows(filtered, call, window, terms)
+        batch = _batch(rows, regressand[call - np.arange(1, window + 1)], ridge)
+        np.testing.assert_allclose(parameters[call], batch, rtol=0, atol=1e-9 * np.abs(batch).max())
+
+
+def test_parameters_are_held_while_the_window_is_not_excited() -> None:
+    """A rest period (noise only) then motion: re-estimates only where the window's command RMS >= 0.1."""
+    window, threshold = 200, 0.1
+    narx = NarxCompensator(Terms(1), window, excitation=threshold)
+    n = np.arange(1500)
+    target = np.where(n < 600, 0.0, np.sin(2 * np.pi * 1.5 * (n - 600) / FS))
+    commands, measured, parameters = _drive(narx, target, _plant(np.random.default_rng(2)))
+    rms = np.array([np.sqrt(np.mean(commands[c - window: c] ** 2)) if c >= window + 1 else 0.0 for c in n])
+    excited = rms >= threshold
+    first = int(np.argmax(excited))
+    assert 600 < first < 800
+    np.testing.assert_array_equal(parameters[first - 1], [1.0, 0.0])  # held through the rest period
+    for call in (first, 1499):
+        rows = _oracle_rows(measured, call, window, narx.terms)
+        np.testing.assert_allclose(parameters[call], _batch(rows, commands[call - np.arange(1, window + 1)]),
+                                   rtol=1e-7)
 
 
 def test_terms_build_the_rows_and_name_them() -> None:
@@ -129,15 +165,16 @@ def test_terms_build_the_rows_and_name_them() -> None:
 
 def test_state_round_trip_continues_identically() -> None:
     target = np.sin(0.05 * np.arange(400))
-    first = NarxCompensator(Terms(2, ((1, 1),)), 50, 1e-6, measurement_filter(FS))
-    second = NarxCompensator(Terms(2, ((1, 1),)), 50, 1e-6, measurement_filter(FS))
+    first = NarxCompensator(Terms(2, ((1, 1),)), 50, 1e-6, measurement_filter(FS), filter_command=True)
+    second = NarxCompensator(Terms(2, ((1, 1),)), 50, 1e-6, measurement_filter(FS), filter_command=True)
     measured = 0.0
     for t in target[:300]:
         measured = 0.9 * first.command(float(t), measured)
     second.set_state(json.loads(json.dumps(first.state())))
     for t in target[300:]:
-        assert first.command(float(t), measured) == second.command(float(t), measured)
-        measured = 0.9 * first.last_command
+        command = first.command(float(t), measured)
+        assert command == second.command(float(t), measured)
+        measured = 0.9 * command
 
 
 def test_exactly_singular_windows_keep_the_previous_parameters() -> None:
@@ -153,3 +190,5 @@ def test_bad_configurations_are_refused() -> None:
         NarxCompensator(Terms(1), 100, ridge=-1.0)
     with pytest.raises(ValueError, match="pair"):
         Terms(2, ((2, 1),))
+    with pytest.raises(ValueError, match="filter_command"):
+        NarxCompensator(Terms(1), 100, filter_command=True)
