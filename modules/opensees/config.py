@@ -1,6 +1,8 @@
 """The OpenSees module's configuration: model file, control DOFs, coordinator mass, static analysis.
 
-A site writes it as a TOML (or JSON) table, for example::
+A site writes it as a TOML (or JSON) table (``hybridsim site opensees
+--config FILE``, or ``config``/``config_file`` of an experiment's
+``[[modules]]``), for example::
 
     kind = "opensees"
     model = "frame.py"            # defines build(ops, **parameters); path relative to this file
@@ -25,9 +27,7 @@ A site writes it as a TOML (or JSON) table, for example::
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,18 +74,6 @@ class OpenSeesSpec:
     analysis: AnalysisSettings = AnalysisSettings()
 
 
-def load_table(path: Path) -> dict[str, Any]:
-    """Read a TOML or JSON configuration file into a table."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ModuleError(f"cannot read OpenSees module config {path}: {exc.strerror}") from None
-    try:
-        return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise ModuleError(f"OpenSees module config {path} is not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-
-
 def _require(table: Mapping[str, Any], key: str, where: str, hint: str) -> Any:
     if key not in table:
         raise ModuleError(f"opensees module: {where} is missing {key!r} ({hint})")
@@ -126,15 +114,17 @@ def _analysis(table: Mapping[str, Any]) -> AnalysisSettings:
     unknown = sorted(set(table) - known)
     if unknown:
         raise ModuleError(f"opensees module: unknown key(s) {unknown} in [analysis]; known: {sorted(known)}")
+    default = AnalysisSettings()
     settings = AnalysisSettings(
-        tolerance=_positive(table.get("tolerance", AnalysisSettings.tolerance), "analysis.tolerance"),
-        max_iterations=_integer(table.get("max_iterations", AnalysisSettings.max_iterations), "analysis.max_iterations", 1),
-        substeps=_integer(table.get("substeps", AnalysisSettings.substeps), "analysis.substeps", 1),
-        max_substeps=_integer(table.get("max_substeps", AnalysisSettings.max_substeps), "analysis.max_substeps", 1),
-        algorithm=str(table.get("algorithm", AnalysisSettings.algorithm)),
+        tolerance=_positive(table.get("tolerance", default.tolerance), "analysis.tolerance"),
+        max_iterations=_integer(table.get("max_iterations", default.max_iterations), "analysis.max_iterations", 1),
+        substeps=_integer(table.get("substeps", default.substeps), "analysis.substeps", 1),
+        max_substeps=_integer(table.get("max_substeps", default.max_substeps), "analysis.max_substeps", 1),
+        algorithm=str(table.get("algorithm", default.algorithm)),
     )
     if settings.algorithm not in ALGORITHMS:
-        raise ModuleError(f"opensees module: analysis.algorithm must be one of {list(ALGORITHMS)}, not {settings.algorithm!r}")
+        raise ModuleError(f"opensees module: analysis.algorithm must be one of {list(ALGORITHMS)}, "
+                          f"not {settings.algorithm!r}")
     if settings.max_substeps < settings.substeps:
         raise ModuleError("opensees module: analysis.max_substeps must be >= analysis.substeps")
     return settings

@@ -24,6 +24,7 @@ Run ``python -m modules.opensees.models.identify_marths``.  It prints
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -159,7 +160,8 @@ def euler_bernoulli_fit() -> np.ndarray:
     basis = np.array([b.ravel() for b in bases.values()]).T
     values = np.linalg.lstsq(basis, stiffness.ravel(), rcond=None)[0]
     fitted = (basis @ values).reshape(29, 29)
-    print(f"  Euler-Bernoulli fit: relative Frobenius residual {np.linalg.norm(fitted - stiffness) / np.linalg.norm(stiffness):.2e}")
+    residual = np.linalg.norm(fitted - stiffness) / np.linalg.norm(stiffness)
+    print(f"   Euler-Bernoulli fit: relative Frobenius residual {residual:.2e}")
     return frequencies(fitted, np.diag(mass))
 
 
@@ -192,7 +194,49 @@ def opensees_stiffness(part: str = "reference", **parameters) -> np.ndarray:
     return out
 
 
+BAY_DOFS = ("floor1.x", "J6.z", "J6.theta", "J7.z", "J7.theta")
+
+
+def bay_stiffness() -> np.ndarray:
+    """Stiffness of the physical portal (columns 2-6, 3-7, beam 6-7) at ``BAY_DOFS`` from the identification.
+
+    Assembled from the identified basic stiffnesses (independent of OpenSees),
+    the base rotations condensed, rotations in OpenSees' sign.
+    """
+    values, _ = identify()
+    portal = np.zeros((29, 29))
+    for kind, first, second, _ in frame.members():
+        if (kind, first) in frame.PORTAL:
+            basic = np.zeros((3, 3))
+            for key, block in UNIT_BLOCKS.items():
+                basic += values.get((first, second, key), 0.0) * block
+            portal += member_basis(first, second, basic)
+    names = [c["name"] for c in sap_controls()]
+    keep = np.zeros(29, bool)
+    keep[[names.index(d) for d in BAY_DOFS] + [names.index("J2.theta"), names.index("J3.theta")]] = True
+    sub_names = [n for n, k in zip(names, keep) if k]
+    sub = portal[np.ix_(keep, keep)] * np.outer(sap_signs()[keep], sap_signs()[keep])
+    kept = np.array([n in BAY_DOFS for n in sub_names])
+    stiffness = condensed(sub, kept)
+    order = [[n for n in sub_names if n in BAY_DOFS].index(d) for d in BAY_DOFS]
+    return stiffness[np.ix_(order, order)]
+
+
+def bay_module_toml() -> str:
+    """The portal as a `linear` module config (TOML), numbers to full precision."""
+    rows = ",\n".join("    [" + ", ".join(repr(float(v)) for v in row) + "]" for row in bay_stiffness())
+    return ("# The maRTHS physical portal (columns 2-6, 3-7, beam 6-7) as a linear module: its stiffness at the\n"
+            "# interface, base rotations condensed, from the identification of K_matrix.csv\n"
+            "# (python -m modules.opensees.models.identify_marths --bay-toml FILE).  N/m, N, N*m/rad; theta CCW.\n"
+            f"dofs = {list(BAY_DOFS)}\n".replace("'", '"')
+            + 'kinds = ["translation", "translation", "rotation", "translation", "rotation"]\n'
+            + f"stiffness = [\n{rows},\n]\n")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--bay-toml"]:
+        Path(sys.argv[2]).write_text(bay_module_toml())
+        return
     stiffness, mass = reference_matrices()
     masses = np.diag(mass)
     values, residual = identify()
