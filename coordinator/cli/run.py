@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.experiment import load_experiment
+from coordinator.monitor.session import add_monitor_options, monitoring
 from coordinator.simulation import ProgressBar, RunResult, resume_run, run_experiment
 
 
@@ -20,6 +21,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--output", type=Path, help="results file (HDF5); default: the experiment's output.file")
     parser.add_argument("--realtime", action="store_true",
                         help="pace the steps to the wall clock (dt per step); late steps are counted and reported")
+    add_monitor_options(parser)
     _output_options(parser)
     parser.set_defaults(func=main)
     resume = sub.add_parser("resume", help="continue a stopped run from its last checkpoint",
@@ -37,8 +39,10 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
-    return _report(args, run_experiment(experiment, output=args.output, progress=_progress(args),
-                                        realtime=args.realtime))
+    with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+        result = run_experiment(experiment, output=args.output, progress=_progress(args), realtime=args.realtime,
+                                **hooks)
+    return _report(args, result)
 
 
 def resume_main(args: argparse.Namespace) -> int:

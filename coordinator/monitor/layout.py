@@ -1,0 +1,107 @@
+"""What the monitor shows of a run: the response DOFs, each module's DOFs and limits, the decimation.
+
+The step listener of :mod:`coordinator.control` sees only the history arrays,
+so a module's DOF names come from its experiment entry: the ``dofs`` list of
+its config (every kind that names its DOFs there: linear, spring).  A module
+that does not name them is shown by position (``name#i``) without a command.
+A module's safety limits (the ``limits`` table of its config, see
+:mod:`modules.limits`) give the margins the monitor shows: how much of the
+displacement and force limit of each DOF is left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coordinator.experiment import Experiment
+from modules.base import ModuleError
+from modules.limits import SafetyLimits
+
+MAX_POINTS = 4000
+"""samples of the whole record the monitor aims at (the decimation follows from it)"""
+MAX_RESPONSE_DOFS = 8
+
+
+@dataclass(frozen=True)
+class ModuleLayout:
+    name: str
+    dofs: tuple[str, ...]
+    where: str
+    command_index: np.ndarray | None
+    """global indices of the module's DOFs (None when the DOFs are not named)"""
+    displacement_limit: np.ndarray | None = None
+    """max |d| per DOF (m, rad; inf where not set); None without a limits table"""
+    force_limit: np.ndarray | None = None
+    """max |f| per DOF (N, N*m; inf where not set)"""
+
+    @property
+    def ndof(self) -> int:
+        return len(self.dofs)
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    experiment: str
+    integrator: str
+    dt: float
+    """integration step (s)"""
+    total_steps: int
+    response_dofs: tuple[str, ...]
+    response_index: np.ndarray
+    modules: tuple[ModuleLayout, ...]
+    decimation: int
+
+    @property
+    def module_width(self) -> int:
+        """Number of module DOFs over all modules (the width of a frame's module vectors)."""
+        return sum(m.ndof for m in self.modules)
+
+
+def run_layout(*, experiment: str, integrator: str, dt: float, total_steps: int, dofs: Sequence[str],
+               shaken: Sequence[str], modules: Sequence[tuple[str, Mapping[str, Any], str]],
+               widths: Mapping[str, int], max_points: int = MAX_POINTS) -> RunLayout:
+    """The layout of a run.
+
+    ``shaken`` are the DOFs the ground shakes (nonzero influence): the response shows them (or the
+    first DOFs when there are none), at most MAX_RESPONSE_DOFS.  ``modules`` are (name, experiment
+    config, where it runs); ``widths`` the number of DOFs of each module (from the history arrays).
+    """
+    response = tuple((list(shaken) or list(dofs))[:MAX_RESPONSE_DOFS])
+    lookup = {d: i for i, d in enumerate(dofs)}
+    return RunLayout(experiment, integrator, dt, total_steps, response, np.array([lookup[d] for d in response]),
+                     tuple(module_layout(name, config, widths[name], where, lookup) for name, config, where in modules),
+                     max(1, math.ceil(total_steps / max_points)))
+
+
+def layout_of_experiment(experiment: Experiment, arrays: Mapping[str, np.ndarray],
+                         max_points: int = MAX_POINTS) -> RunLayout:
+    """The layout of a run of ``experiment`` whose history arrays are ``arrays``."""
+    shaken = [d for d, r in zip(experiment.dofs, experiment.influence) if r != 0.0]
+    modules = [(m.name, m.config, "in process" if m.address is None else
+                "local daemon" if m.address == "local" else m.address) for m in experiment.modules]
+    widths = {m.name: arrays[f"modules/{m.name}/displacement"].shape[1] for m in experiment.modules}
+    return run_layout(experiment=experiment.name, integrator=experiment.integrator, dt=experiment.dt,
+                      total_steps=experiment.steps, dofs=experiment.dofs, shaken=shaken, modules=modules,
+                      widths=widths, max_points=max_points)
+
+
+def module_layout(name: str, config: Mapping[str, Any], width: int, where: str,
+                  lookup: Mapping[str, int]) -> ModuleLayout:
+    """The layout of one module of ``width`` DOFs from its experiment config (see the module docstring)."""
+    named = config.get("dofs")
+    if isinstance(named, list) and len(named) == width and all(d in lookup for d in named):
+        dofs, index = tuple(named), np.array([lookup[d] for d in named], dtype=int)
+    else:
+        dofs, index = tuple(f"{name}#{i}" for i in range(width)), None
+    if "limits" not in config:
+        return ModuleLayout(name, dofs, where, index)
+    try:
+        limits = SafetyLimits.from_config(config["limits"], width)
+    except ModuleError:  # the run refuses them when it builds the module; a report shows none
+        return ModuleLayout(name, dofs, where, index)
+    return ModuleLayout(name, dofs, where, index, limits.displacement, limits.force)

@@ -1,0 +1,81 @@
+"""A real run on a monitor, on a thread of the test process, and the gRPC stubs to reach it."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from coordinator.experiment import Experiment, parse_experiment
+from coordinator.monitor.publisher import Publisher
+from coordinator.monitor.session import monitoring
+from coordinator.simulation import RunResult, run_experiment
+from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
+from tests.conftest import EXAMPLES
+
+TOKEN = "test-token-1234"
+
+
+def example(name: str, duration_s: float | None = None) -> Experiment:
+    """An example experiment, optionally cut to its first ``duration_s`` seconds."""
+    path = EXAMPLES / name
+    table = tomllib.loads(path.read_text())
+    if duration_s is not None:
+        table["experiment"]["duration"] = duration_s
+    return parse_experiment(table, base_dir=path.parent, source=path.read_text())
+
+
+@dataclass
+class MonitoredRun:
+    address: str
+    publisher: Publisher
+    thread: threading.Thread
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    def stub(self, **options: Any) -> pb_grpc.MonitorStub:
+        channel = grpc.insecure_channel(self.address, options=list(options.items()))
+        return pb_grpc.MonitorStub(channel)
+
+    @property
+    def result(self) -> RunResult:
+        return self.outcome["result"]
+
+
+@contextlib.contextmanager
+def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = False,
+                  **publisher_options: Any) -> Iterator[MonitoredRun]:
+    """Start ``experiment`` on a monitor at a free loopback port; abort it at the end if still running."""
+    ready = threading.Event()
+    state: dict[str, Any] = {}
+
+    def run() -> None:
+        printed = io.StringIO()
+        try:
+            with monitoring(experiment, "127.0.0.1:0", TOKEN, stream=printed, **publisher_options) as hooks:
+                state["address"] = printed.getvalue().split(" on ")[1].split(";")[0]
+                state["hooks"] = hooks
+                ready.set()
+                state["result"] = run_experiment(experiment, output=output, realtime=realtime, **hooks)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            state["error"] = exc
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=run, name="monitored-run", daemon=True)
+    thread.start()
+    ready.wait(30)
+    if "address" not in state:
+        raise state.get("error") or RuntimeError("the monitored run did not start")
+    monitored = MonitoredRun(state["address"], state["hooks"]["listeners"][0], thread, state)
+    try:
+        yield monitored
+    finally:
+        state["hooks"]["control"].abort("the test ended")
+        thread.join(30)
