@@ -10,6 +10,9 @@ the result depends on how good the assumed delay tau is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from modules.experimental.compensators.fir import FixedFir
 
 
@@ -20,6 +23,17 @@ class InverseCompensation(FixedFir):
 
     def __init__(self, a0: float) -> None:
         super().__init__((a0, 1.0 - a0))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> InverseCompensation:
+        """``a0``, or ``delay`` (s) and ``sample_period`` (s)."""
+        if "a0" in table:
+            return cls(float(table["a0"]))
+        try:
+            return cls.from_delay(float(table["delay"]), float(table["sample_period"]))
+        except KeyError as exc:
+            raise ValueError(f"compensator 'inverse' needs 'a0', or 'delay' and 'sample_period' "
+                             f"(missing {exc.args[0]!r})") from None
 
     @classmethod
     def from_delay(cls, delay: float, sample_period: float) -> InverseCompensation:

@@ -21,7 +21,7 @@ before the first sample).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,6 +215,21 @@ class NarxCompensator(Compensator):
         """the last command (filtered if ``filter_command``): y of the next row"""
         self.samples = 0
         """calls so far"""
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> NarxCompensator:
+        """``order``, ``window``; optional ``ridge``, ``products`` ([[p, q], ...]), ``filter_b`` and
+        ``filter_a`` (the measurement filter), ``filter_command``, ``excitation``, ``initial``."""
+        try:
+            terms = Terms(int(table["order"]), tuple(tuple(int(v) for v in pair) for pair in table.get("products", ())))
+            window = int(table["window"])
+        except KeyError as exc:
+            raise ValueError(f"compensator 'narx' needs {exc.args[0]!r}") from None
+        if ("filter_b" in table) != ("filter_a" in table):
+            raise ValueError("compensator 'narx': give both filter_b and filter_a, or neither (no filter)")
+        filt = (table["filter_b"], table["filter_a"]) if "filter_b" in table else None
+        return cls(terms, window, float(table.get("ridge", 0.0)), filt, bool(table.get("filter_command", False)),
+                   float(table.get("excitation", 0.0)), table.get("initial"))
 
     @property
     def window(self) -> int:

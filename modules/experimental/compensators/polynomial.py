@@ -13,6 +13,9 @@ inverse compensation of the same delay.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from modules.experimental.compensators.fir import FixedFir
@@ -46,3 +49,11 @@ class PolynomialExtrapolation(FixedFir):
         self.order = order
         self.delay = float(delay)
         super().__init__(extrapolation_weights(order, delay / sample_period))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> PolynomialExtrapolation:
+        """``order`` (1..3), ``delay`` (s) and ``sample_period`` (s)."""
+        try:
+            return cls(int(table["order"]), float(table["delay"]), float(table["sample_period"]))
+        except KeyError as exc:
+            raise ValueError(f"compensator 'polynomial' needs {exc.args[0]!r}") from None

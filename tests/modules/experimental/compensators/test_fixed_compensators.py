@@ -100,3 +100,13 @@ def test_bad_parameters_are_refused() -> None:
         InverseCompensation.from_delay(-0.01, DT)
     with pytest.raises(ValueError, match="taps"):
         TapLine(2).set_state([1.0])
+
+
+def test_configs_build_the_same_compensators() -> None:
+    assert InverseCompensation.from_config({"delay": 0.02, "sample_period": DT}).a0 == pytest.approx(1 + 0.02 * 1024)
+    assert InverseCompensation.from_config({"a0": 3.0}).a1 == -2.0
+    np.testing.assert_array_equal(
+        PolynomialExtrapolation.from_config({"order": 2, "delay": 0.01, "sample_period": DT}).parameters(),
+        PolynomialExtrapolation(2, 0.01, DT).parameters())
+    with pytest.raises(ValueError, match="'sample_period'"):
+        InverseCompensation.from_config({"delay": 0.02})

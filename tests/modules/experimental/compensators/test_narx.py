@@ -192,3 +192,20 @@ def test_bad_configurations_are_refused() -> None:
         Terms(2, ((2, 1),))
     with pytest.raises(ValueError, match="filter_command"):
         NarxCompensator(Terms(1), 100, filter_command=True)
+
+
+def test_a_config_builds_the_same_compensator() -> None:
+    b, a = measurement_filter(FS)
+    table = {"order": 2, "window": 40, "ridge": 1e-3, "products": [[1, 2]], "filter_b": b, "filter_a": a,
+             "filter_command": True, "excitation": 0.01}
+    built = NarxCompensator.from_config(json.loads(json.dumps(table)))
+    direct = NarxCompensator(Terms(2, ((1, 2),)), 40, 1e-3, (b, a), filter_command=True, excitation=0.01)
+    measured = 0.0
+    for t in np.sin(0.05 * np.arange(200)):
+        command = built.command(float(t), measured)
+        assert command == direct.command(float(t), measured)
+        measured = 0.7 * command
+    with pytest.raises(ValueError, match="'window'"):
+        NarxCompensator.from_config({"order": 2})
+    with pytest.raises(ValueError, match="both filter_b and filter_a"):
+        NarxCompensator.from_config({"order": 2, "window": 40, "filter_b": b})
