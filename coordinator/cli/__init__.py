@@ -16,6 +16,7 @@ from coordinator.errors import RunStopped, UsageError
 SUBCOMMANDS = (
     "coordinator.cli.run",
     "coordinator.cli.site",
+    "coordinator.cli.certs",
     "coordinator.cli.study",
     "coordinator.cli.benchmark",
     "coordinator.cli.calibrate",
