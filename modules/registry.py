@@ -20,6 +20,8 @@ KINDS: dict[str, str] = {
     "linear": "modules.linear:LinearModule",
     "spring": "modules.spring:SpringModule",
     "opensees": "modules.opensees:OpenSeesModule",
+    "plant": "modules.plant.module:PlantModule",
+    "experimental": "modules.experimental.module:ExperimentalModule",
 }
 
 

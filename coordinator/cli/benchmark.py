@@ -67,7 +67,7 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
 
 
 def _specs(args: argparse.Namespace):
-    from coordinator.problems import marths
+    from coordinator.problems import marths, marths_data
 
     if args.trials is not None and args.plant != "uncertain":
         raise UsageError("--trials: uncertain trials need --plant uncertain")
@@ -77,8 +77,10 @@ def _specs(args: argparse.Namespace):
         raise UsageError(f"--plant {args.plant} is a perfect actuator (measured = target): use --compensator none")
     if args.workers < 1:
         raise UsageError(f"--workers: give 1 or more, not {args.workers}")
-    if args.duration is not None and args.duration <= 0:
-        raise UsageError(f"--duration: give a positive number of seconds, not {args.duration}")
+    lead = marths_data.constants()["ground_motion"]["records"][args.record]["first_nonzero_t_s"]
+    if args.duration is not None and args.duration < lead + 1.0:
+        raise UsageError(f"--duration: the {args.record} record is zero for its first {lead:g} s; "
+                         f"give at least {lead + 1.0:g} s, not {args.duration:g}")
     try:
         base = marths.RunSpec(record=args.record, scale=args.scale, compensator=args.compensator, plant=args.plant,
                               noise=args.noise == "on", shared_noise=args.noise_channels == "shared",

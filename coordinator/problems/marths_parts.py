@@ -1,29 +1,29 @@
 """The physical side of the maRTHS benchmark, built from its data: plant, sensors, DAQ, site (§7-§11).
 
-Each builder returns the generic objects of ``modules/plant`` and
-``modules/experimental`` configured with the benchmark's numbers, so the
-same objects serve the in-process loop and the site daemons.
+The benchmark's numbers become the config tables of the generic `plant` and
+`experimental` modules (:func:`plant_config`, :func:`site_config`); the
+in-process loop builds its lab and site from the very same tables as the
+site daemons do, so both run the same arithmetic.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from coordinator.problems import marths_data
 from coordinator.problems.marths_structure import FRAME_SIGN, feedback_frame
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.none import NoCompensation
-from modules.experimental.compensators.rls import RlsCompensator
 from modules.experimental.kinematics import Coupler
-from modules.experimental.physical_frame import FeedbackForce
-from modules.experimental.site import ExperimentalSite
-from modules.plant.actuators import Actuators, InstantActuators, LinearActuators
+from modules.experimental.module import build_site
+from modules.experimental.site import ControlBackend, ExperimentalSite
+from modules.plant.actuators import Actuators
 from modules.plant.daq import CommandDaq
 from modules.plant.identified_plant import IdentifiedPlant, UncertainRoot, Zpk
 from modules.plant.lab import VirtualLab
-from modules.plant.sensors import SensorNoise, band_limited_sigma
+from modules.plant.module import build_actuators, build_lab
+from modules.plant.sensors import band_limited_sigma
 
 SAMPLE_RATE = float(marths_data.constants()["timing"]["fs_hz"])
 """fs = 1024 Hz (§2)"""
@@ -80,15 +80,7 @@ def uncertain_plant(seed: int) -> IdentifiedPlant:
 
 def actuators(plant: str, seed: int | None = None) -> Actuators:
     """The actuator dynamics of a plant kind: nominal (the shipped ss), uncertain (``seed``), or ideal."""
-    if plant == "nominal":
-        return LinearActuators.rk4(*marths_data.nominal_plant_state_space(), DT)
-    if plant == "uncertain":
-        if seed is None:
-            raise ValueError("an uncertain plant needs its seed")
-        return LinearActuators.rk4(*uncertain_plant(seed).state_space(), DT)
-    if plant in ("ideal", "ideal-delay"):
-        return InstantActuators(2)
-    raise ValueError(f"unknown plant {plant!r}; use one of {', '.join(PLANTS)}")
+    return build_actuators(plant_config(plant, seed, False, 0)["actuators"], 2, DT)
 
 
 def noise_sigma_mm() -> float:
@@ -96,48 +88,87 @@ def noise_sigma_mm() -> float:
     return band_limited_sigma(marths_data.constants()["sensor_noise"]["noise_power_parameter"], DT)
 
 
+def _daq_table(in_loop: bool = False) -> dict[str, Any]:
+    c = marths_data.constants()["daq"]
+    return {"gains": [c["v2d_gain1_mm_per_V"], c["v2d_gain2_mm_per_V"]],
+            "offsets": [c["v2d_const1_mm"], c["v2d_const2_mm"]],
+            "corrections": [c["correction_gain1"], c["correction_gain2"]],
+            "limit": c["sat_limit_V"], "quantum": c["quantization_interval"], "in_loop": in_loop}
+
+
 def daq(in_loop: bool = False) -> CommandDaq:
     """The command DAQ of §9 (logged only unless ``in_loop``)."""
-    c = marths_data.constants()["daq"]
-    return CommandDaq(gains=(c["v2d_gain1_mm_per_V"], c["v2d_gain2_mm_per_V"]),
-                      offsets=(c["v2d_const1_mm"], c["v2d_const2_mm"]),
-                      corrections=(c["correction_gain1"], c["correction_gain2"]),
-                      limit=c["sat_limit_V"], quantum=c["quantization_interval"], in_loop=in_loop)
+    t = _daq_table(in_loop)
+    return CommandDaq(tuple(t["gains"]), tuple(t["offsets"]), tuple(t["corrections"]), t["limit"], t["quantum"],
+                      in_loop)
+
+
+def plant_config(plant: str, plant_seed: int | None, noise: bool, noise_seed: int, shared_noise: bool = True,
+                 daq_in_loop: bool = False) -> dict[str, Any]:
+    """The `plant` module config of one run (ideal plants are noise-free whatever ``noise`` says, §17.4)."""
+    if plant in ("ideal", "ideal-delay"):
+        actuator_table: dict[str, Any] = {"model": "ideal"}
+    else:
+        a, b, c = (marths_data.nominal_plant_state_space() if plant == "nominal"
+                   else _uncertain_state_space(plant, plant_seed))
+        actuator_table = {"model": "state-space", "a": a.tolist(), "b": b.tolist(), "c": c.tolist()}
+    sigma = noise_sigma_mm() if noise and plant not in ("ideal", "ideal-delay") else 0.0
+    return {"dt": DT, "units_per_metre": 1000.0, "dofs": ["actuator_1", "actuator_2"], "actuators": actuator_table,
+            "noise": {"sigma": sigma, "seed": noise_seed, "shared": shared_noise}, "daq": _daq_table(daq_in_loop)}
+
+
+def _uncertain_state_space(plant: str, seed: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if plant != "uncertain":
+        raise ValueError(f"unknown plant {plant!r}; use one of {', '.join(PLANTS)}")
+    if seed is None:
+        raise ValueError("an uncertain plant needs its seed")
+    return uncertain_plant(seed).state_space()
 
 
 def lab(plant: str, plant_seed: int | None, noise: bool, noise_seed: int, shared_noise: bool = True,
         daq_in_loop: bool = False) -> VirtualLab:
-    """The virtual lab of one run (ideal plants are noise-free whatever ``noise`` says, §17.4)."""
-    sigma = noise_sigma_mm() if noise and plant not in ("ideal", "ideal-delay") else 0.0
-    return VirtualLab(actuators(plant, plant_seed), SensorNoise(sigma, noise_seed, 2, shared_noise), daq(daq_in_loop))
+    """The virtual lab of one run, built from its :func:`plant_config`."""
+    return build_lab(plant_config(plant, plant_seed, noise, noise_seed, shared_noise, daq_in_loop))
 
 
 def coupler() -> Coupler:
     """The coupler of §7 with the benchmark's rounded angles."""
+    return Coupler.from_attachments(**_coupler_table())
+
+
+def _coupler_table() -> dict[str, Any]:
     c = marths_data.constants()["coupler"]
-    return Coupler.from_attachments(c["xv1_m"], (c["yv1_m"], c["yv2_m"]), (c["alpha1_deg"], c["alpha2_deg"]))
+    return {"offset": c["xv1_m"], "heights": (c["yv1_m"], c["yv2_m"]), "angles_deg": (c["alpha1_deg"], c["alpha2_deg"])}
 
 
-def compensators(kind: str) -> list[Compensator]:
-    """One compensator per actuator: ``none`` or ``rls`` (initial parameters as shipped, §11.2)."""
+def compensator_tables(kind: str) -> list[dict[str, Any]]:
+    """One compensator table per actuator: ``none`` or ``rls`` (initial parameters as shipped, §11.2)."""
     if kind == "none":
-        return [NoCompensation(), NoCompensation()]
+        return [{"kind": "none"}, {"kind": "none"}]
     if kind == "rls":
         params = marths_data.rls_initial_parameters()
-        bw = marths_data.constants()["controller_rlsac"]["butterworth"]
-        lam = marths_data.constants()["controller_rlsac"]["forgetting_factor"]
-        return [RlsCompensator(params[f"theta0_{i}"], params[f"P0_{i}"], bw["b"], bw["a"], lam) for i in (1, 2)]
+        rls = marths_data.constants()["controller_rlsac"]
+        return [{"kind": "rls", "theta0": params[f"theta0_{i}"], "p0": params[f"P0_{i}"],
+                 "filter_b": rls["butterworth"]["b"], "filter_a": rls["butterworth"]["a"],
+                 "forgetting": rls["forgetting_factor"]} for i in (1, 2)]
     raise ValueError(f"unknown compensator {kind!r}; use one of {', '.join(COMPENSATORS)}")
 
 
-def feedback_force() -> FeedbackForce:
-    return FeedbackForce(feedback_frame(), DT)
+SITE_DOFS = ("x_27", "theta_21", "theta_29")
+"""the site's DOFs in the numerical substructure's namespace (SAP equation numbers, SAP sign)"""
 
 
-def site(compensator: str, backend) -> ExperimentalSite:
-    """The experimental site of the benchmark around a control backend (a lab or a remote plant).
+def site_config(compensator: str, backend: dict[str, Any] | None = None, record: str | None = None) -> dict[str, Any]:
+    """The `experimental` module config of the benchmark's site (interface DOFs U27, U21, U29, SAP sign)."""
+    config: dict[str, Any] = {
+        "dt": DT, "dofs": list(SITE_DOFS), "kinds": ["translation", "rotation", "rotation"],
+        "signs": FRAME_SIGN.tolist(), "coupler": _coupler_table(), "compensators": compensator_tables(compensator),
+        "frame": asdict(feedback_frame()), "backend": backend or {}}
+    if record is not None:
+        config["record"] = record
+    return config
 
-    Its interface DOFs are the numerical substructure's (U27, U21, U29), SAP sign.
-    """
-    return ExperimentalSite(coupler(), compensators(compensator), feedback_force(), backend, FRAME_SIGN)
 
+def site(compensator: str, backend: ControlBackend) -> ExperimentalSite:
+    """The benchmark's experimental site around a control backend (a lab or a remote plant)."""
+    return build_site(site_config(compensator), backend)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from modules.experimental.compensators.base import Compensator
@@ -9,6 +10,12 @@ from modules.experimental.compensators.base import Compensator
 
 class NoCompensation(Compensator):
     name = "none"
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "NoCompensation":
+        if table:
+            raise ValueError(f"compensator 'none' takes no parameters, got {', '.join(table)}")
+        return cls()
 
     def command(self, target: float, measured: float) -> float:
         return target

@@ -16,7 +16,7 @@ solved exactly with uf(k) = b0 u(k) + z(k) (z: the filter's free response):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,15 @@ class RlsCompensator(Compensator):
         """psi: xt(k), xt(k-1), ..."""
         self.filtered = np.zeros(taps)
         """phi: xf(k), xf(k-1), ..."""
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "RlsCompensator":
+        """``theta0`` (taps), ``p0`` (taps x taps), ``filter_b``, ``filter_a`` and ``forgetting`` (default 1)."""
+        try:
+            return cls(table["theta0"], table["p0"], table["filter_b"], table["filter_a"],
+                       float(table.get("forgetting", 1.0)))
+        except KeyError as exc:
+            raise ValueError(f"compensator 'rls' needs {exc.args[0]!r}") from None
 
     def command(self, target: float, measured: float) -> float:
         psi = np.concatenate(([target], self.targets[:-1]))

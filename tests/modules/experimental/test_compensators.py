@@ -8,6 +8,7 @@ import scipy.signal
 
 from coordinator.problems import marths_data, marths_parts
 from modules.experimental.compensators.filters import DirectFormII, butterworth
+from modules.experimental.compensators.kinds import build_compensator
 from modules.experimental.compensators.none import NoCompensation
 from modules.experimental.compensators.rls import RlsCompensator
 
@@ -85,8 +86,16 @@ def test_state_round_trip_continues_identically() -> None:
 
 def test_benchmark_channels_start_from_the_shipped_parameters() -> None:
     params = marths_data.rls_initial_parameters()
-    channels = marths_parts.compensators("rls")
+    channels = [build_compensator(t) for t in marths_parts.compensator_tables("rls")]
     np.testing.assert_array_equal(channels[0].theta, params["theta0_1"])
     np.testing.assert_array_equal(channels[1].p, params["P0_2"])
     assert channels[0].theta.sum() == pytest.approx(0.9149, abs=1e-4)
     assert np.linalg.eigvalsh(channels[1].p).min() == pytest.approx(20.1, abs=0.05)
+
+
+def test_kinds_build_from_tables_and_refuse_unknown_ones() -> None:
+    assert isinstance(build_compensator({"kind": "none"}), NoCompensation)
+    with pytest.raises(ValueError, match="kind"):
+        build_compensator({"kind": "magic"})
+    with pytest.raises(ValueError, match="theta0"):
+        build_compensator({"kind": "rls", "p0": [[1.0]]})

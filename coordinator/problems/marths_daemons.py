@@ -1,0 +1,44 @@
+"""The benchmark with its sites as local gRPC daemons: `plant` <- `experimental` <- the benchmark loop.
+
+Two `hybridsim site` daemons on 127.0.0.1: the plant (the virtual lab), and
+the experimental site, whose backend is that plant daemon.  The benchmark
+loop drives the site through :class:`~coordinator.remote.RemoteModule`, one
+control sample per step; the site writes its record (measured strokes,
+commands) at close, which the loop reads back for J1..J4.  Same seeds, same
+configs as in process, so the criteria are the same.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import h5py
+
+from coordinator.daemons import LocalDaemon
+from coordinator.problems import marths, marths_parts
+from coordinator.remote import RemoteModule
+from modules.base import Session
+
+
+def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0) -> marths.History:
+    """One run with the plant and the experimental site each in its own daemon."""
+    plant_config = marths_parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed,
+                                             spec.shared_noise, spec.daq_in_loop)
+    with tempfile.TemporaryDirectory(prefix="hybridsim-marths-") as folder:
+        record_path = Path(folder) / "site_record.h5"
+        with LocalDaemon("plant", plant_config, name="marths-plant") as plant:
+            site_config = marths_parts.site_config(
+                spec.compensator, backend={"address": plant.address, "deadline_s": deadline_s},
+                record=record_path.name)
+            with LocalDaemon("experimental", site_config, base_dir=Path(folder), name="marths-site") as site:
+                module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s)
+                try:
+                    module.open(Session(marths_parts.DT, marths_parts.SITE_DOFS, run_id="marths"))
+                    logs = marths.simulate(spec, marths.ModuleSide(module, marths_parts.DT))
+                    module.close()
+                finally:
+                    module.disconnect()
+        with h5py.File(record_path) as f:
+            record = {name: f[name][()] for name in ("measured_strokes", "commands")}
+    return marths.history(spec, logs, record)

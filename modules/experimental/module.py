@@ -1,0 +1,257 @@
+"""The `experimental` module: an experimental site behind the module interface.
+
+The coordinator sends one target per integration step (``Command.time`` =
+t_n); with a session dt of m control samples the site moves the target
+linearly from the last one over the m samples, runs its compensators and
+its backend every sample, and returns what it measured at the end of the
+step: the interface displacements (x, theta1, theta2) and the feedback force
+of its frame model.  The first command (t = 0) is the reading at rest and must
+be zero; a first command at t = dt takes that reading itself.
+
+Config table::
+
+    dt = 0.0009765625                           # control sample (s)
+    dofs = ["x", "theta", "theta_free"]         # names in the coordinator's namespace
+    kinds = ["translation", "rotation", "rotation"]
+    signs = [1, -1, -1]                         # coordinator sign -> frame sign, per DOF
+    coupler = {offset = .., heights = [.., ..], angles_deg = [.., ..]}
+    compensators = [{kind = "rls", ...}, {kind = "rls", ...}]      # one per actuator
+    frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
+    backend = {plant = {...}}                   # a plant config: the lab in this process
+            | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
+    record = "site.h5"                          # optional: the site's record, written at close
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from modules.base import Command, Description, Dof, Module, ModuleError, Session, StepLedger, StepRefused
+from modules.experimental.compensators.kinds import build_compensator
+from modules.experimental.kinematics import Coupler
+from modules.experimental.physical_frame import FeedbackForce, PortalFrame
+from modules.experimental.site import ControlBackend, ExperimentalSite, SiteResponse
+
+
+class ModuleBackend:
+    """A plant module (in process or a daemon) as the site's control backend, one control sample per step."""
+
+    def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
+        self.module = module
+        self.sample_period = sample_period
+        self.channels = channels
+        self.sample = 0
+        self._step = -1
+
+    def _call(self, time: float, command: np.ndarray) -> np.ndarray:
+        self._step += 1
+        self.module.propose(self._step, Command(time, np.asarray(command, float)))
+        return self.module.execute(self._step).displacement
+
+    def reading(self) -> np.ndarray:
+        measured = self._call(0.0, np.zeros(self.channels))
+        self.module.commit(self._step)
+        return measured
+
+    def drive(self, command: np.ndarray) -> np.ndarray:
+        measured = self._call((self.sample + 1) * self.sample_period, command)
+        self.sample += 1
+        return measured
+
+    def commit(self) -> None:
+        self.module.commit(self._step)
+
+    def state(self) -> dict[str, int]:
+        return {"sample": self.sample}
+
+    def set_state(self, state: dict[str, int]) -> None:
+        self.sample = int(state["sample"])
+
+
+def build_site(config: Mapping[str, Any], backend: ControlBackend) -> ExperimentalSite:
+    """The site a config describes, around ``backend``."""
+    try:
+        dt = float(config["dt"])
+        coupler_table, frame_table = config["coupler"], config["frame"]
+        compensators = [build_compensator(t) for t in config["compensators"]]
+        coupler = Coupler.from_attachments(float(coupler_table["offset"]), tuple(coupler_table["heights"]),
+                                           tuple(coupler_table["angles_deg"]))
+        frame = PortalFrame(**frame_table)
+        return ExperimentalSite(coupler, compensators, FeedbackForce(frame, dt), backend,
+                                config.get("signs", (1.0, 1.0, 1.0)))
+    except KeyError as exc:
+        raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
+    except (TypeError, ValueError) as exc:
+        raise ModuleError(f"experimental module: {exc}") from None
+
+
+def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module | None]:
+    """(backend, plant module to close) for ``backend = {plant = {...}}`` or ``{address = ...}``."""
+    if "plant" in table:
+        from modules.plant.module import build_lab
+
+        return build_lab(table["plant"]), None
+    if "address" in table:
+        from coordinator.remote import RemoteModule
+
+        remote = RemoteModule(str(table["address"]), name=str(table.get("name", "plant")),
+                              deadline_s=float(table.get("deadline_s", 10.0)))
+        names = remote.describe().dof_names
+        remote.open(Session(sample_period, names))
+        return ModuleBackend(remote, sample_period, len(names)), remote
+    raise ModuleError("experimental module: backend needs 'plant' (a plant config) or 'address' (a plant daemon)")
+
+
+def _output_path(base_dir: Path | None, value: object) -> Path:
+    """A file the site writes, inside the configuration's folder (or below it)."""
+    root = Path(base_dir or Path.cwd()).resolve()
+    if not isinstance(value, str) or not value:
+        raise ModuleError("experimental module: record must be a file name (relative to the configuration's folder)")
+    path = (root / value).resolve()
+    if not path.is_relative_to(root) or not path.parent.is_dir():
+        raise ModuleError(f"experimental module: record = {value!r} must name a file in an existing folder "
+                          f"inside {root}")
+    return path
+
+
+class ExperimentalModule(StepLedger):
+    """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
+
+    kind = "experimental"
+
+    def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:
+        super().__init__()
+        self.config = dict(config)
+        names = list(self.config.get("dofs", ("x", "theta", "theta_free")))
+        kinds = list(self.config.get("kinds", ("translation", "rotation", "rotation")))
+        if len(names) != 3 or len(kinds) != 3:
+            raise ModuleError("experimental module: dofs and kinds name the three interface DOFs (x, theta1, theta2)")
+        self.dofs = tuple(Dof(n, k) for n, k in zip(names, kinds))
+        self.control_dt = float(self.config["dt"])
+        self.record_path = None if "record" not in self.config else _output_path(base_dir, self.config["record"])
+        if "backend" not in self.config:
+            raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
+        self.site: ExperimentalSite | None = None
+        self._plant: Module | None = None
+        self._samples_per_step = 1
+        self._snapshot: dict[str, Any] | None = None
+        self._committed_target = np.zeros(3)
+        self._committed_sample = -1
+        self._start: SiteResponse | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "ExperimentalModule":
+        return cls(config, base_dir)
+
+    def describe(self) -> Description:
+        return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
+                           info={"force": "feedback force of the frame model from the measured motion",
+                                 "step": "the target of t_n; the result is measured at t_n (t = 0: at rest)"})
+
+    def _on_open(self, session: Session) -> None:
+        ratio = session.dt / self.control_dt
+        if ratio < 1 - 1e-9 or abs(ratio - round(ratio)) > 1e-9:
+            raise ModuleError(f"experimental module: the session dt ({session.dt} s) must be a whole number of "
+                              f"control samples ({self.control_dt} s)")
+        self._close_plant()
+        backend, self._plant = build_backend(self.config["backend"], self.control_dt)
+        self.site = build_site(self.config, backend)
+        self._samples_per_step = round(ratio)
+        self._snapshot = None
+        self._committed_target = np.zeros(3)
+        self._committed_sample = -1
+        self._start = None
+
+    def _step_of(self, step: int, command: Command) -> int:
+        n = round(command.time / self.session.dt)
+        if abs(command.time - n * self.session.dt) > 1e-9 * self.session.dt:
+            raise StepRefused(step, f"time {command.time} s is not a multiple of the step {self.session.dt} s")
+        return n
+
+    def _check(self, step: int, command: Command) -> None:
+        n = self._step_of(step, command)
+        done = self._committed_sample // self._samples_per_step if self._committed_sample >= 0 else -1
+        if n != done + 1 and not (done == -1 and n == 1):
+            raise StepRefused(step, f"the site is at t = {max(done, 0) * self.session.dt} s; the next target "
+                                    f"must be for t = {(done + 1) * self.session.dt} s, not {command.time} s")
+        if n == 0 and np.any(command.displacement != 0.0):
+            raise StepRefused(step, "at t = 0 the specimen is at rest: the first command must be zero")
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        site = self.site
+        assert site is not None
+        if self._start is None:
+            self._start = site.start()
+        if self._step_of(step, command) == 0:
+            return self._start.displacement, self._start.force
+        if self._snapshot is None:
+            self._snapshot = site.state()
+        else:
+            site.set_state(self._snapshot)
+        response = self._start
+        m = self._samples_per_step
+        for j in range(1, m + 1):
+            target = self._committed_target + (j / m) * (command.displacement - self._committed_target)
+            response = site.advance(target if j < m else command.displacement)
+        return response.displacement, response.force
+
+    def _accept(self, step: int) -> None:
+        site = self.site
+        assert site is not None and self._proposed is not None
+        site.commit()
+        self._snapshot = None
+        self._committed_sample = site.sample
+        self._committed_target = np.array(self._proposed[1].displacement)
+
+    def _discard(self) -> None:
+        if self._snapshot is not None and self.site is not None:
+            self.site.set_state(self._snapshot)
+
+    def close(self) -> dict[str, float]:
+        stats = super().close()
+        if self.site is not None:
+            backend = self.site.backend
+            volts = getattr(backend, "max_volts", None)
+            if volts is not None:
+                stats.update({f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(volts)})
+            if self.record_path is not None:
+                self.write_record(self.record_path)
+        stats.update({k: v for k, v in self._close_plant().items() if k.startswith("max_command_volts")})
+        return stats
+
+    def write_record(self, path: Path) -> None:
+        """The site's record (per control sample: target strokes, commands, measured strokes; mm) as HDF5."""
+        import h5py
+
+        assert self.site is not None
+        record = self.site.record
+        with h5py.File(path, "w") as f:
+            f.attrs["control_dt"] = self.control_dt
+            for name in record.FIELDS:
+                f.create_dataset(name, data=record.array(name))
+
+    def _close_plant(self) -> dict[str, float]:
+        plant, self._plant = self._plant, None
+        if plant is None:
+            return {}
+        stats = plant.close()
+        disconnect = getattr(plant, "disconnect", None)
+        if disconnect is not None:
+            disconnect()
+        return stats
+
+    def _save_state(self) -> object:
+        if self.site is None or self._plant is not None:
+            raise ModuleError("experimental module: checkpoints need the plant in this process")
+        return {"site": self.site.state(), "target": self._committed_target.tolist(),
+                "sample": self._committed_sample}
+
+    def _load_state(self, state: object) -> None:
+        assert self.site is not None and isinstance(state, dict)
+        self.site.set_state(state["site"])
+        self._committed_target = np.array(state["target"], float)
+        self._committed_sample = int(state["sample"])

@@ -1,0 +1,153 @@
+"""The `plant` module: a virtual lab behind the module interface, one control sample per step.
+
+DOFs are the actuator strokes (m).  The command of a step is the actuator
+command held over the control sample that ends at ``Command.time``; the
+result is the strokes measured at that time.  The first step (time 0) is the
+reading at rest, before anything moves, and its command must be zero.  The
+session's dt must be the lab's control sample: a plant is driven in lockstep.
+The lab has no load cells: the forces it returns are zero.
+
+Config table (SI, plant units where named)::
+
+    dt = 0.0009765625                 # control sample (s)
+    units_per_metre = 1000.0          # plant units (mm) per m
+    dofs = ["actuator_1", "actuator_2"]
+    [actuators]  model = "ideal"  |  model = "state-space", a = [[..]], b = [[..]], c = [[..]]
+                 (continuous, plant units, sampled by a fixed-step RK4 at dt)
+    [noise]      sigma (plant units), seed, shared = true
+    [daq]        gains (plant units/V), offsets (plant units), corrections, limit (V), quantum (V), in_loop
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
+from modules.plant.actuators import Actuators, InstantActuators, LinearActuators
+from modules.plant.daq import CommandDaq
+from modules.plant.lab import VirtualLab
+from modules.plant.sensors import SensorNoise
+
+
+def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = config.get(key)
+    if not isinstance(value, Mapping):
+        raise ModuleError(f"plant module: give a [{key}] table")
+    return value
+
+
+def build_actuators(table: Mapping[str, Any], channels: int, sample_period: float) -> Actuators:
+    model = table.get("model")
+    if model == "ideal":
+        return InstantActuators(channels)
+    if model == "state-space":
+        try:
+            a, b, c = (np.asarray(table[k], float) for k in ("a", "b", "c"))
+        except KeyError as exc:
+            raise ModuleError(f"plant module: actuators.{exc.args[0]} is missing (give a, b, c)") from None
+        n = a.shape[0]
+        if a.shape != (n, n) or b.shape != (n, channels) or c.shape != (channels, n):
+            raise ModuleError(f"plant module: actuators a, b, c must be n x n, n x {channels}, {channels} x n; "
+                              f"got {a.shape}, {b.shape}, {c.shape}")
+        return LinearActuators.rk4(a, b, c, sample_period)
+    raise ModuleError(f"plant module: actuators.model must be 'ideal' or 'state-space', not {model!r}")
+
+
+def build_lab(config: Mapping[str, Any]) -> VirtualLab:
+    """The virtual lab a plant config describes."""
+    try:
+        dt = float(config["dt"])
+    except (KeyError, TypeError, ValueError):
+        raise ModuleError("plant module: give dt, the control sample (s)") from None
+    channels = len(config.get("dofs", ("actuator_1", "actuator_2")))
+    noise, daq = _section(config, "noise"), _section(config, "daq")
+    try:
+        sensors = SensorNoise(float(noise.get("sigma", 0.0)), int(noise.get("seed", 0)), channels,
+                              bool(noise.get("shared", True)))
+        command_daq = CommandDaq(tuple(daq["gains"]), tuple(daq["offsets"]), tuple(daq["corrections"]),
+                                 float(daq.get("limit", 3.8)), daq.get("quantum"), bool(daq.get("in_loop", False)))
+    except KeyError as exc:
+        raise ModuleError(f"plant module: daq.{exc.args[0]} is missing") from None
+    except ValueError as exc:
+        raise ModuleError(f"plant module: {exc}") from None
+    return VirtualLab(build_actuators(_section(config, "actuators"), channels, dt), sensors, command_daq,
+                      float(config.get("units_per_metre", 1000.0)))
+
+
+class PlantModule(StepLedger):
+    """A :class:`VirtualLab` as a module: strokes in, measured strokes out, lockstep at the control sample."""
+
+    kind = "plant"
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.config = copy.deepcopy(dict(config))
+        self.dofs = tuple(Dof(name) for name in self.config.get("dofs", ("actuator_1", "actuator_2")))
+        self.lab = build_lab(self.config)
+        self.control_dt = float(self.config["dt"])
+        self._committed: dict[str, Any] | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "PlantModule":
+        return cls(config)
+
+    def describe(self) -> Description:
+        return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
+                           info={"force": "not measured (no load cells): zeros",
+                                 "step": "one control sample; the first step (t = 0) reads the sensors at rest"})
+
+    def _on_open(self, session: Session) -> None:
+        if not math.isclose(session.dt, self.control_dt, rel_tol=1e-12):
+            raise ModuleError(f"plant module: the session dt ({session.dt} s) must be the control sample "
+                              f"({self.control_dt} s); a plant is driven one sample per step")
+        self.lab = build_lab(self.config)
+        self._committed = None
+
+    def _sample_of(self, step: int, command: Command) -> int:
+        n = round(command.time / self.control_dt)
+        if abs(command.time - n * self.control_dt) > 1e-9 * self.control_dt:
+            raise StepRefused(step, f"time {command.time} s is not on the control grid of {self.control_dt} s")
+        return n
+
+    def _check(self, step: int, command: Command) -> None:
+        n = self._sample_of(step, command)
+        expected = 0 if self._committed is None else self._committed["tick"] + 1
+        if n != expected:
+            raise StepRefused(step, f"the plant is at sample {expected - 1}; the next command must be for "
+                                    f"t = {expected * self.control_dt} s, not {command.time} s")
+        if n == 0 and np.any(command.displacement != 0.0):
+            raise StepRefused(step, "at t = 0 the actuators are at rest: the first command must be zero")
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        if self._committed is None:
+            measured = self.lab.reading()
+        else:
+            self.lab.set_state(self._committed)
+            measured = self.lab.drive(command.displacement)
+        return measured, np.zeros(len(self.dofs))
+
+    def _accept(self, step: int) -> None:
+        self._committed = self.lab.state()
+
+    def _discard(self) -> None:
+        if self._committed is not None:
+            self.lab.set_state(self._committed)
+
+    def _save_state(self) -> object:
+        return self._committed
+
+    def _load_state(self, state: object) -> None:
+        self._committed = state  # type: ignore[assignment]
+        if state is not None:
+            self.lab.set_state(state)  # type: ignore[arg-type]
+
+    def close(self) -> dict[str, float]:
+        stats = super().close()
+        for i, volts in enumerate(self.lab.max_volts):
+            stats[f"max_command_volts_{i + 1}"] = float(volts)
+        return stats

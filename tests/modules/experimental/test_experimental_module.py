@@ -1,0 +1,82 @@
+"""The `experimental` module: the site behind the module interface, in process (plant in process too)."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from coordinator.problems import marths, marths_parts
+from coordinator.problems.evaluation import criteria
+from modules.base import Command, Session, StepRefused
+from modules.registry import build_module
+
+DT = marths_parts.DT
+
+
+def _module(spec: marths.RunSpec, tmp_path=None, dt: float = DT):
+    plant = marths_parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed)
+    config = marths_parts.site_config(spec.compensator, backend={"plant": plant},
+                                      record=None if tmp_path is None else "site.h5")
+    module = build_module("experimental", config, base_dir=tmp_path)
+    module.open(Session(dt, marths_parts.SITE_DOFS))
+    return module
+
+
+def test_module_path_equals_the_direct_site_bit_for_bit(tmp_path) -> None:
+    spec = marths.RunSpec(compensator="rls", plant="nominal", duration=6.0)
+    module = _module(spec, tmp_path)
+    logs = marths.simulate(spec, marths.ModuleSide(module, DT))
+    stats = module.close()
+    with h5py.File(tmp_path / "site.h5") as f:
+        record = {name: f[name][()] for name in ("measured_strokes", "commands")}
+    through_module = marths.history(spec, logs, record)
+    direct = marths.run(spec)
+    np.testing.assert_array_equal(through_module.measured_strokes, direct.measured_strokes)
+    np.testing.assert_array_equal(through_module.numerical, direct.numerical)
+    assert criteria(through_module, 1024.0) == criteria(direct, 1024.0)
+    assert [stats["max_command_volts_1"], stats["max_command_volts_2"]] == pytest.approx(direct.max_command_volts,
+                                                                                         rel=1e-14)
+
+
+def test_iterated_trials_of_one_sample_keep_only_the_last() -> None:
+    spec = marths.RunSpec(compensator="none", plant="ideal", duration=6.0)
+    module = _module(spec)
+    logs = marths.simulate(spec, marths.ModuleSide(module, DT))
+    direct_side, site = marths.build_side(spec)
+    direct = marths.simulate(spec, direct_side)
+    np.testing.assert_array_equal(logs["numerical"], direct["numerical"])
+    np.testing.assert_array_equal(logs["feedback"], direct["feedback"])
+
+
+def test_two_control_samples_per_step_interpolate_the_target() -> None:
+    spec = marths.RunSpec(compensator="rls", plant="nominal", noise=False)
+    module = _module(spec, dt=2 * DT)
+    module.propose(0, Command(0.0, np.zeros(3)))
+    module.execute(0)
+    module.commit(0)
+    targets = [np.array([1e-4 * k, -1e-5 * k, 0.0]) for k in (1, 2, 3)]
+    results = []
+    for k, target in enumerate(targets, start=1):
+        module.propose(k, Command(2 * k * DT, target))
+        results.append(module.execute(k))
+        module.commit(k)
+    side, _ = marths.build_side(spec)
+    side.start()
+    previous = np.zeros(3)
+    for target, result in zip(targets, results):
+        side.trial(0.5 * (previous + target))
+        side.commit()
+        expected = side.trial(target)
+        side.commit()
+        previous = target
+        np.testing.assert_array_equal(result.displacement, expected.displacement)
+        np.testing.assert_array_equal(result.force, expected.force)
+
+
+def test_refusals_name_the_reason() -> None:
+    module = _module(marths.RunSpec(compensator="none", plant="nominal", noise=False))
+    with pytest.raises(StepRefused, match="at rest"):
+        module.propose(0, Command(0.0, np.array([1e-3, 0.0, 0.0])))
+    with pytest.raises(StepRefused, match="next target"):
+        module.propose(0, Command(3 * DT, np.zeros(3)))
