@@ -17,6 +17,18 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libblas.so.3'; then
     fi
 fi
 
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "bootstrap: installing chromium and chromium-driver (the monitor page's browser tests)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+            || { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }
+    else
+        echo "bootstrap: no chromium/chromedriver: the monitor page's browser tests will be skipped" >&2
+        echo "bootstrap: ask an administrator to run: apt-get install chromium chromium-driver" >&2
+    fi
+fi
+
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     if ! "$PYTHON" -m venv .venv >/dev/null 2>&1; then

@@ -1,0 +1,21 @@
+"""`hybridsim report RESULTS.h5`: a self-contained HTML report of a run (plots, J table, configuration, timing)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from coordinator.monitor.report import write_report
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("report", help="write an HTML report of a results file", description=__doc__)
+    parser.add_argument("results", type=Path, help="results file (HDF5) of `hybridsim run`")
+    parser.add_argument("--out", type=Path, help="the report (default: the results file with .html)")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    print(f"report: {write_report(args.results, args.out)}")
+    return 0

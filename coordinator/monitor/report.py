@@ -1,0 +1,132 @@
+"""`hybridsim report RESULTS.h5`: the monitor's plots of a finished run as one self-contained HTML file.
+
+The frames are built from the results file exactly as the live monitor builds
+them from the running test (:class:`coordinator.monitor.frames.FrameBuilder`),
+so the report shows the same plots; beside them the J table when the file
+carries one (attribute ``J``), the run's status, timing and configuration.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coordinator.errors import UsageError
+from coordinator.experiment import parse_experiment
+from coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
+from coordinator.monitor.jsonview import frame_json, info_json
+from coordinator.monitor.layout import MAX_POINTS, RunLayout, layout_of_experiment, run_layout
+from coordinator.monitor.page import render_page
+from coordinator.recorder import read_results
+
+
+def write_report(results: str | Path, out: str | Path | None = None, *, max_points: int = MAX_POINTS) -> Path:
+    """Write the report of ``results`` to ``out`` (default: beside it, .html); the path written."""
+    results = Path(results)
+    out = Path(out) if out is not None else results.with_suffix(".html")
+    out.write_text(report_html(results, max_points=max_points), encoding="utf-8")
+    return out
+
+
+def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
+    try:
+        data = read_results(results)
+    except (OSError, KeyError) as exc:
+        raise UsageError(f"{results} is not a hybridsim results file ({exc})") from None
+    attrs = data["attrs"]
+    rows = int(attrs.get("completed_steps", 0))
+    if rows < 2 or "time" not in data:
+        raise UsageError(f"{results} holds no completed step to report")
+    arrays = {k: v[:rows] for k, v in data.items() if isinstance(v, np.ndarray) and v.shape[:1] == (data["time"].size,)}
+    layout = _layout(attrs, data["dofs"], arrays, max_points)
+    builder = FrameBuilder(layout)
+    frame = builder.frame(arrays, 0, rows)
+    frame.progress.state = str(attrs.get("status", "unknown"))
+    summary = json.loads(attrs["summary"]) if "summary" in attrs else {}
+    frame.progress.elapsed_s = summary.get("loop_wall_s", float(np.sum(arrays["wall_step_s"])))
+    frame.progress.eta_s = -1.0
+    info = run_info(layout)
+    payload = {"info": info_json(info), "frames": [frame_json(f, info) for f in merged_chunks([frame])]}
+    sections = _sections(results, attrs, summary, layout, arrays, rows)
+    return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
+                       sections=sections)
+
+
+def _layout(attrs: Mapping[str, Any], dofs: list[str], arrays: Mapping[str, np.ndarray],
+            max_points: int) -> RunLayout:
+    """The live monitor's layout from the experiment stored in the file; without it, modules by position."""
+    table = json.loads(attrs["experiment_table"]) if "experiment_table" in attrs else None
+    if table is not None:
+        try:
+            experiment = parse_experiment(table, base_dir=Path(attrs.get("base_dir", ".")), source=attrs.get("source", ""))
+            return layout_of_experiment(experiment, arrays, max_points)
+        except UsageError:
+            pass  # the experiment's files are not where the run had them: no DOF names from its config
+    names = json.loads(attrs.get("modules", "{}"))
+    widths = {name: arrays[f"modules/{name}/displacement"].shape[1] for name in names}
+    dt = float(attrs.get("dt", arrays["time"][1] - arrays["time"][0]))
+    total = _total_steps(attrs, arrays)
+    return run_layout(experiment=str(attrs.get("experiment", "run")), integrator=str(attrs.get("integrator", "")),
+                      dt=dt, total_steps=total, dofs=dofs, shaken=(), widths=widths, max_points=max_points,
+                      modules=[(name, {}, where) for name, where in names.items()])
+
+
+def _total_steps(attrs: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> int:
+    return int(json.loads(attrs["summary"])["steps"]) if "summary" in attrs else arrays["time"].size - 1
+
+
+# -- the sections after the plots --------------------------------------------------------------------------
+def _table(rows: list[list[str]], header: list[str] | None = None) -> str:
+    head = "" if header is None else "<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr></thead>"
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table>{head}<tbody>{body}</tbody></table>"
+
+
+def _card(title: str, content: str, element_id: str) -> str:
+    return f'<section class="card" id="{element_id}"><h2>{html.escape(title)}</h2>{content}</section>'
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def j_table(criteria: Mapping[str, Any]) -> str:
+    """The J table: one row per criterion, one column per channel (a criterion may be one number)."""
+    width = max((len(v) if isinstance(v, list) else 1) for v in criteria.values())
+    rows = [[name] + [_number(x) for x in (value if isinstance(value, list) else [value])] for name, value in
+            criteria.items()]
+    return _table(rows, ["criterion"] + [f"channel {i + 1}" for i in range(width)] if width > 1 else None)
+
+
+def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any], layout: RunLayout,
+              arrays: Mapping[str, np.ndarray], rows: int) -> str:
+    wall = arrays["wall_step_s"][1:rows]
+    p50, p99 = np.percentile(wall, [50, 99])
+    run = [["results file", str(results)], ["status", str(attrs.get("status", ""))],
+           ["steps completed", f"{rows - 1} of {layout.total_steps}"], ["dt", f"{layout.dt:g} s"],
+           ["integrator", layout.integrator]]
+    run += [[f"module {m.name}", f"{m.where}; DOFs {', '.join(m.dofs)}"] for m in layout.modules]
+    timing = [["step wall time p50 / p99 / max", f"{1e3 * p50:.4g} / {1e3 * p99:.4g} / {1e3 * wall.max():.4g} ms"],
+              ["steps with wall time > dt", str(int(np.count_nonzero(wall > layout.dt)))]]
+    for key, label in (("wall_s", "wall time of the run (s)"), ("loop_wall_s", "wall time of the step loop (s)"),
+                       ("steps_per_second", "steps per second"), ("realtime", "paced to the wall clock"),
+                       ("late_steps", "late steps (real-time pacer)"), ("max_lateness_us", "worst lateness (us)")):
+        if key in summary:
+            timing.append([label, _number(summary[key])])
+    parts = [_card("Run", _table(run), "report-run"), _card("Timing", _table(timing), "report-timing")]
+    if "J" in attrs:
+        parts.insert(0, _card("Evaluation criteria J", j_table(json.loads(attrs["J"])), "report-j"))
+    if attrs.get("source"):
+        parts.append(_card("Configuration (the experiment file)", f"<pre>{html.escape(attrs['source'])}</pre>",
+                           "report-config"))
+    return '<div class="report-sections">' + "".join(parts) + "</div>"

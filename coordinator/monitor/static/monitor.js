@@ -1,0 +1,289 @@
+/* hybridsim monitor: the plots of one run, live (server-sent events from `hybridsim monitor`)
+ * or from data embedded in the page (`hybridsim report`).  Plots with the vendored uPlot.
+ *
+ * The page feeds this script JSON of the shapes `coordinator.monitor.jsonview` writes:
+ *   info  {experiment, dt_s, total_steps, response_dofs, modules: [{name, dofs, has_command, ...}], ...}
+ *   frame {step, time, wall, ground, response: [per DOF], command|measured|force: [per module DOF], progress}
+ * SI units (m, rad, N, N*m, s); step times are shown in ms.
+ */
+"use strict";
+
+const hybridsimMonitor = (() => {
+  const COLORS = ["#1f6fb4", "#d62728", "#2a9d3c", "#e8850c", "#8a4fbf", "#8c564b", "#d14fa8", "#139aa8"];
+  const SHOWN_PER_MODULE = 2;
+  const $ = (id) => document.getElementById(id);
+
+  let info = null;
+  let cols = null;
+  let progress = null;
+  let charts = [];
+  let dirty = false;
+  let redraws = 0;
+
+  // ---------------------------------------------------------------- data
+  function reset(runInfo) {
+    info = runInfo;
+    let offset = 0;
+    for (const m of info.modules) { m.offset = offset; offset += m.dofs.length; }
+    const width = offset;
+    const columns = (n) => Array.from({ length: n }, () => []);
+    cols = { step: [], time: [], wall: [], response: columns(info.response_dofs.length),
+             command: columns(width), measured: columns(width), force: columns(width) };
+    progress = null;
+    $("experiment").textContent = info.experiment;
+    $("run-facts").textContent = `${info.integrator}, dt = ${fmt(info.dt_s * 1e3, 4)} ms, ` +
+      `${info.total_steps.toLocaleString()} steps, every ${info.decimation} plotted`;
+    buildCharts();
+    dirty = true;
+  }
+
+  function addFrame(frame) {
+    if (!info) return;
+    const push = (target, values) => { for (const v of values) target.push(v); };
+    push(cols.step, frame.step);
+    push(cols.time, frame.time);
+    push(cols.wall, frame.wall.map((s) => s * 1e3));
+    frame.response.forEach((c, i) => push(cols.response[i], c));
+    for (const key of ["command", "measured", "force"]) frame[key].forEach((c, i) => push(cols[key][i], c));
+    if (frame.progress) progress = frame.progress;
+    dirty = true;
+  }
+
+  // the DOFs of a module that the plots show: those among the response DOFs, else its first ones
+  function shown(module) {
+    const chosen = module.dofs.map((d, i) => i).filter((i) => info.response_dofs.includes(module.dofs[i]));
+    return (chosen.length ? chosen : module.dofs.map((d, i) => i)).slice(0, Math.max(SHOWN_PER_MODULE, chosen.length));
+  }
+
+  // ---------------------------------------------------------------- charts
+  function card(title, note) {
+    const el = document.createElement("section");
+    el.className = "card";
+    const h = document.createElement("h2");
+    h.textContent = title;
+    el.appendChild(h);
+    if (note) {
+      const p = document.createElement("p");
+      p.className = "note";
+      p.textContent = note;
+      el.appendChild(p);
+    }
+    $("plots").appendChild(el);
+    return el;
+  }
+
+  function chartWidth() {
+    const grid = $("plots");
+    const columns = grid.clientWidth > 1100 ? 2 : 1;
+    return Math.max(320, Math.floor(grid.clientWidth / columns) - 40);
+  }
+
+  function timeChart(title, note, yLabel, series, values) {
+    const el = card(title, note);
+    const opts = {
+      width: chartWidth(), height: 230,
+      scales: { x: { time: false } },
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      series: [{ label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) }].concat(series),
+      axes: [{ label: "t (s)" }, { label: yLabel, size: 70 }],
+    };
+    const data = () => [cols.time].concat(values());
+    charts.push({ plot: new uPlot(opts, data(), el), data, name: title });
+  }
+
+  function line(label, color, dashed) {
+    return { label, stroke: color, width: 1.5, dash: dashed ? [6, 4] : undefined, points: { show: false },
+             value: (u, v) => (v == null ? "-" : v.toPrecision(4)) };
+  }
+
+  function buildCharts() {
+    for (const c of charts) c.plot.destroy();
+    charts = [];
+    $("plots").replaceChildren();
+
+    timeChart("Response", "displacement of the DOFs the ground shakes", "m, rad",
+      info.response_dofs.map((d, i) => line(d, COLORS[i % COLORS.length])), () => cols.response);
+
+    for (const m of info.modules) {
+      const idx = shown(m);
+      const series = [], columns = [];
+      idx.forEach((i, k) => {
+        const color = COLORS[k % COLORS.length];
+        if (m.has_command) { series.push(line(`${m.dofs[i]} target`, color, true)); columns.push(m.offset + i); }
+        series.push(line(`${m.dofs[i]} measured`, color)); columns.push(-(m.offset + i) - 1);
+      });
+      timeChart(`Target vs measured: ${m.name}`,
+        `${m.where}; ${idx.length} of ${m.dofs.length} DOFs` + (m.has_command ? "" : "; no target (DOFs not named)"),
+        "m, rad", series, () => columns.map((c) => (c >= 0 ? cols.command[c] : cols.measured[-c - 1])));
+    }
+
+    syncChart();
+
+    const forceSeries = [], forceColumns = [];
+    info.modules.forEach((m) => shown(m).forEach((i) => {
+      forceSeries.push(line(`${m.name} ${m.dofs[i]}`, COLORS[forceSeries.length % COLORS.length]));
+      forceColumns.push(m.offset + i);
+    }));
+    timeChart("Interface forces", "restoring force each module measured", "N, N*m", forceSeries,
+      () => forceColumns.map((c) => cols.force[c]));
+
+    timeChart("Step wall time", "sampled steps; the dashed line is dt (a step above it is late for real time)", "ms",
+      [line("wall time", COLORS[0]), line("dt", "#888", true)],
+      () => [cols.wall, cols.time.map(() => info.dt_s * 1e3)]);
+
+    histogramChart();
+  }
+
+  function syncChart() {
+    const pairs = [];
+    for (const m of info.modules) {
+      if (m.has_command) for (const i of shown(m)) pairs.push([m, i]);
+    }
+    const el = card("Synchronization subspace", pairs.length
+      ? "measured vs target displacement; on the diagonal when the module reaches its command"
+      : "no module with named DOFs: no target to compare with");
+    if (!pairs.length) return;
+    const series = [{}].concat(pairs.map(([m, i], k) => ({
+      label: `${m.name} ${m.dofs[i]}`, stroke: COLORS[k % COLORS.length], fill: COLORS[k % COLORS.length],
+      facets: [{ scale: "x", auto: true }, { scale: "y", auto: true }],
+      paths: uPlot.paths.points(), points: { show: false, size: 3, width: 0 },
+    })), [{ label: "measured = target", stroke: "#999", dash: [4, 4], width: 1,
+            facets: [{ scale: "x", auto: true }, { scale: "y", auto: true }], paths: uPlot.paths.linear(),
+            points: { show: false } }]);
+    const opts = {
+      mode: 2, width: Math.min(chartWidth(), 520), height: 320,
+      scales: { x: { time: false }, y: {} },
+      legend: { live: false },
+      series,
+      axes: [{ label: "target (m, rad)" }, { label: "measured (m, rad)", size: 70 }],
+    };
+    const data = () => {
+      const out = [null];
+      let lo = Infinity, hi = -Infinity;
+      for (const [m, i] of pairs) {
+        const x = cols.command[m.offset + i], y = cols.measured[m.offset + i];
+        for (const v of x) { if (v < lo) lo = v; if (v > hi) hi = v; }
+        out.push([x, y]);
+      }
+      if (!(hi > lo)) { lo = -1e-3; hi = 1e-3; }
+      out.push([[lo, hi], [lo, hi]]);
+      return out;
+    };
+    charts.push({ plot: new uPlot(opts, data(), el), data, name: "sync" });
+  }
+
+  function histogramChart() {
+    const edges = info.step_time_edges_s;
+    const el = card("Step-time histogram", "every step so far, wall time per step (log scale)");
+    const centers = edges.slice(1).map((e, i) => Math.log10(Math.sqrt(e * edges[i]) * 1e3));
+    const opts = {
+      width: chartWidth(), height: 230,
+      scales: { x: { time: false } },
+      legend: { live: true },
+      series: [{ label: "step time", value: (u, v) => (v == null ? "-" : `${fmt(10 ** v, 3)} ms`) },
+               { label: "steps", fill: "rgba(31,111,180,0.35)", stroke: COLORS[0], width: 1,
+                 paths: uPlot.paths.bars({ size: [0.95, 100] }), points: { show: false } }],
+      axes: [{ label: "step wall time (ms)", values: (u, vals) => vals.map((v) => fmt(10 ** v, 2)) },
+             { label: "steps", size: 70 }],
+    };
+    const data = () => {
+      const counts = progress ? progress.step_time_counts : edges.slice(1).map(() => 0);
+      let first = counts.findIndex((c) => c > 0), last = counts.length - 1;
+      while (last > 0 && counts[last] === 0) last--;
+      if (first < 0) { first = 0; last = counts.length - 1; }
+      first = Math.max(0, first - 2); last = Math.min(counts.length - 1, last + 2);
+      return [centers.slice(first, last + 1), counts.slice(first, last + 1)];
+    };
+    charts.push({ plot: new uPlot(opts, data(), el), data, name: "histogram" });
+  }
+
+  // ---------------------------------------------------------------- status
+  function fmt(v, digits) {
+    return Number.isFinite(v) ? Number(v.toPrecision(digits)).toString() : "-";
+  }
+
+  function duration(s) {
+    if (!(s >= 0)) return "-";
+    if (s < 10) return `${s.toFixed(1)} s`;
+    const m = Math.floor(s / 60), r = Math.round(s % 60);
+    return m ? `${m} min ${r} s` : `${r} s`;
+  }
+
+  function renderStatus() {
+    if (!progress) return;
+    const p = progress;
+    const state = p.state || "starting";
+    const badge = $("state");
+    badge.textContent = state.split(":")[0].toUpperCase();
+    badge.title = state;
+    badge.className = "badge " + state.split(":")[0];
+    $("reason").textContent = state.includes(":") ? state.slice(state.indexOf(":") + 1).trim() : "";
+    $("step").textContent = p.step;
+    $("total").textContent = p.total_steps;
+    $("sim-time").textContent = p.time_s.toFixed(3);
+    $("progress").value = p.total_steps ? p.step / p.total_steps : 0;
+    $("eta").textContent = state === "running" ? duration(p.eta_s) : state === "held" ? "held" : "-";
+    $("elapsed").textContent = duration(p.elapsed_s);
+    $("late").textContent = p.late_steps;
+    $("late").className = p.late_steps ? "alert" : "";
+    $("max-wall").textContent = fmt(p.max_wall_step_s * 1e3, 3);
+    $("mean-wall").textContent = fmt(p.mean_wall_step_s * 1e3, 3);
+    $("dropped").textContent = p.dropped_frames || 0;
+    renderMargins(p);
+    if (typeof onState === "function") onState(state);
+  }
+
+  function renderMargins(p) {
+    const rows = [];
+    for (const m of info.modules) {
+      m.dofs.forEach((d, i) => {
+        const dm = p.displacement_margin[m.offset + i], fm = p.force_margin[m.offset + i];
+        if (dm != null || fm != null) rows.push([m.name, d, dm, fm]);
+      });
+    }
+    const box = $("margins");
+    box.hidden = rows.length === 0;
+    if (!rows.length) return;
+    const cell = (v) => {
+      const td = document.createElement("td");
+      td.textContent = v == null ? "no limit" : `${(100 * v).toFixed(1)} %`;
+      td.className = v == null ? "" : v < 0.05 ? "danger" : v < 0.2 ? "warn" : "ok";
+      return td;
+    };
+    const body = $("margins-body");
+    body.replaceChildren(...rows.map(([name, dof, dm, fm]) => {
+      const tr = document.createElement("tr");
+      for (const t of [name, dof]) { const td = document.createElement("td"); td.textContent = t; tr.appendChild(td); }
+      tr.appendChild(cell(dm));
+      tr.appendChild(cell(fm));
+      return tr;
+    }));
+  }
+
+  function redraw() {
+    if (!dirty || !info) return;
+    dirty = false;
+    for (const c of charts) c.plot.setData(c.data());
+    renderStatus();
+    redraws++;
+  }
+
+  function resize() {
+    for (const c of charts) c.plot.setSize({ width: c.name === "sync" ? Math.min(chartWidth(), 520) : chartWidth(),
+                                             height: c.plot.height });
+  }
+
+  let onState = null;
+  window.addEventListener("resize", resize);
+  setInterval(redraw, 200);
+
+  return {
+    reset, addFrame, redraw,
+    onStateChange: (f) => { onState = f; },
+    points: () => (cols ? cols.time.length : 0),
+    redraws: () => redraws,
+    lastStep: () => (progress ? progress.step : -1),
+    state: () => (progress ? progress.state : ""),
+  };
+})();
