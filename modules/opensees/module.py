@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import openseespy.opensees as ops
 
-from modules.base import Command, Description, Dof, ModuleError, StepRefused, StepLedger
+from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
 from modules.opensees import domain
 from modules.opensees.config import OpenSeesSpec, parse_spec
 from modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls, dof_kind
@@ -75,7 +75,8 @@ class OpenSeesModule(StepLedger):
         return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, info=dict(self._info))
 
     # -- the step ------------------------------------------------------------
-    def _on_open(self, session) -> None:  # noqa: ANN001 - Session, see StepLedger.open
+    def _on_open(self, session: Session) -> None:
+        """A module opened again starts from a freshly built model."""
         if self._path or self.stats["executed"]:
             self._path = []
             self._fresh_model()

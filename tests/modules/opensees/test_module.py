@@ -126,7 +126,7 @@ def test_non_converging_step_is_refused_and_the_model_survives(make) -> None:
     assert step(module, 2, [0.1])[0] == pytest.approx(chain_force(0.1), rel=1e-10)
 
 
-def test_registry_builds_the_kind_and_a_second_domain_holder_is_refused(make) -> None:
+def test_registry_builds_the_kind_and_a_second_domain_holder_is_refused() -> None:
     first = build_module("opensees", {"model": "columns.py", "control": TOP[:1]}, base_dir=MODELS)
     try:
         with pytest.raises(ModuleError, match="one model per process.*hybridsim site opensees"):
