@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from coordinator.credentials import ClientCredentials
 from modules import wire
 from modules.base import ModuleError
 
@@ -44,12 +45,15 @@ def _jsonable(value: Any) -> Any:
 class LocalDaemon:
     """A `hybridsim site` daemon on 127.0.0.1, started and stopped by the coordinator.
 
-    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=60.0)
+    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=60.0, site_args=(), credentials=None)
 
     kind, config     the module kind and its config table (as in an experiment's [[modules]])
     base_dir         folder that relative paths in ``config`` start from (default: the current folder)
     name             the site's name in its log and messages (default: ``kind``)
     start_timeout_s  how long ``start()`` waits for SERVING (s)
+    site_args        further `hybridsim site` options, e.g. ``("--token-file", PATH)`` or the TLS files
+    credentials      how the health check reaches a daemon that ``site_args`` secure
+                     (:class:`coordinator.credentials.ClientCredentials`)
 
     ``start()`` returns the address ("127.0.0.1:PORT"), ``stop()`` the exit
     code; as a context manager it does both.  ``launch()`` only starts the
@@ -59,8 +63,11 @@ class LocalDaemon:
     """
 
     def __init__(self, kind: str, config: Mapping[str, Any], base_dir: Path | None = None, name: str = "",
-                 start_timeout_s: float = 60.0) -> None:
+                 start_timeout_s: float = 60.0, site_args: Sequence[str] = (),
+                 credentials: ClientCredentials | None = None) -> None:
         self.kind = kind
+        self.site_args = tuple(str(a) for a in site_args)
+        self._credentials = credentials or ClientCredentials()
         self.name = name or kind
         self.start_timeout_s = start_timeout_s
         self._config = dict(config)
@@ -101,7 +108,7 @@ class LocalDaemon:
             raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
         command = [sys.executable, "-m", "coordinator.cli", "site", self.kind, "--config", str(config_path),
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
-                   "--port-file", str(self._port_path), "--parent-pid", str(os.getpid())]
+                   "--port-file", str(self._port_path), "--parent-pid", str(os.getpid()), *self.site_args]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
                                              stderr=subprocess.STDOUT)
@@ -162,7 +169,7 @@ class LocalDaemon:
         return int(self._port_path.read_text())
 
     def _wait_for_serving(self, deadline: float) -> None:
-        with grpc.insecure_channel(self.address) as channel:
+        with self._credentials.channel(self.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             while True:
                 self._check_alive()

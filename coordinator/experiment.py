@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from coordinator.credentials import ClientCredentials
 from coordinator.errors import UsageError
 from coordinator.integrators import INTEGRATORS
 from coordinator.motion import GroundMotion, MotionError, read_motion
@@ -73,6 +74,8 @@ class ModuleSpec:
     address: str | None = None
     """None: in process; "local": a daemon the coordinator starts; otherwise host:port"""
     deadline_s: float = 10.0
+    credentials: ClientCredentials | None = None
+    """TLS and token for the site at ``address`` (keys ``tls``, ``token_file``; see docs/security.md)"""
 
 
 @dataclass(frozen=True)
@@ -247,7 +250,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         where = f"modules[{i}]"
         if not isinstance(spec, dict):
             raise ExperimentError(f"{where} must be a table")
-        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s"})
+        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s", "tls", "token_file"})
         name = _get(spec, f"{where}.name", str)
         if name in names:
             raise ExperimentError(f"{where}.name: module name {name!r} is used twice")
@@ -267,7 +270,8 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         _finite(config, f"{where}.config")
         address = _get(spec, f"{where}.address", str, default=None)
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
-        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline))
+        credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
+        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials))
     return tuple(out)
 
 

@@ -28,6 +28,7 @@ from typing import Literal, TypeVar
 
 import grpc
 
+from coordinator.credentials import ClientCredentials
 from coordinator.latency import Latency
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
@@ -39,6 +40,8 @@ T = TypeVar("T")
 
 _RETRY_FIRST_S = 0.02
 _RETRY_MAX_S = 0.5
+_TLS_REFUSED = "Tls handshake failed"
+"""in the details of a connection whose TLS handshake the client refused (the site's certificate): not retried"""
 
 
 class _StepStream:
@@ -86,7 +89,8 @@ class _StepStream:
 class RemoteModule:
     """The module served by a ``hybridsim site`` daemon at ``address``.
 
-    RemoteModule(address, name="", deadline_s=10.0, transport="stream", two_phase=False, latency=None)
+    RemoteModule(address, name="", deadline_s=10.0, transport="stream", two_phase=False, latency=None,
+                 credentials=None)
 
     address     HOST:PORT of the site (e.g. "127.0.0.1:50051", "left:50051")
     name        the site's name in error messages (default: the address)
@@ -98,6 +102,9 @@ class RemoteModule:
     two_phase   send each proposal on its own round trip (see module doc)
     latency     a :class:`coordinator.latency.Latency` added to every round
                 trip (emulates a distant lab)
+    credentials a :class:`coordinator.credentials.ClientCredentials`: TLS
+                (with a client certificate for mutual TLS) and/or the
+                site's access token; None: plaintext without a token
 
     One call at a time per instance; different instances may be driven from
     different threads in parallel.  ``close()`` ends the session,
@@ -109,7 +116,8 @@ class RemoteModule:
 
     def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "stream",
                  two_phase: bool = False, latency: Latency | None = None,
-                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+                 credentials: ClientCredentials | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
         if transport not in ("stream", "unary"):
@@ -120,6 +128,7 @@ class RemoteModule:
         self.transport = transport
         self.two_phase = two_phase
         self._latency = latency
+        self._credentials = credentials or ClientCredentials()
         self._max_message_bytes = max_message_bytes
         self._channel: grpc.Channel | None = None
         self._stub: pb_grpc.ModuleStub | None = None
@@ -245,7 +254,10 @@ class RemoteModule:
                        ("grpc.initial_reconnect_backoff_ms", 50),
                        ("grpc.min_reconnect_backoff_ms", 50),
                        ("grpc.max_reconnect_backoff_ms", 500)]
-            self._channel = grpc.insecure_channel(self.address, options=options)
+            try:
+                self._channel = self._credentials.channel(self.address, options)
+            except ValueError as exc:
+                raise ModuleError(f"{self.label}: {exc}") from None
             if self._latency is not None:
                 self._channel = grpc.intercept_channel(self._channel, self._latency)
             self._stub = pb_grpc.ModuleStub(self._channel)
@@ -264,7 +276,8 @@ class RemoteModule:
                 return attempt(max(deadline - time.monotonic(), 0.0))
             except (grpc.RpcError, TimeoutError, ConnectionError) as exc:
                 retryable = isinstance(exc, ConnectionError) or (
-                    isinstance(exc, grpc.RpcError) and exc.code() is grpc.StatusCode.UNAVAILABLE)
+                    isinstance(exc, grpc.RpcError) and exc.code() is grpc.StatusCode.UNAVAILABLE
+                    and _TLS_REFUSED not in (exc.details() or ""))
                 if retryable and time.monotonic() + pause < deadline:
                     self.stats["wire_retries"] += 1
                     time.sleep(pause)
@@ -287,8 +300,14 @@ class RemoteModule:
             return StepRefused(refused_step, f"{self.label}: {details.removeprefix(f'step {refused_step} refused: ')}")
         if code is grpc.StatusCode.DEADLINE_EXCEEDED:
             return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
+        if code is grpc.StatusCode.UNAVAILABLE and _TLS_REFUSED in details:
+            return ModuleError(f"{where}: the site's certificate is not trusted: {details}; tls.ca must be the CA "
+                               "that signed it, and the address a name it holds")
         if code is grpc.StatusCode.UNAVAILABLE:
-            return ModuleError(f"{where}: site unreachable for {self.deadline_s:g} s: {details}")
+            hint = "" if "Socket closed" not in details else (
+                "; a site that serves TLS closes the connection of a plaintext client and of a client whose "
+                "certificate it does not accept: check the module's tls table (ca, cert, key)")
+            return ModuleError(f"{where}: site unreachable for {self.deadline_s:g} s: {details}{hint}")
         return ModuleError(f"{where}: {code.name}: {details}")
 
     def _check_version(self, version: pb.ProtocolVersion) -> None:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from coordinator.pretest import pretest
 from coordinator.recorder import Recorder, ResponseHistory, read_checkpoint, read_results
 from modules.base import Module, ModuleError, Session
 from modules.registry import build_module
+
+if TYPE_CHECKING:
+    from coordinator.daemons import LocalDaemon
 
 
 @dataclass
@@ -71,7 +74,7 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
     steps to the wall clock (see :class:`Pacer`).
     """
     with contextlib.ExitStack() as stack:
-        slots = [_start_module(spec, stack) for spec in experiment.modules]
+        slots = _start_modules(experiment.modules, stack)
         run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners,
                    realtime)
         return run.execute(run.fresh_start)
@@ -96,25 +99,44 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     experiment = parse_experiment(json.loads(attrs["experiment_table"]), base_dir=Path(attrs["base_dir"]),
                                   source=attrs["source"])
     with contextlib.ExitStack() as stack:
-        slots = [_start_module(spec, stack) for spec in experiment.modules]
+        slots = _start_modules(experiment.modules, stack)
         run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
         return run.execute(lambda: run.resumed_start(checkpoint, stored))
 
 
-def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack) -> tuple[ModuleSpec, Module, str]:
-    """The module of ``spec``: in process, a local daemon the coordinator starts, or a remote daemon."""
-    try:
+def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> list[tuple[ModuleSpec, Module, str]]:
+    """The modules of ``specs``; the local daemons boot in parallel (all launched before any is waited for)."""
+    from coordinator.daemons import LocalDaemon
+
+    daemons: dict[str, LocalDaemon] = {}
+    for spec in specs:
+        if spec.address == "local":
+            daemons[spec.name] = LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir, name=spec.name)
+            stack.callback(daemons[spec.name].stop)
+            with _named(spec):
+                daemons[spec.name].launch()
+    return [_start_module(spec, stack, daemons.get(spec.name)) for spec in specs]
+
+
+def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack,
+                  daemon: LocalDaemon | None = None) -> tuple[ModuleSpec, Module, str]:
+    """The module of ``spec``: in process, at its launched local ``daemon``, or at a remote daemon."""
+    with _named(spec):
         if spec.address is None:
             return spec, build_module(spec.kind, spec.config, spec.base_dir), "in process"
-        from coordinator.daemons import LocalDaemon
         from coordinator.remote import RemoteModule
 
-        address = spec.address
-        if address == "local":
-            address = stack.enter_context(LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir)).address
-        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s)
+        address = spec.address if daemon is None else daemon.start()
+        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, credentials=spec.credentials)
         stack.callback(module.disconnect)
         return spec, module, f"{'local daemon' if spec.address == 'local' else 'daemon'} at {address}"
+
+
+@contextlib.contextmanager
+def _named(spec: ModuleSpec) -> Iterator[None]:
+    """A ModuleError raised inside becomes a UsageError naming the module."""
+    try:
+        yield
     except ModuleError as exc:
         raise UsageError(f"module {spec.name!r} ({spec.kind}): {exc}") from None
 

@@ -14,6 +14,8 @@ its record (see modules.base.StepLedger) and never applies the step twice.
 Errors become gRPC statuses with readable messages (see module.proto);
 the server also serves grpc.health.v1 and reflection, refuses messages over
 its size limit (RESOURCE_EXHAUSTED) and malformed ones (INVALID_ARGUMENT).
+Who may call it is the :class:`~modules.security.SiteAccess`'s: mutual TLS,
+an access token, or neither (then on loopback only, unless insecure).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from grpc_reflection.v1alpha import reflection
 from hybridsim.v1 import module_pb2 as pb
 from modules import wire
 from modules.base import Module, ModuleError, StepRefused, check_vector
+from modules.security import SiteAccess, is_loopback
 
 log = logging.getLogger("hybridsim.site")
 
@@ -293,11 +296,23 @@ class SiteServer:
 
     ``listen`` is HOST:PORT; port 0 picks a free port, read it from :attr:`port`.
     Messages larger than ``max_message_bytes`` are refused both ways.
+    ``access`` says who may call (default: anyone on loopback; any other
+    address needs TLS, a token or ``SiteAccess(insecure=True)``).
+    ``health_listen`` (a loopback HOST:PORT) serves grpc.health.v1 alone in
+    plaintext, for a probe that holds no credentials (a compose healthcheck).
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
-                 interceptors: Sequence[grpc.ServerInterceptor] = ()) -> None:
+                 interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
+                 health_listen: str | None = None) -> None:
+        refusal = access.listen_refusal(listen)
+        if refusal:
+            raise ModuleError(refusal)
+        if health_listen is not None and not is_loopback(health_listen):
+            raise ModuleError(f"--health-listen {health_listen}: the plaintext health port serves on loopback only "
+                              "(e.g. 127.0.0.1:50052)")
+        self.access = access
         self.servicer = ModuleServicer(factory, site)
         options = [("grpc.max_receive_message_length", max_message_bytes),
                    ("grpc.max_send_message_length", max_message_bytes),
@@ -305,7 +320,7 @@ class SiteServer:
                    # ping idle clients so that a vanished coordinator's stream frees its worker
                    ("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
-                                   interceptors=interceptors, options=options)
+                                   interceptors=(*access.interceptors(site), *interceptors), options=options)
         handlers = _method_handlers(self.servicer)
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(wire.SERVICE_NAME, handlers),))
         self._server.add_registered_method_handlers(wire.SERVICE_NAME, handlers)
@@ -313,16 +328,20 @@ class SiteServer:
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection((wire.SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
                                             self._server)
-        host = listen.rpartition(":")[0]
-        try:
-            self.port = self._server.add_insecure_port(listen)
-        except RuntimeError as exc:
-            raise ModuleError(f"cannot listen on {listen}: {exc}") from None
-        self.address = f"{host}:{self.port}"
+        self.port = _bind(self._server, listen, None if access.tls is None else access.tls.server_credentials())
+        self.address = f"{listen.rpartition(':')[0]}:{self.port}"
+        self._health_server: grpc.Server | None = None
+        self.health_address = ""
+        if health_listen is not None:
+            self._health_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-health"))
+            health_pb2_grpc.add_HealthServicer_to_server(self._health, self._health_server)
+            self.health_address = f"{health_listen.rpartition(':')[0]}:{_bind(self._health_server, health_listen, None)}"
+            self._health_server.start()
         self._server.start()
         for service in ("", wire.SERVICE_NAME):
             self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
-        log.info("site %s: %s module listening on %s", site, self.servicer.kind, self.address)
+        log.info("site %s: %s module listening on %s (%s)%s", site, self.servicer.kind, self.address, access.mode,
+                 f", health on {self.health_address}" if self.health_address else "")
 
     def stop(self, grace_s: float = 0.5) -> None:
         """Report NOT_SERVING, end the session once the module call in flight returns, stop.
@@ -332,8 +351,20 @@ class SiteServer:
         self._health.enter_graceful_shutdown()
         self.servicer.close("ended by the site's shutdown")
         self._server.stop(grace_s).wait()
+        if self._health_server is not None:
+            self._health_server.stop(0).wait()
         log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the server stops; True if it did within ``timeout_s``."""
         return self._server.wait_for_termination(timeout_s)
+
+
+def _bind(server: grpc.Server, listen: str, credentials: grpc.ServerCredentials | None) -> int:
+    """Add the port ``listen`` (HOST:PORT), with TLS when ``credentials``; the bound port."""
+    try:
+        if credentials is None:
+            return server.add_insecure_port(listen)
+        return server.add_secure_port(listen, credentials)
+    except RuntimeError as exc:
+        raise ModuleError(f"cannot listen on {listen}: {exc}") from None

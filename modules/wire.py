@@ -24,6 +24,14 @@ REFUSED_STEP_KEY = "hybridsim-refused-step"
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """Largest message either end accepts by default (4 MiB: ~500k doubles)."""
 
+TOKEN_KEY = "authorization"
+"""Metadata key of a site's access token on every call and stream: ``authorization: Bearer TOKEN``."""
+
+
+def bearer(token: str) -> str:
+    """The ``authorization`` metadata value that carries ``token``."""
+    return f"Bearer {token}"
+
 
 def version_text(version: pb.ProtocolVersion) -> str:
     return f"{version.major}.{version.minor}"

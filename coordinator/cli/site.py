@@ -5,6 +5,11 @@ experiment's [[modules]]), as TOML or JSON.  The site serves the
 hybridsim.v1 Module service, grpc.health.v1 and reflection, logs one line
 per session and a summary when it closes, and stops cleanly on SIGTERM or
 SIGINT (calls in flight finish, the open session is closed).
+
+Who may command it: clients with a certificate of the CA (--tls-cert
+--tls-key --tls-ca, mutual TLS), clients with the access token
+(--token-file), or, with neither, only processes on this machine: a site
+without TLS or a token listens on loopback only, unless --insecure.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from coordinator.errors import UsageError
 from modules import wire
 from modules.base import ModuleError
 from modules.registry import KINDS, build_module
+from modules.security import CredentialError, SiteAccess, SiteTLS, read_token
 from modules.server import SiteServer
 
 log = logging.getLogger("hybridsim.site")
@@ -46,7 +52,33 @@ def register(sub: Any) -> None:
     parser.add_argument("--parent-pid", type=int,
                         help="stop when process PARENT_PID is no longer this site's parent, i.e. when the "
                              "coordinator that started the site exits")
+    access = parser.add_argument_group("access (docs/security.md)")
+    access.add_argument("--tls-cert", type=Path, metavar="SITE.crt", help="serve TLS with this certificate (PEM)")
+    access.add_argument("--tls-key", type=Path, metavar="SITE.key", help="the certificate's private key (PEM)")
+    access.add_argument("--tls-ca", type=Path, metavar="CA.crt",
+                        help="accept only clients with a certificate this CA signed (mutual TLS)")
+    access.add_argument("--token-file", type=Path, metavar="FILE",
+                        help="accept only calls that carry the access token in FILE (plaintext: on loopback only)")
+    access.add_argument("--insecure", action="store_true",
+                        help="serve without TLS or a token on a non-loopback address (a trusted private network)")
+    access.add_argument("--health-listen", metavar="HOST:PORT",
+                        help="also serve grpc.health.v1 alone, in plaintext, on this loopback address (for a probe "
+                             "without credentials, e.g. a container healthcheck)")
     parser.set_defaults(func=main)
+
+
+def site_access(args: argparse.Namespace) -> SiteAccess:
+    """The access of the site's options; a bad combination or file raises UsageError naming the option."""
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together: give both (hybridsim certs writes SITE.crt and SITE.key)")
+    if args.tls_ca is not None and args.tls_cert is None:
+        raise UsageError("--tls-ca needs --tls-cert and --tls-key: the site's own certificate and key")
+    try:
+        tls = None if args.tls_cert is None else SiteTLS.from_files(args.tls_cert, args.tls_key, args.tls_ca)
+        token = None if args.token_file is None else read_token(args.token_file, "--token-file")
+    except CredentialError as exc:
+        raise UsageError(str(exc)) from None
+    return SiteAccess(tls, token, args.insecure)
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -69,10 +101,10 @@ def load_config(path: Path) -> dict[str, Any]:
     return table
 
 
-def _listen_address(text: str) -> str:
+def _listen_address(text: str, option: str = "--listen") -> str:
     host, colon, port = text.rpartition(":")
     if not (colon and host and port.isdigit() and int(port) < 65536):
-        raise UsageError(f"--listen: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0), not {text!r}")
+        raise UsageError(f"{option}: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0), not {text!r}")
     return text
 
 
@@ -86,12 +118,18 @@ def _write_port(path: Path, port: int) -> None:
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     listen = _listen_address(args.listen)
+    health_listen = None if args.health_listen is None else _listen_address(args.health_listen, "--health-listen")
+    access = site_access(args)
+    refusal = access.listen_refusal(listen)
+    if refusal:
+        raise UsageError(refusal)
     config = load_config(args.config)
     name = args.name or args.config.stem
     base_dir = (args.base_dir or args.config.parent).resolve()
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
-                            max_message_bytes=int(args.max_message_mib * 2**20))
+                            max_message_bytes=int(args.max_message_mib * 2**20), access=access,
+                            health_listen=health_listen)
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
     stop = threading.Event()

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from coordinator.cli import main
+from coordinator.cli.certs import make_certificates
+from tests.coordinator.test_remote import free_port
 
 
 @pytest.fixture
@@ -59,3 +67,84 @@ def test_a_bad_listen_address_or_a_port_in_use(capsys, config):
         port = taken.getsockname()[1]
         line = error_of(capsys, "linear", "--config", str(config), "--listen", f"127.0.0.1:{port}")
     assert line.startswith(f"hybridsim site: error: site left (linear, {config}): cannot listen on 127.0.0.1:{port}")
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "left.token"
+    path.write_text("t" * 43 + "\n")
+    return path
+
+
+NO_AUTH = ("a site without TLS or a token serves on loopback only; give --tls-cert/--tls-key/--tls-ca (hybridsim certs "
+           "makes them) or --token-file, or --insecure on a trusted private network")
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:50051", "[::]:0", "192.0.2.10:0", "lab.example.org:50051"])
+def test_a_site_without_tls_or_a_token_refuses_to_listen_beyond_loopback(capsys, config, listen):
+    assert error_of(capsys, "linear", "--config", str(config), "--listen", listen) == \
+        f"hybridsim site: error: --listen {listen}: {NO_AUTH}"
+
+
+def test_a_token_over_plaintext_is_refused_beyond_loopback(capsys, config, token_file):
+    assert error_of(capsys, "linear", "--config", str(config), "--listen", "0.0.0.0:0", "--token-file",
+                    str(token_file)) == (
+        "hybridsim site: error: --listen 0.0.0.0:0: a token without TLS is accepted on loopback only (it would cross "
+        "the network in clear text); add --tls-cert/--tls-key, or listen on 127.0.0.1 behind a tunnel")
+
+
+def test_contradictory_or_incomplete_access_options_name_the_fix(capsys, config, token_file, tmp_path):
+    base = ["linear", "--config", str(config), "--listen", "127.0.0.1:0"]
+    cases = {
+        ("--insecure", "--token-file", str(token_file)):
+            "--insecure is for a site without TLS or a token; drop it (TLS and tokens serve on any address)",
+        ("--tls-cert", str(config)):
+            "--tls-cert and --tls-key go together: give both (hybridsim certs writes SITE.crt and SITE.key)",
+        ("--tls-ca", str(config)): "--tls-ca needs --tls-cert and --tls-key: the site's own certificate and key",
+        ("--tls-cert", str(config), "--tls-key", str(config)):
+            f"--tls-cert: {config} is not a PEM certificate (-----BEGIN CERTIFICATE-----; hybridsim certs writes them)",
+        ("--token-file", str(config)):
+            f"--token-file: {config} must hold one token of at least 32 printable ASCII characters without spaces "
+            "(hybridsim certs --tokens writes one per site)",
+        ("--health-listen", "0.0.0.0:50052"):
+            f"site left (linear, {config}): --health-listen 0.0.0.0:50052: the plaintext health port serves on "
+            "loopback only (e.g. 127.0.0.1:50052)",
+    }
+    for options, message in cases.items():
+        assert error_of(capsys, *base, *options) == f"hybridsim site: error: {message}"
+
+
+def test_tls_without_a_client_ca_needs_a_token(capsys, config, tmp_path):
+    make_certificates(tmp_path / "pki", ["left"])
+    assert error_of(capsys, "linear", "--config", str(config), "--tls-cert", str(tmp_path / "pki" / "left.crt"),
+                    "--tls-key", str(tmp_path / "pki" / "left.key")) == (
+        "hybridsim site: error: --tls-cert without --tls-ca authenticates no client: give --tls-ca CA.crt (clients "
+        "then need a certificate that CA signed) or --token-file")
+
+
+def test_insecure_serves_beyond_loopback_and_the_health_port_answers_without_credentials(config, tmp_path):
+    health_port = free_port()
+    process = subprocess.Popen([Path(sys.executable).with_name("hybridsim"), "site", "linear", "--config", config,
+                                "--listen", "0.0.0.0:0", "--insecure", "--port-file", tmp_path / "port",
+                                "--health-listen", f"127.0.0.1:{health_port}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1500):
+            if (tmp_path / "port").exists() or process.poll() is not None:
+                break
+            time.sleep(0.02)
+        port = int((tmp_path / "port").read_text())
+        for address in (f"127.0.0.1:{port}", f"127.0.0.1:{health_port}"):
+            with grpc.insecure_channel(address) as channel:
+                reply = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service="hybridsim.v1.Module"), timeout=10)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:
+            with pytest.raises(grpc.RpcError) as info:  # the health port serves health alone
+                channel.unary_unary("/hybridsim.v1.Module/Echo")(b"", timeout=10)
+        assert info.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 0
+    assert f"listening on 0.0.0.0:{port} (no authentication), health on 127.0.0.1:{health_port}" in err

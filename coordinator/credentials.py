@@ -1,0 +1,114 @@
+"""What the coordinator presents to a site: TLS trust and client certificate, access token.
+
+An experiment's module table gives them, with paths relative to the
+experiment file (see docs/security.md)::
+
+    [[modules]]
+    name = "story1"
+    address = "lab1.example.org:50051"
+    tls = { ca = "certs/ca.crt", cert = "certs/coordinator.crt", key = "certs/coordinator.key" }
+    token_file = "certs/story1.token"     # instead of, or beside, the client certificate
+
+The files are read (and checked) when the experiment is read; the results
+file keeps the experiment's table, so it holds the paths, never a key or a
+token.  A token never travels in clear text beyond loopback: without ``tls``
+the site's address must be a loopback one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from coordinator.errors import UsageError
+from modules import wire
+from modules.security import CredentialError, is_loopback, read_certificate, read_private_key, read_token
+
+
+@dataclass(frozen=True)
+class ClientCredentials:
+    """TLS roots (the CA of the site's certificate), the client certificate and key, the access token (PEM, text)."""
+
+    ca: bytes | None = None
+    """None: plaintext (loopback only when a token is sent)"""
+    certificate: bytes | None = None
+    private_key: bytes | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_table(cls, tls: Any, token_file: Any, base_dir: Path, where: str,
+                   address: str | None) -> "ClientCredentials | None":
+        """The credentials of a module table's ``tls`` and ``token_file`` (None when it gives neither).
+
+        Every problem raises UsageError naming the key (``where`` is e.g. "modules[0]").
+        """
+        if tls is None and token_file is None:
+            return None
+        key = f"{where}.tls" if tls is not None else f"{where}.token_file"
+        if address in (None, "local"):
+            raise UsageError(f"{key}: TLS and tokens are for a site at host:port; this module runs "
+                             f"{'in process' if address is None else 'as a local daemon on loopback'}")
+        if tls is not None and not (isinstance(tls, dict) and "ca" in tls and set(tls) <= {"ca", "cert", "key"}):
+            raise UsageError(f"{where}.tls must be a table {{ ca = \"ca.crt\", cert = \"coordinator.crt\", "
+                             f"key = \"coordinator.key\" }} (cert and key for mutual TLS), got {tls!r}")
+        tls = tls or {}
+        if ("cert" in tls) != ("key" in tls):
+            raise UsageError(f"{where}.tls: cert and key go together: give both or neither")
+        if token_file is not None and not isinstance(token_file, str):
+            raise UsageError(f"{where}.token_file must be a string (a path), got {token_file!r}")
+        for name, value in tls.items():
+            if not isinstance(value, str):
+                raise UsageError(f"{where}.tls.{name} must be a string (a path), got {value!r}")
+        if token_file is not None and not tls and not is_loopback(address):
+            raise UsageError(f"{where}.token_file: the token would travel to {address} in clear text; add "
+                             "tls = { ca = \"ca.crt\" } (the CA of the site's certificate), or reach the site "
+                             "through a tunnel on 127.0.0.1")
+        try:
+            ca = None if "ca" not in tls else read_certificate(base_dir / tls["ca"], f"{where}.tls.ca")
+            certificate = None if "cert" not in tls else read_certificate(base_dir / tls["cert"], f"{where}.tls.cert")
+            private_key = None if certificate is None else read_private_key(
+                base_dir / tls["key"], f"{where}.tls.key", certificate, f"{where}.tls.cert")
+            token = None if token_file is None else read_token(base_dir / token_file, f"{where}.token_file")
+        except CredentialError as exc:
+            raise UsageError(str(exc)) from None
+        return cls(ca, certificate, private_key, token)
+
+    def channel(self, address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
+        """A channel to the site at ``address``: TLS when ``ca``, the token on every call and stream."""
+        if self.ca is not None:
+            credentials = grpc.ssl_channel_credentials(self.ca, self.private_key, self.certificate)
+            channel = grpc.secure_channel(address, credentials, options=list(options))
+        elif self.token and not is_loopback(address):
+            raise ValueError(f"the access token would travel to {address} in clear text; use TLS")
+        else:
+            channel = grpc.insecure_channel(address, options=list(options))
+        return channel if not self.token else grpc.intercept_channel(channel, TokenMetadata(self.token))
+
+
+class TokenMetadata(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
+                    grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+    """Adds ``authorization: Bearer TOKEN`` to the metadata of every call and stream."""
+
+    def __init__(self, token: str) -> None:
+        self._entry = (wire.TOKEN_KEY, wire.bearer(token))
+
+    def _with_token(self, details: Any) -> Any:
+        return details._replace(metadata=[*(details.metadata or ()), self._entry])
+
+    def intercept_unary_unary(self, continuation: Callable[..., Any], client_call_details: Any, request: Any) -> Any:
+        return continuation(self._with_token(client_call_details), request)
+
+    def intercept_unary_stream(self, continuation: Callable[..., Any], client_call_details: Any, request: Any) -> Any:
+        return continuation(self._with_token(client_call_details), request)
+
+    def intercept_stream_unary(self, continuation: Callable[..., Any], client_call_details: Any,
+                               request_iterator: Iterator[Any]) -> Any:
+        return continuation(self._with_token(client_call_details), request_iterator)
+
+    def intercept_stream_stream(self, continuation: Callable[..., Any], client_call_details: Any,
+                                request_iterator: Iterator[Any]) -> Any:
+        return continuation(self._with_token(client_call_details), request_iterator)
