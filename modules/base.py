@@ -159,21 +159,26 @@ MAX_CONFIG_NUMBERS = 4_000_000
 MAX_CONFIG_FILE_BYTES = 256 * 2**20
 
 
+SHIPPED_FILES = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[1] / "coordinator" / "data")
+"""folders of files shipped with hybridsim (models, benchmark data) that any configuration may name"""
+
+
 def resolve_config_path(base_dir: Path, value: object, key: str) -> Path:
     """A file named in a module's configuration, which must lie inside the configuration's folder.
 
-    A site serves files only from the folder its configuration lives in (or below), so that a
-    configuration cannot make a daemon read, or run, anything else on the machine.
+    A site reads files only from the folder its configuration lives in (or below) and from the
+    files shipped with hybridsim, so that a configuration cannot make a daemon read, or run,
+    anything else on the machine.
     """
     if not isinstance(value, str) or not value:
         raise ModuleError(f"{key} must be a file name (relative to the configuration's folder)")
     root = Path(base_dir).resolve()
     path = (root / value).resolve()
-    if not path.is_relative_to(root):
+    if not any(path.is_relative_to(allowed) for allowed in (root, *SHIPPED_FILES)):
         raise ModuleError(f"{key} = {value!r} lies outside the configuration's folder {root}; "
                           "put the file next to the configuration (or below it)")
     if not path.is_file():
-        raise ModuleError(f"{key} = {value!r}: no such file in {root}")
+        raise ModuleError(f"{key} = {value!r} does not exist in {root} (paths are relative to the configuration's folder)")
     if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
         raise ModuleError(f"{key} = {value!r} is larger than {MAX_CONFIG_FILE_BYTES // 2**20} MiB")
     return path

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modules.base import UNIT_OF_KIND, ModuleError
+from modules.base import UNIT_OF_KIND, ModuleError, resolve_config_path
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
 
@@ -136,7 +136,9 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     unknown = sorted(set(table) - known)
     if unknown:
         raise ModuleError(f"opensees module: unknown key(s) {unknown}; known: {sorted(known)}")
-    model = Path(str(_require(table, "model", "the config", "the Python file that defines build(ops, **parameters)")))
+    model = resolve_config_path(base_dir, _require(table, "model", "the config",
+                                                   "the Python file that defines build(ops, **parameters)"),
+                                "opensees module: model")
     entries = _require(table, "control", "the config", "a list of [[control]] tables: name, node, dof")
     if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)) or not entries:
         raise ModuleError("opensees module: 'control' must be a non-empty list of tables (name, node, dof)")
@@ -154,7 +156,7 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     if mass_from_model and any(c.mass is not None for c in controls):
         raise ModuleError("opensees module: give either mass_from_model = true or per-control 'mass', not both")
     return OpenSeesSpec(
-        model=model if model.is_absolute() else base_dir / model,
+        model=model,
         controls=controls,
         parameters=dict(parameters),
         path_independent=bool(table.get("path_independent", False)),

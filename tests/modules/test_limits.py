@@ -137,3 +137,12 @@ def test_module_configurations_cannot_reach_outside_their_folder_or_be_huge(tmp_
         build_module("linear", {"dofs": ["x"], "stiffness_file": str(outside)}, site)
     with pytest.raises(ModuleError, match="more than 4,000,000 numbers"):
         build_module("linear", {"dofs": ["x"], "stiffness": [[0.0] * 2001] * 2001}, site)
+
+
+def test_an_opensees_site_cannot_run_a_model_file_outside_its_folder(tmp_path):
+    (tmp_path / "evil.py").write_text("def build(ops):\n    raise SystemExit('should never run')\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    config = {"model": "../evil.py", "control": [{"name": "x", "node": 1, "dof": 1}]}
+    with pytest.raises(ModuleError, match="lies outside the configuration's folder"):
+        build_module("opensees", config, site)
