@@ -14,6 +14,9 @@ from modules.experimental.compensators.base import Compensator
 KINDS: dict[str, str] = {
     "none": "modules.experimental.compensators.none:NoCompensation",
     "rls": "modules.experimental.compensators.rls:RlsCompensator",
+    "inverse": "modules.experimental.compensators.inverse:InverseCompensation",
+    "polynomial": "modules.experimental.compensators.polynomial:PolynomialExtrapolation",
+    "narx": "modules.experimental.compensators.narx:NarxCompensator",
 }
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from modules.experimental.compensators.fir import TapLine
 from modules.experimental.compensators.inverse import InverseCompensation
+from modules.experimental.compensators.kinds import build_compensator
 from modules.experimental.compensators.polynomial import PolynomialExtrapolation, extrapolation_weights
 
 DT = 1.0 / 1024
@@ -108,5 +109,8 @@ def test_configs_build_the_same_compensators() -> None:
     np.testing.assert_array_equal(
         PolynomialExtrapolation.from_config({"order": 2, "delay": 0.01, "sample_period": DT}).parameters(),
         PolynomialExtrapolation(2, 0.01, DT).parameters())
+    assert isinstance(build_compensator({"kind": "inverse", "a0": 2.0}), InverseCompensation)  # a site config's kind
+    assert isinstance(build_compensator({"kind": "polynomial", "order": 3, "delay": 0.01, "sample_period": DT}),
+                      PolynomialExtrapolation)
     with pytest.raises(ValueError, match="'sample_period'"):
         InverseCompensation.from_config({"delay": 0.02})

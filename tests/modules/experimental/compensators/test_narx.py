@@ -9,6 +9,7 @@ import pytest
 import scipy.signal
 
 from modules.experimental.compensators.filters import butterworth
+from modules.experimental.compensators.kinds import build_compensator
 from modules.experimental.compensators.narx import (
     NarxCompensator, SlidingNormalEquations, Terms, measurement_filter)
 
@@ -205,6 +206,7 @@ def test_a_config_builds_the_same_compensator() -> None:
         command = built.command(float(t), measured)
         assert command == direct.command(float(t), measured)
         measured = 0.7 * command
+    assert isinstance(build_compensator({"kind": "narx", **table}), NarxCompensator)  # a site config's kind
     with pytest.raises(ValueError, match="'window'"):
         NarxCompensator.from_config({"order": 2})
     with pytest.raises(ValueError, match="both filter_b and filter_a"):
