@@ -15,6 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description="Run a reference study and report it (table, JSON, plots).")
     studies = parser.add_subparsers(dest="study", required=True, metavar="STUDY")
     _register_implicit_rths(studies)
+    _register_narx(studies)
 
 
 # -- implicit-rths --------------------------------------------------------------------------------------
@@ -62,6 +63,51 @@ def _implicit_rths(args: argparse.Namespace) -> int:
     else:
         print(text)
         print(f"\nplots, table.txt and results.json in {out}")
+    return 0
+
+
+# -- narx -----------------------------------------------------------------------------------------------
+
+def _register_narx(studies: argparse._SubParsersAction) -> None:
+    parser = studies.add_parser(
+        "narx", help="delay compensators on the maRTHS benchmark: inverse, NARX (OLS, ridge, nonlinear terms), RLS-AC",
+        description="The compensator study of COMPENSATORS.md on the maRTHS benchmark (El Centro at 40 %%, nominal "
+                    "plant): J1..J10 of every case, unstable cases marked, parameter histories and plots.")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"cases": {name: {"compensator", "parameters", "unstable", "reason", "J"}}} '
+                             "instead of the table")
+    parser.add_argument("--out", type=Path, default=Path("results/narx"), metavar="DIR",
+                        help="folder for results.json, table.txt, parameters.h5 and the plots "
+                             "(default: results/narx)")
+    parser.add_argument("--case", action="append", metavar="NAME",
+                        help="only this case (repeatable); the uncompensated run always runs first")
+    parser.add_argument("--duration", type=float, metavar="S", help="only the first S s of the record")
+    parser.set_defaults(func=_narx)
+
+
+def _narx(args: argparse.Namespace) -> int:
+    from coordinator.problems.narx_study import cases, run_study, study_json
+    from coordinator.problems.narx_study_report import format_table, write_results
+
+    if args.duration is not None and not args.duration > 0:
+        raise UsageError(f"--duration: give a positive number of seconds, not {args.duration}")
+    unknown = sorted(set(args.case or ()) - {c.name for c in cases()})
+    if unknown:
+        raise UsageError(f"--case {unknown[0]}: no such case; the study has {', '.join(c.name for c in cases())}")
+    out = _writable_directory(args.out)
+
+    def progress(result) -> None:
+        status = f"unstable: {result.reason}" if result.unstable else "stable"
+        print(f"{result.case.name}: {status} ({result.wall_s:.1f} s)", file=sys.stderr, flush=True)
+
+    study = run_study(args.case, args.duration, progress)
+    write_results(study, out)
+    if args.json:
+        json.dump(study_json(study), sys.stdout, allow_nan=False)
+        print()
+    else:
+        print(format_table(study))
+        print(f"\nresults.json, table.txt, parameters.h5 and plots in {out}")
     return 0
 
 
