@@ -97,7 +97,13 @@ class Partition:
         return force
 
     def commit(self, step: int) -> None:
-        self._each(step, lambda s: s.module.commit(step))
+        """Commit ``step`` at every module, one after another: a remote module only notes the commit and
+        sends it with its next message, so a thread per module would cost more than it saves."""
+        for slot in self.slots:
+            try:
+                slot.module.commit(step)
+            except (ModuleError, OSError, RuntimeError) as exc:
+                raise ModuleStepError(slot, step, exc) from exc
 
     def close(self) -> dict[str, dict[str, float]]:
         """Close every module (errors at close are reported, not raised); their summaries by name."""
