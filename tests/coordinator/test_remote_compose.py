@@ -38,7 +38,7 @@ def test_every_service_runs_the_one_image_with_a_command_the_cli_accepts():
     assert len(coordinators) == 1 and len(SITES) == 3
     for name, site in SITES.items():
         args = parser.parse_args(site["command"])
-        assert (args.name, args.listen) == (name, "0.0.0.0:50051")
+        assert (args.name, args.listen, args.insecure) == (name, "0.0.0.0:50051", True)
         assert load_config(ROOT / args.config)["dofs"]
     coordinator = SERVICES[coordinators[0]]
     args = parser.parse_args(coordinator["command"])
@@ -54,10 +54,11 @@ def on_loopback(command: list[str], port_file: Path) -> list[str]:
             "--port-file", str(port_file)]
 
 
-def healthcheck(service: dict, port: int) -> list[str]:
+def healthcheck(service: dict, port: int, probed: str = "127.0.0.1:50051") -> list[str]:
+    """The service's healthcheck command, probing 127.0.0.1:``port`` instead of the container's ``probed``."""
     kind, *command = service["healthcheck"]["test"]
-    assert kind == "CMD" and command[0] == "python"
-    return [sys.executable, *[part.replace("127.0.0.1:50051", f"127.0.0.1:{port}") for part in command[1:]]]
+    assert kind == "CMD" and command[0] == "python" and probed in command[-1]
+    return [sys.executable, *[part.replace(probed, f"127.0.0.1:{port}") for part in command[1:]]]
 
 
 def test_the_compose_services_as_local_processes_give_the_in_process_response(tmp_path):
