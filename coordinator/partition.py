@@ -61,7 +61,7 @@ class Partition:
         self._pool = ThreadPoolExecutor(len(self.slots), thread_name_prefix="module") if parallel else None
         self.last_results: list[StepResult] = []
 
-    def _each(self, step: int, call: Callable[..., T], *per_slot: Sequence[object]) -> list[T]:
+    def _each(self, step: int, call: Callable[..., T], *per_slot: Sequence[object], parallel: bool = True) -> list[T]:
         """``call(slot, *args)`` for every slot (in parallel when remote); failures name the module."""
 
         def guarded(slot: ModuleSlot, *args: object) -> T:
@@ -70,7 +70,7 @@ class Partition:
             except (ModuleError, OSError, RuntimeError) as exc:
                 raise ModuleStepError(slot, step, exc) from exc
 
-        if self._pool is None:
+        if self._pool is None or not parallel:
             return [guarded(s, *args) for s, *args in zip(self.slots, *per_slot)]
         futures = [self._pool.submit(guarded, s, *args) for s, *args in zip(self.slots, *per_slot)]
         return [f.result() for f in futures]
@@ -99,11 +99,7 @@ class Partition:
     def commit(self, step: int) -> None:
         """Commit ``step`` at every module, one after another: a remote module only notes the commit and
         sends it with its next message, so a thread per module would cost more than it saves."""
-        for slot in self.slots:
-            try:
-                slot.module.commit(step)
-            except (ModuleError, OSError, RuntimeError) as exc:
-                raise ModuleStepError(slot, step, exc) from exc
+        self._each(step, lambda s: s.module.commit(step), parallel=False)
 
     def close(self) -> dict[str, dict[str, float]]:
         """Close every module (errors at close are reported, not raised); their summaries by name."""
