@@ -25,7 +25,7 @@ def test_the_case_matrix_is_the_one_of_compensators_md() -> None:
     assert by_name["ic-poor"].delay_fraction == 0.5
     # every case of the definition also runs with both changes, named -fg; -f and -g apart on narx2-L1024
     assert {f"{n.name}-fg" for n in defined} <= set(by_name)
-    assert {"narx2-L1024-f", "narx2-L1024-g"} <= set(by_name)
+    assert {"narx2-L1024-f", "narx2-L1024-g", "narx1-L1024-g"} <= set(by_name)
 
 
 def test_a_short_study_through_the_cli_prints_the_specified_json(tmp_path, capsys) -> None:
