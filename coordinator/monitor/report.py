@@ -37,8 +37,8 @@ def write_report(results: str | Path, out: str | Path | None = None, *, max_poin
 def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
     try:
         data = read_results(results)
-    except (OSError, KeyError) as exc:
-        raise UsageError(f"{results} is not a hybridsim results file ({exc})") from None
+    except (OSError, KeyError):
+        raise UsageError(f"{results} is not a hybridsim results file (HDF5 written by hybridsim run)") from None
     attrs = data["attrs"]
     rows = int(attrs.get("completed_steps", 0))
     if rows < 2 or "time" not in data:

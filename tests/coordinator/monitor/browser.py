@@ -7,14 +7,18 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from selenium import webdriver
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1400,1000")
+         "--disable-dev-shm-usage")
 
 
 def require_chromium() -> None:
@@ -25,7 +29,7 @@ def require_chromium() -> None:
 
 
 @contextlib.contextmanager
-def chromium(width: int = 1400, height: int = 1000) -> Iterator["webdriver.Chrome"]:  # noqa: F821
+def chromium(width: int = 1400, height: int = 1000) -> Iterator["webdriver.Chrome"]:
     """A fresh headless Chromium with its own profile folder, quit at the end."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -45,6 +49,6 @@ def chromium(width: int = 1400, height: int = 1000) -> Iterator["webdriver.Chrom
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def console_errors(driver: "webdriver.Chrome") -> list[str]:  # noqa: F821
+def console_errors(driver: "webdriver.Chrome") -> list[str]:
     """Severe messages of the page's console (JavaScript errors)."""
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
