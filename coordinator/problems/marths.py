@@ -208,6 +208,15 @@ def reference_response(record: str, scale: float, ticks: int) -> np.ndarray:
     return out
 
 
+def prepare(spec: RunSpec) -> None:
+    """Compute what runs of ``spec``'s record, scale and partition share (ground motion, reference, map).
+
+    Worker processes forked afterwards inherit it instead of each computing it again.
+    """
+    reference_response(spec.record, spec.scale, spec.ticks())
+    numerical_map(spec.partition)
+
+
 def _logged(u: np.ndarray) -> np.ndarray:
     """U27, U21, storeys (m, rad SAP) -> xNum/xRef in mm, rNum/rRef in frame sign, storeys as they are."""
     out = u.copy()

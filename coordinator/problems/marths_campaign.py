@@ -58,9 +58,8 @@ def run_campaign(specs: Sequence[marths.RunSpec], workers: int = 1, topology: st
         from coordinator.problems.marths_dask import run_on_dask
 
         results = run_on_dask(specs, scheduler, topology, keep_history)
-        for r in results:
-            if progress:
-                progress(r)
+        for result in results if progress else ():
+            progress(result)
         return results
     if workers <= 1 or len(specs) == 1:
         results = []
@@ -69,6 +68,9 @@ def run_campaign(specs: Sequence[marths.RunSpec], workers: int = 1, topology: st
             if progress:
                 progress(results[-1])
         return results
+    if topology == "inprocess":
+        for spec in {(s.record, s.scale, s.duration, s.partition): s for s in specs}.values():
+            marths.prepare(spec)
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(specs))) as pool:
         futures = [pool.submit(run_one, spec, topology, keep_history) for spec in specs]
         for future in concurrent.futures.as_completed(futures):

@@ -1,0 +1,78 @@
+"""Wall time per simulated second of one maRTHS run: in process and with the sites as gRPC daemons.
+
+    python benchmarks/marths_loop_speed.py [--record elcentro] [--duration S] [--json]
+
+One nominal run (RLS-AC, noise on) of the benchmark loop, tick by tick at
+1024 Hz: once with the experimental site and the plant in this process, once
+with each of them a `hybridsim site` daemon on 127.0.0.1 (the loop drives the
+site, the site drives the plant, one gRPC round trip each per tick).  Daemon
+start-up is reported apart.  Prints the load average too: the figures are
+only as quiet as the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+from coordinator.problems import marths, marths_daemons
+
+
+def measure(record: str, duration: float | None) -> dict[str, dict[str, float]]:
+    spec = marths.RunSpec(record=record, compensator="rls", plant="nominal", duration=duration)
+    simulated = (spec.ticks() - 1) * 1 / 1024
+    marths.run(marths.RunSpec(record=record, compensator="rls", duration=6.0))  # warm the caches
+    out = {}
+    start = time.perf_counter()
+    marths.run(spec)
+    wall = time.perf_counter() - start
+    out["in process"] = {"wall_s": wall, "simulated_s": simulated, "wall_per_simulated_s": wall / simulated,
+                         "us_per_tick": 1e6 * wall / spec.ticks()}
+    timings: dict[str, float] = {}
+    original = marths.simulate
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            timings["loop"] = time.perf_counter() - t0
+
+    marths.simulate = timed  # the loop alone, without daemon start-up and teardown
+    start = time.perf_counter()
+    try:
+        marths_daemons.run_on_daemons(spec)
+    finally:
+        marths.simulate = original
+    total = time.perf_counter() - start
+    out["daemons"] = {"wall_s": timings["loop"], "simulated_s": simulated,
+                      "wall_per_simulated_s": timings["loop"] / simulated,
+                      "us_per_tick": 1e6 * timings["loop"] / spec.ticks(), "startup_and_teardown_s": total - timings["loop"]}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--record", default="elcentro")
+    parser.add_argument("--duration", type=float, help="first S seconds only (default: the whole record)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = measure(args.record, args.duration)
+    meta = {"python": platform.python_version(), "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+    if args.json:
+        print(json.dumps({"results": result, "machine": meta}))
+        return
+    print(f"maRTHS {args.record}, RLS-AC, nominal plant; {meta['cpus']} CPUs, load average "
+          f"{', '.join(f'{v:.1f}' for v in meta['load_average'])}")
+    print(f"{'topology':12} {'simulated s':>11} {'wall s':>8} {'wall / simulated s':>19} {'us / tick':>10}")
+    for name, r in result.items():
+        print(f"{name:12} {r['simulated_s']:11.2f} {r['wall_s']:8.2f} {r['wall_per_simulated_s']:19.3f} "
+              f"{r['us_per_tick']:10.1f}")
+    print(f"daemon start-up and teardown: {result['daemons']['startup_and_teardown_s']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

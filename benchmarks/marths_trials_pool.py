@@ -1,0 +1,63 @@
+"""Ten uncertain maRTHS trials on a process pool of two workers vs one after another.
+
+    python benchmarks/marths_trials_pool.py [--trials 10] [--workers 2] [--json]
+
+The uncertain trials of `hybridsim benchmark marths --plant uncertain --trials 10`
+(El Centro x 0.4, RLS-AC, noise on; seeds 1001.. and 2001..), without the
+nominal run.  Runs them serially, then on the pool, checks that both give the
+same criteria, and prints the ratio of wall times (the issue's target: <= 0.6
+on two workers).  Prints the load average: other work on the machine moves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from coordinator.problems import marths
+from coordinator.problems.marths_campaign import run_campaign
+
+
+def _cold() -> None:
+    """Forget the shared precomputations, so that each measurement pays for them once."""
+    for cached in (marths.ground_acceleration, marths.reference_response, marths.numerical_map):
+        cached.cache_clear()
+
+
+def measure(trials: int, workers: int) -> dict[str, float]:
+    specs = marths.trial_specs(marths.RunSpec(plant="uncertain", compensator="rls"), trials)[1:]
+    load_before = os.getloadavg()[0]
+    _cold()
+    start = time.perf_counter()
+    serial = run_campaign(specs, workers=1, keep_history=False)
+    serial_s = time.perf_counter() - start
+    _cold()
+    start = time.perf_counter()
+    pooled = run_campaign(specs, workers=workers, keep_history=False)
+    pooled_s = time.perf_counter() - start
+    if [r.criteria for r in serial] != [r.criteria for r in pooled]:
+        raise SystemExit("the pool gave other criteria than the serial runs")
+    return {"runs": len(specs), "workers": workers, "serial_s": serial_s, "pool_s": pooled_s,
+            "ratio": pooled_s / serial_s, "load_average_before": load_before, "load_average_after": os.getloadavg()[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    r = measure(args.trials, args.workers)
+    if args.json:
+        print(json.dumps(r))
+        return
+    print(f"{r['runs']} uncertain trials, {os.cpu_count()} CPUs, load average "
+          f"{r['load_average_before']:.1f} before / {r['load_average_after']:.1f} after")
+    print(f"serial {r['serial_s']:.1f} s, {r['workers']} workers {r['pool_s']:.1f} s: ratio {r['ratio']:.2f} "
+          f"(target <= 0.6); same criteria: yes")
+
+
+if __name__ == "__main__":
+    main()
