@@ -291,7 +291,7 @@ class StepLedger(abc.ABC):
         try:
             data = json.loads(state)
             committed, last, inner = int(data["committed_step"]), int(data["last_step"]), data["state"]
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
             raise ModuleError(f"checkpoint is not a {type(self).__name__} checkpoint: {exc}") from exc
         self._load_state(inner)
         self._committed_step = committed
