@@ -286,9 +286,6 @@ class Study:
     setting: Setting
     results: list[CaseResult]
 
-    def result(self, name: str) -> CaseResult:
-        return next(r for r in self.results if r.case.name == name)
-
 
 def run_study(names: Iterable[str] | None = None, duration: float | None = None,
               progress: Callable[[CaseResult], None] | None = None) -> Study:
