@@ -71,7 +71,7 @@ def _implicit_rths(args: argparse.Namespace) -> int:
 def _register_narx(studies: argparse._SubParsersAction) -> None:
     parser = studies.add_parser(
         "narx", help="delay compensators on the maRTHS benchmark: inverse, NARX (OLS, ridge, nonlinear terms), RLS-AC",
-        description="The compensator study of COMPENSATORS.md on the maRTHS benchmark (El Centro at 40 %%, nominal "
+        description="The compensator study of COMPENSATORS.md on the maRTHS benchmark (El Centro at 40 %, nominal "
                     "plant): J1..J10 of every case, unstable cases marked, parameter histories and plots.")
     parser.add_argument("--json", action="store_true",
                         help='print {"cases": {name: {"compensator", "parameters", "unstable", "reason", "J"}}} '
