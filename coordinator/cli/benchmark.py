@@ -94,8 +94,9 @@ def _specs(args: argparse.Namespace):
 def _title(args: argparse.Namespace, n_trials: int) -> str:
     plant = f"uncertain plants ({n_trials} trials after the nominal run)" if args.plant == "uncertain" else f"{args.plant} plant"
     span = f", first {args.duration:g} s" if args.duration else ""
+    noise = "no noise (perfect actuator)" if args.plant.startswith("ideal") else f"noise {args.noise}"
     return (f"maRTHS benchmark: {args.record} x {args.scale:g}{span}, compensator {args.compensator}, {plant}, "
-            f"noise {args.noise}, partition {args.partition}, {args.topology}")
+            f"{noise}, partition {args.partition}, {args.topology}")
 
 
 def _marths(args: argparse.Namespace) -> int:

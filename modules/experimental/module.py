@@ -19,6 +19,7 @@ Config table::
     frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
     backend = {plant = {...}}                   # a plant config: the lab in this process
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
+            | {daemon = {...}}                  # a plant config the site starts as a local daemon
     record = "site.h5"                          # optional: the site's record, written at close
 """
 
@@ -89,21 +90,34 @@ def build_site(config: Mapping[str, Any], backend: ControlBackend) -> Experiment
         raise ModuleError(f"experimental module: {exc}") from None
 
 
-def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module | None]:
-    """(backend, plant module to close) for ``backend = {plant = {...}}`` or ``{address = ...}``."""
+def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module | None, Any]:
+    """(backend, plant module to close, daemon to stop) for the site's ``backend`` table.
+
+    ``{plant = {...}}``: that lab in this process; ``{address = "HOST:PORT"}``:
+    a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
+    127.0.0.1 with that config (and stops at close).
+    """
     if "plant" in table:
         from modules.plant.module import build_lab
 
-        return build_lab(table["plant"]), None
-    if "address" in table:
-        from coordinator.remote import RemoteModule
+        return build_lab(table["plant"]), None, None
+    daemon = None
+    if "daemon" in table:
+        from coordinator.daemons import LocalDaemon
 
-        remote = RemoteModule(str(table["address"]), name=str(table.get("name", "plant")),
-                              deadline_s=float(table.get("deadline_s", 10.0)))
-        names = remote.describe().dof_names
-        remote.open(Session(sample_period, names))
-        return ModuleBackend(remote, sample_period, len(names)), remote
-    raise ModuleError("experimental module: backend needs 'plant' (a plant config) or 'address' (a plant daemon)")
+        daemon = LocalDaemon("plant", table["daemon"], name=str(table.get("name", "plant")))
+        address = daemon.start()
+    elif "address" in table:
+        address = str(table["address"])
+    else:
+        raise ModuleError("experimental module: backend needs 'plant' (a plant config in this process), "
+                          "'address' (a plant daemon) or 'daemon' (a plant config to start as a daemon)")
+    from coordinator.remote import RemoteModule
+
+    remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)))
+    names = remote.describe().dof_names
+    remote.open(Session(sample_period, names))
+    return ModuleBackend(remote, sample_period, len(names)), remote, daemon
 
 
 def _output_path(base_dir: Path | None, value: object) -> Path:
@@ -137,6 +151,7 @@ class ExperimentalModule(StepLedger):
             raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
         self.site: ExperimentalSite | None = None
         self._plant: Module | None = None
+        self._daemon: Any = None
         self._samples_per_step = 1
         self._snapshot: dict[str, Any] | None = None
         self._committed_target = np.zeros(3)
@@ -158,7 +173,7 @@ class ExperimentalModule(StepLedger):
             raise ModuleError(f"experimental module: the session dt ({session.dt} s) must be a whole number of "
                               f"control samples ({self.control_dt} s)")
         self._close_plant()
-        backend, self._plant = build_backend(self.config["backend"], self.control_dt)
+        backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt)
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)
         self._snapshot = None
@@ -236,12 +251,17 @@ class ExperimentalModule(StepLedger):
 
     def _close_plant(self) -> dict[str, float]:
         plant, self._plant = self._plant, None
-        if plant is None:
-            return {}
-        stats = plant.close()
-        disconnect = getattr(plant, "disconnect", None)
-        if disconnect is not None:
-            disconnect()
+        daemon, self._daemon = self._daemon, None
+        stats: dict[str, float] = {}
+        try:
+            if plant is not None:
+                stats = plant.close()
+                disconnect = getattr(plant, "disconnect", None)
+                if disconnect is not None:
+                    disconnect()
+        finally:
+            if daemon is not None:
+                daemon.stop()
         return stats
 
     def _save_state(self) -> object:

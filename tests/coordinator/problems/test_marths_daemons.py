@@ -16,3 +16,19 @@ def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> No
     assert daemons.max_command_volts == inprocess.max_command_volts
     np.testing.assert_array_equal(daemons.history.measured_strokes, inprocess.history.measured_strokes)
     np.testing.assert_array_equal(daemons.history.commands, inprocess.history.commands)
+
+
+def test_a_site_can_start_its_own_plant_daemon() -> None:
+    from coordinator.problems import marths_parts
+    from modules.base import Session
+    from modules.registry import build_module
+
+    spec = marths.RunSpec(compensator="none", plant="nominal", duration=6.0)
+    config = marths_parts.site_config("none", backend={"daemon": marths_parts.plant_config("nominal", None, True, 123)})
+    module = build_module("experimental", config)
+    module.open(Session(marths_parts.DT, marths_parts.SITE_DOFS))
+    logs = marths.simulate(spec, marths.ModuleSide(module, marths_parts.DT))
+    stats = module.close()
+    direct = marths.run(spec)
+    np.testing.assert_array_equal(logs["feedback"], direct.feedback)
+    assert [stats["max_command_volts_1"], stats["max_command_volts_2"]] == direct.max_command_volts
