@@ -5,8 +5,11 @@ t_n); with a session dt of m control samples the site moves the target
 linearly from the last one over the m samples, runs its compensators and
 its backend every sample, and returns what it measured at the end of the
 step: the interface displacements (x, theta1, theta2) and the feedback force
-of its frame model.  The first command (t = 0) is the reading at rest and must
-be zero; a first command at t = dt takes that reading itself.
+of its frame model.  The first committed command (t = 0) is the reading at
+rest and must be zero; a first command at t = dt takes that reading itself.
+Trial commands at t = 0 that are never committed (a coordinator's pre-test of
+initial stiffness) are answered quasi-statically by the frame model: the
+force K5 q of the commanded deformation, with nothing moving.
 
 Config table::
 
@@ -193,8 +196,6 @@ class ExperimentalModule(StepLedger):
         if n != done + 1 and not (done == -1 and n == 1):
             raise StepRefused(step, f"the site is at t = {max(done, 0) * self.session.dt} s; the next target "
                                     f"must be for t = {(done + 1) * self.session.dt} s, not {command.time} s")
-        if n == 0 and np.any(command.displacement != 0.0):
-            raise StepRefused(step, "at t = 0 the specimen is at rest: the first command must be zero")
 
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         site = self.site
@@ -202,6 +203,9 @@ class ExperimentalModule(StepLedger):
         if self._start is None:
             self._start = site.start()
         if self._step_of(step, command) == 0:
+            if np.any(command.displacement != 0.0):
+                probe = site.probe(command.displacement)
+                return probe.displacement, probe.force
             return self._start.displacement, self._start.force
         if self._snapshot is None:
             self._snapshot = site.state()
@@ -217,6 +221,9 @@ class ExperimentalModule(StepLedger):
     def _accept(self, step: int) -> None:
         site = self.site
         assert site is not None and self._proposed is not None
+        command = self._proposed[1]
+        if self._step_of(step, command) == 0 and np.any(command.displacement != 0.0):
+            raise StepRefused(step, "a pre-test probe at t = 0 is never committed: commit zero (the rest state)")
         site.commit()
         self._snapshot = None
         self._committed_sample = site.sample

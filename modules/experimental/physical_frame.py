@@ -119,6 +119,11 @@ class FeedbackForce:
         self._q, self._velocity = q, velocity
         return self._k @ q + self._c @ velocity + self._m @ acceleration, q
 
+    def static_force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
+        """(F5[0:3], q) of a quasi-static deformation (no rates): the pre-test's view of the frame."""
+        q = self._psi @ np.array([x, theta])
+        return self._k @ q, q
+
     def state(self) -> dict[str, list[float] | None]:
         return {"q": None if self._q is None else self._q.tolist(), "velocity": self._velocity.tolist()}
 

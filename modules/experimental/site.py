@@ -122,6 +122,13 @@ class ExperimentalSite:
         self.record.commanded(self.sample, targets_mm, commands_mm)
         return self._measure(self.backend.drive(commands_mm / MM_PER_M))
 
+    def probe(self, command: np.ndarray) -> SiteResponse:
+        """A quasi-static probe before the test (pre-test of initial stiffness): nothing moves, nothing is
+        recorded; the frame model's static force at the commanded (x, theta1)."""
+        x, theta = command[0] * self.signs[0], command[1] * self.signs[1]
+        force, q = self.feedback.static_force(x, theta)
+        return SiteResponse(self.signs * np.array([x, theta, q[2]]), self.signs * force)
+
     def _measure(self, strokes: np.ndarray) -> SiteResponse:
         self.sample += 1
         self._measured_mm = strokes * MM_PER_M

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from coordinator.problems import marths, marths_parts
+from coordinator.problems import marths_structure as ms
 from coordinator.problems.evaluation import criteria
 from modules.base import Command, Session, StepRefused
 from modules.registry import build_module
@@ -76,7 +77,33 @@ def test_two_control_samples_per_step_interpolate_the_target() -> None:
 
 def test_refusals_name_the_reason() -> None:
     module = _module(marths.RunSpec(compensator="none", plant="nominal", noise=False))
-    with pytest.raises(StepRefused, match="at rest"):
-        module.propose(0, Command(0.0, np.array([1e-3, 0.0, 0.0])))
     with pytest.raises(StepRefused, match="next target"):
         module.propose(0, Command(3 * DT, np.zeros(3)))
+    module.propose(1, Command(0.0, np.array([1e-3, 0.0, 0.0])))
+    module.execute(1)
+    with pytest.raises(StepRefused, match="never committed"):
+        module.commit(1)
+
+
+def test_a_pre_test_at_rest_reads_the_static_stiffness_of_the_frame_model() -> None:
+    """Central differences at t = 0 (never committed) give K2 of §17.1 in SAP sign; M29 has no static part."""
+    module = _module(marths.RunSpec(compensator="rls", plant="nominal", noise=True))
+    h, columns = 1e-5, []
+    for j, step in zip(range(3), (1, 3, 5)):
+        probe = np.zeros(3)
+        probe[j] = h
+        forces = []
+        for s, sign in ((step, 1.0), (step + 1, -1.0)):
+            module.propose(s, Command(0.0, sign * probe))
+            forces.append(module.execute(s).force)
+        columns.append((forces[0] - forces[1]) / (2 * h))
+    stiffness = np.array(columns).T
+    flip = np.diag([1.0, -1.0])
+    k2 = flip @ ms.feedback_frame().condensed_stiffness() @ flip
+    np.testing.assert_allclose(stiffness[:2, :2], k2, rtol=1e-9)
+    assert np.all(stiffness[:, 2] == 0) and np.all(np.abs(stiffness[2]) < 1e-6 * abs(k2[0, 0]))
+    module.propose(7, Command(0.0, np.zeros(3)))  # the rest state, committed: the test can start
+    module.execute(7)
+    module.commit(7)
+    module.propose(8, Command(DT, np.zeros(3)))
+    assert np.all(np.isfinite(module.execute(8).force))
