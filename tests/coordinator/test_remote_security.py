@@ -174,12 +174,17 @@ file = "out.h5"
 """
 
 
-@pytest.mark.parametrize("access", ["mutual TLS", "token"])
+@pytest.mark.parametrize("access", ["mutual TLS", "mutual TLS and token", "token"])
 def test_a_run_through_a_secured_site_equals_the_in_process_run_and_stores_no_secret(pki, tmp_path, access):
-    if access == "mutual TLS":
+    if access.startswith("mutual TLS"):
         site_args, creds = mtls_args(pki), credentials(pki)
         keys = 'tls = { ca = "pki/ca.crt", cert = "pki/coordinator.crt", key = "pki/coordinator.key" }'
         secrets = [(pki / "coordinator.key").read_bytes().splitlines()[1]]
+        if access.endswith("token"):
+            site_args += ["--token-file", pki / "story1.token"]
+            creds = credentials(pki, token="story1.token")
+            keys += '\ntoken_file = "pki/story1.token"'
+            secrets.append((pki / "story1.token").read_bytes().strip())
     else:
         site_args, creds = ["--token-file", pki / "story1.token"], credentials(pki, ca=None, client=None,
                                                                                token="story1.token")
