@@ -12,10 +12,10 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from coordinator.errors import RunStopped, UsageError
+from modules.base import ModuleError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -88,7 +88,7 @@ def _specs(args: argparse.Namespace):
     except ValueError as exc:
         raise UsageError(f"--scale: {exc}") from None
     trials = args.trials if args.trials is not None else 3
-    return marths.trial_specs(replace(base), trials, args.seed)
+    return marths.trial_specs(base, trials, args.seed)
 
 
 def _title(args: argparse.Namespace, n_trials: int) -> str:
@@ -116,10 +116,8 @@ def _marths(args: argparse.Namespace) -> int:
     try:
         results = run_campaign(specs, workers=args.workers, topology=args.topology, scheduler=args.scheduler,
                                keep_history=out is not None, progress=progress)
-    except RunStopped:
-        raise
-    except (ValueError, ImportError) as exc:
-        raise UsageError(str(exc)) from None
+    except ModuleError as exc:  # a site daemon failed or refused a step
+        raise RunStopped(str(exc)) from None
     wall = time.perf_counter() - start
     result = summary(results, wall)
     table = marths_report.format_table(results, _title(args, len(specs) - 1))

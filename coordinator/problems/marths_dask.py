@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from coordinator.errors import UsageError
 from coordinator.problems import marths
 from coordinator.problems.marths_campaign import RunResult, run_one
 
@@ -18,11 +19,11 @@ def run_on_dask(specs: Sequence[marths.RunSpec], scheduler: str, topology: str =
     try:
         from distributed import Client
     except ImportError:
-        raise ImportError("--scheduler needs Dask: pip install 'hybridsim[dask]'") from None
+        raise UsageError("--scheduler needs Dask: pip install 'hybridsim[dask]'") from None
     try:
         client = Client(scheduler, timeout="20s")
     except OSError as exc:
-        raise ValueError(f"--scheduler: cannot reach a Dask scheduler at {scheduler}: {exc}") from None
+        raise UsageError(f"--scheduler: cannot reach a Dask scheduler at {scheduler}: {exc}") from None
     with client:
         futures = [client.submit(run_one, spec, topology, keep_history, pure=False) for spec in specs]
         return client.gather(futures)
