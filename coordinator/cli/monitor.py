@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from coordinator.errors import UsageError
-from coordinator.monitor.service import is_loopback, listen_address
+from coordinator.monitor.service import listen_address
+from modules.security import is_loopback
 from coordinator.monitor.session import DEFAULT_WEB
 from coordinator.monitor.web import MonitorWebServer
 

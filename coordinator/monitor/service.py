@@ -8,7 +8,6 @@ call always finds one even when every observer has stalled.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -95,16 +94,6 @@ def listen_address(text: str, option: str = "--monitor") -> str:
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UsageError(f"{option} {text!r}: give PORT or HOST:PORT (e.g. 127.0.0.1:50070; port 0 picks a free one)")
     return f"{host or '127.0.0.1'}:{int(port)}"
-
-
-def is_loopback(address: str) -> bool:
-    host = address.rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class MonitorServer:

@@ -13,7 +13,8 @@ from coordinator.control import RunControl
 from coordinator.errors import RunStopped
 from coordinator.experiment import Experiment
 from coordinator.monitor.publisher import Publisher
-from coordinator.monitor.service import MonitorServer, is_loopback
+from coordinator.monitor.service import MonitorServer
+from modules.security import is_loopback
 
 DEFAULT_WEB = "127.0.0.1:8765"
 """where `hybridsim monitor` serves its page unless told otherwise"""
