@@ -35,6 +35,7 @@ to the experiment file.  A minimal experiment::
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -97,6 +98,8 @@ class Experiment:
     """integrate over the DOFs with mass only; the others follow by static (Guyan) recovery with K_I"""
     checkpoint_every: int = 0
     """steps between checkpoints in the results file (0: none)"""
+    evaluation: dict[str, Any] | None = None
+    """a reference problem's criteria to compute after the run (``[evaluation] problem = "marths"``)"""
     base_dir: Path = field(default_factory=Path.cwd)
     source: str = ""
     """the experiment file's text, for the record"""
@@ -125,7 +128,8 @@ def load_experiment(path: str | Path) -> Experiment:
 
 def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "") -> Experiment:
     """Validate an experiment given as a parsed TOML table."""
-    _only(table, "", {"experiment", "structure", "ground_motion", "integrator", "modules", "output", "pretest"})
+    _only(table, "", {"experiment", "structure", "ground_motion", "integrator", "modules", "output", "pretest",
+                      "evaluation"})
     exp = _table(table, "experiment")
     name = _get(exp, "experiment.name", str, default="experiment")
     dt = _positive(exp, "experiment.dt")
@@ -157,8 +161,9 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
         raise ExperimentError("output.checkpoint_every must be a number of steps >= 0 (0: no checkpoints)")
     pretest = table.get("pretest", {})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
+    evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
-                      amplitude, condense, checkpoint_every, base_dir, source, table)
+                      amplitude, condense, checkpoint_every, evaluation, base_dir, source, table)
 
 
 # -- sections ----------------------------------------------------------------
@@ -263,7 +268,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if "config" in spec:
             config, config_dir = spec["config"], base_dir
         else:
-            config = _toml_file(spec["config_file"], f"{where}.config_file", base_dir)
+            config = _config_file(spec["config_file"], f"{where}.config_file", base_dir)
             config_dir = (base_dir / spec["config_file"]).resolve().parent
         if not isinstance(config, dict):
             raise ExperimentError(f"{where}.config must be a table")
@@ -273,6 +278,22 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials))
     return tuple(out)
+
+
+def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    from coordinator.problems import EVALUATIONS
+
+    if not isinstance(spec, dict):
+        raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")
+    problem = _get(spec, "evaluation.problem", str)
+    if problem not in EVALUATIONS:
+        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(EVALUATIONS)}")
+    site = spec.get("site")
+    if site is not None and site not in module_names:
+        raise ExperimentError(f"evaluation.site: no module is named {site!r}")
+    return dict(spec)
 
 
 # -- small validators --------------------------------------------------------
@@ -369,11 +390,17 @@ def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray:
         raise ExperimentError(f"{key}: cannot read {path} as a CSV matrix ({exc})") from None
 
 
-def _toml_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
+def _config_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
+    """A module's configuration table from a TOML or (by its suffix) JSON file."""
     if not isinstance(file, str):
         raise ExperimentError(f"{key} must be a file name")
     path = base_dir / file
+    kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
-        return tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ExperimentError(f"{key}: cannot read {path} as TOML ({exc})") from None
+        text = path.read_text()
+        table = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ExperimentError(f"{key}: cannot read {path} as {kind} ({exc})") from None
+    if not isinstance(table, dict):
+        raise ExperimentError(f"{key}: {path} must hold a table")
+    return table

@@ -170,6 +170,12 @@ def read_checkpoint(path: str | Path) -> Checkpoint | None:
         return Checkpoint(step, step_id, integrator, modules)
 
 
+def annotate(path: str | Path, key: str, value: Any) -> None:
+    """Add an attribute (JSON for anything but a string) to a closed results file."""
+    with h5py.File(path, "r+", libver="latest") as f:
+        f.attrs[key] = value if isinstance(value, str) else json.dumps(value)
+
+
 def read_results(path: str | Path) -> dict[str, Any]:
     """All datasets and attributes of a results file as numpy arrays and Python values."""
     out: dict[str, Any] = {}

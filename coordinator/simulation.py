@@ -34,7 +34,7 @@ from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
 from coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from coordinator.pretest import pretest
-from coordinator.recorder import Recorder, ResponseHistory, read_checkpoint, read_results
+from coordinator.recorder import Recorder, ResponseHistory, annotate, read_checkpoint, read_results
 from modules.base import Module, ModuleError, Session
 from modules.registry import build_module
 
@@ -249,6 +249,8 @@ class _Run:
         finally:
             if not closed:
                 partition.close()
+        if exp.evaluation is not None:
+            summary["evaluation"] = _evaluate(exp, self.output)
         a = start.history.arrays
         return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
                          a["restoring_force"], start.reduction.stiffness, summary, self.output)
@@ -429,6 +431,16 @@ def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_S
     finally:
         recorder.write(history.arrays, history.rows)
         recorder.close(status.text, status.summary)
+
+
+def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
+    """The reference problem's criteria of a finished run, also stored in the results file (attribute "J")."""
+    from coordinator.problems import evaluate
+
+    figures = evaluate(experiment, results)
+    annotate(results, "J", figures["J"])
+    annotate(results, "evaluation", {k: v for k, v in figures.items() if k != "table"})
+    return figures
 
 
 def _step_time_quantiles(wall: np.ndarray) -> tuple[float, float, float]:

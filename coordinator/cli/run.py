@@ -56,9 +56,12 @@ def _progress(args: argparse.Namespace) -> ProgressBar | None:
 def _report(args: argparse.Namespace, result: RunResult) -> int:
     summary = dict(result.summary, output=str(result.output))
     if args.json:
+        summary.get("evaluation", {}).pop("table", None)
         print(json.dumps(summary))
     else:
         print(format_summary(summary))
+        if "evaluation" in summary:
+            print(summary["evaluation"]["table"])
     return 0
 
 

@@ -1,0 +1,52 @@
+"""Write the design-card topology of the maRTHS benchmark as an experiment's module files.
+
+Run from anywhere: ``python examples/marths/make_marths.py``.  It writes, next to itself:
+
+- ``numerical_K.csv``, ``numerical_M.csv``, ``numerical_C.csv``: the benchmark's numerical
+  substructure as published (SPEC §5.2: the reference frame minus the ideal physical portal on
+  DOFs 27, 29, 21), in the DOF order of ``examples/frame_monolithic.toml``;
+- ``numerical.toml``: the `linear` module of that substructure's stiffness;
+- ``site.json``: the `experimental` module: the coupler, one RLS-AC compensator per actuator with
+  the shipped initial parameters, the 5-DOF feedback-force frame, and a nominal `plant` daemon
+  (noise seed 123) that the site starts itself; its record (per control sample: target, command, measured strokes) goes to ``site_record.h5`` here.
+
+The matrices and tables come from coordinator.problems (the benchmark's own definitions), so the
+coordinator-driven run and ``hybridsim benchmark marths`` use the same physics.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from coordinator.problems import marths_parts
+from coordinator.problems.marths import NOMINAL_NOISE_SEED
+from coordinator.problems.marths_structure import numerical_substructure
+
+HERE = Path(__file__).resolve().parent
+FRAME = HERE.parent / "marths_frame" / "frame.toml"
+SITE_DOFS = ["floor1_x", "J7_ry", "J6_ry"]  # SAP equations 27, 21, 29 in examples/marths_frame's names
+
+
+def main() -> None:
+    import tomllib
+
+    frame = tomllib.loads(FRAME.read_text())
+    numerical = numerical_substructure()
+    for name, matrix in (("K", numerical.stiffness), ("M", numerical.mass), ("C", numerical.damping)):
+        np.savetxt(HERE / f"numerical_{name}.csv", matrix, delimiter=",", fmt="%.17g")
+    (HERE / "numerical.toml").write_text(
+        "# the maRTHS numerical substructure (SPEC 5.2), written by make_marths.py; N/m, N/rad, N*m/rad\n"
+        f"dofs = {json.dumps(frame['dofs'])}\nkinds = {json.dumps(frame['kinds'])}\n"
+        'stiffness_file = "numerical_K.csv"\n')
+    plant = marths_parts.plant_config("nominal", None, noise=True, noise_seed=NOMINAL_NOISE_SEED)
+    site = marths_parts.site_config("rls", backend={"daemon": plant}, record="site_record.h5")
+    site["dofs"] = SITE_DOFS
+    (HERE / "site.json").write_text(json.dumps(site, indent=1) + "\n")
+    print(f"wrote the numerical substructure and the site ({', '.join(SITE_DOFS)}) to {HERE}")
+
+
+if __name__ == "__main__":
+    main()
