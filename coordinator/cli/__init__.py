@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "coordinator.cli.calibrate",
     "coordinator.cli.monitor",
     "coordinator.cli.report",
+    "coordinator.cli.bench",
 )
 
 

@@ -54,6 +54,8 @@ Column 2-6 carries no moment (see above) and stays elastic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dataclasses import dataclass
 
 INCH = 0.0254
@@ -94,6 +96,20 @@ FLOOR_RETAINED = {1: 6, 2: 10, 3: 14}
 
 PORTAL = {("col", 2), ("col", 3), ("beam", 6)}  # (kind, first joint) of the physical portal's members
 FLOORS_WITH_MASS = {"reference": (1, 2, 3), "numerical": (1, 2, 3), "bay": (), "lower": (1,), "upper": (2, 3)}
+
+
+DOF_NUMBER = {"x": 1, "z": 2, "theta": 3}
+"""OpenSees DOF of the control names used by the examples (``floor1.x``, ``J6.z``, ``J5.theta``)"""
+
+
+def control_nodes(names: Sequence[str]) -> list[tuple[int, int]]:
+    """(node, dof) of control DOF names ``floorN.x`` (the floor's retained node) and ``J<joint>.z|theta``."""
+    nodes = []
+    for name in names:
+        place, kind = name.split(".")
+        floor = int(place[len("floor"):]) if place.startswith("floor") else None
+        nodes.append((FLOOR_RETAINED[floor] if floor else int(place[1:]), DOF_NUMBER[kind]))
+    return nodes
 
 
 def in_part(part: str, kind: str, first: int) -> bool:

@@ -32,8 +32,6 @@ from modules.opensees.monolithic import alpha_os_response
 from tests.conftest import EXAMPLES
 
 RAYLEIGH_MASS = (1.247372, 0.0)  # as in the examples: the mass-proportional part of the benchmark's damping
-FLOOR_NODES = {"floor1": 6, "floor2": 10, "floor3": 14}
-DOF_NUMBER = {"x": 1, "z": 2, "theta": 3}
 
 
 def hybrid_and_monolithic(tmp_path: Path, example: str, dt: float, duration: float,
@@ -42,10 +40,7 @@ def hybrid_and_monolithic(tmp_path: Path, example: str, dt: float, duration: flo
     table["experiment"].update(dt=dt, duration=duration)
     experiment = parse_experiment(table, base_dir=EXAMPLES)
     hybrid = run_experiment(experiment, output=tmp_path / f"{example}.{dt}.h5")
-    record = []
-    for name in experiment.dofs:
-        joint, kind = name.split(".")
-        record.append((FLOOR_NODES.get(joint) or int(joint[1:]), DOF_NUMBER[kind]))
+    record = marths_frame.control_nodes(experiment.dofs)
     monolithic = alpha_os_response(Path(marths_frame.__file__), parameters, dt=dt,
                                    ground_acceleration=experiment.motion.acceleration,
                                    alpha=experiment.integrator_options["alpha"], record=record, rayleigh=RAYLEIGH_MASS)

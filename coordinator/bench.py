@@ -1,0 +1,244 @@
+"""`hybridsim bench`: the speed of hybridsim against its physical floors, measured side by side in one run.
+
+Each figure is a median (p50) over many repetitions on this machine, taken in
+one process so that ratios compare like with like:
+
+- ``echo_us``: the bare round trip on loopback of a gRPC Echo to a site daemon and of a raw
+  TCP echo (the floor under any wire protocol), with the payload of a 10-DOF step;
+- ``step_us``: the coordinator's step (propose + execute at every module in parallel, commit)
+  with 1, 2, 4 and 8 linear site daemons, and ``step_over_echo`` its ratio to the gRPC echo;
+- ``dof_scaling``: the in-process alpha-OS step over 10 to 2000 condensed DOFs and the
+  exponent of a power-law fit (1 is linear, 2 is the dense mat-vec);
+- ``hybrid_over_monolithic``: the maRTHS frame as OpenSees site daemons plus a linear module,
+  against the whole frame under OpenSees' AlphaOS, same record (ratio of loop wall times);
+- ``marths_realtime_factor`` and ``realtime_late_steps_pct``: see :mod:`coordinator.bench_marths`.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+
+from coordinator.daemons import LocalDaemon
+from coordinator.experiment import parse_experiment
+from coordinator.partition import ModuleSlot, Partition
+from coordinator.remote import RemoteModule
+from coordinator.simulation import run_experiment
+from hybridsim.v1 import module_pb2 as pb
+from hybridsim.v1 import module_pb2_grpc as pb_grpc
+from modules.base import Module, Session
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SITE_DOFS = 10
+WARMUP = 200
+DAEMON_COUNTS = (1, 2, 4, 8)
+
+_TCP_ECHO_SERVER = """
+import socket, sys
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(1)
+print(server.getsockname()[1], flush=True)
+connection, _ = server.accept()
+connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+while True:
+    data = connection.recv(65536)
+    if not data:
+        break
+    connection.sendall(data)
+"""
+
+
+def p50_us(calls: int, call: Callable[[int], object]) -> float:
+    """Median wall time of ``call(i)`` in microseconds, after a warm-up."""
+    for i in range(WARMUP):
+        call(i)
+    samples = []
+    for i in range(WARMUP, WARMUP + calls):
+        start = time.perf_counter()
+        call(i)
+        samples.append(time.perf_counter() - start)
+    return 1e6 * statistics.median(samples)
+
+
+def chain_config(site: int, ndof: int = SITE_DOFS) -> dict[str, Any]:
+    """A spring chain (k = 1 MN/m) over DOFs of its own, as a linear module's config."""
+    k = 1e6 * (2 * np.eye(ndof) - np.eye(ndof, k=1) - np.eye(ndof, k=-1))
+    return {"dofs": [f"s{site}_x{i}" for i in range(ndof)], "stiffness": k.tolist()}
+
+
+def grpc_echo_us(address: str, calls: int) -> float:
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.ModuleStub(channel)
+        request = pb.EchoRequest(payload=bytes(8 * SITE_DOFS))
+        return p50_us(calls, lambda _i: stub.Echo(request, timeout=5))
+
+
+def tcp_echo_us(calls: int) -> float:
+    """Round trip of the same payload through a raw TCP echo in another process."""
+    server = subprocess.Popen([sys.executable, "-c", _TCP_ECHO_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())  # type: ignore[union-attr]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            payload = bytes(8 * SITE_DOFS)
+
+            def round_trip(_i: int) -> None:
+                client.sendall(payload)
+                received = 0
+                while received < len(payload):
+                    received += len(client.recv(65536))
+
+            return p50_us(calls, round_trip)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def partition_step_us(modules: Sequence[Module], calls: int) -> float:
+    """The coordinator's step over ``modules`` (each on its own DOFs), as coordinator.partition runs it."""
+    slots = []
+    for n, module in enumerate(modules):
+        description = module.describe()
+        module.open(Session(1e-3, description.dof_names, run_id="bench"))
+        index = np.arange(n * SITE_DOFS, (n + 1) * SITE_DOFS)
+        slots.append(ModuleSlot(f"site{n}", module, description, index, "bench"))
+    partition = Partition(len(modules) * SITE_DOFS, slots)
+    displacement = 1e-3 * np.random.default_rng(1).standard_normal(partition.ndof)
+
+    def step(i: int) -> None:
+        partition.restoring_force(i + 1, i * 1e-3, displacement)
+        partition.commit(i + 1)
+
+    try:
+        return p50_us(calls, step)
+    finally:
+        partition.close()
+
+
+def wire_figures(calls: int) -> dict[str, Any]:
+    """Echo floors and the step time with 1, 2, 4, 8 daemons (all daemons started at once)."""
+    tcp = tcp_echo_us(calls)
+    daemons = [LocalDaemon("linear", chain_config(n), name=f"site{n}", start_timeout_s=180)
+               for n in range(max(DAEMON_COUNTS))]
+    try:
+        for daemon in daemons:
+            daemon.launch()
+        addresses = [daemon.start() for daemon in daemons]
+        echo = grpc_echo_us(addresses[0], calls)
+        steps = {}
+        for count in DAEMON_COUNTS:
+            remotes = [RemoteModule(a, name=f"site{n}") for n, a in enumerate(addresses[:count])]
+            try:
+                steps[str(count)] = partition_step_us(remotes, calls)
+            finally:
+                for remote in remotes:
+                    remote.disconnect()
+    finally:
+        for daemon in daemons:
+            daemon.stop()
+    return {"echo_us": {"grpc": echo, "tcp": tcp}, "step_us": steps,
+            "step_over_echo": {count: value / echo for count, value in steps.items()}}
+
+
+def dof_scaling(dofs: Sequence[int] = (10, 30, 100, 300, 1000, 2000), steps: int = 400) -> dict[str, Any]:
+    """In-process alpha-OS step time over an n-DOF chain (one linear module) and its power-law exponent."""
+    motion = EXAMPLES.parent / "coordinator" / "data" / "marths" / "ground_motion_elcentro.csv"
+    times = []
+    for n in dofs:
+        names = [f"x{i}" for i in range(n)]
+        config = chain_config(0, n)
+        config["dofs"] = names
+        table = {"experiment": {"name": f"chain{n}", "dt": 0.005, "duration": steps * 0.005},
+                 "structure": {"dofs": names, "mass_diagonal": [100.0] * n, "influence": [1.0] * n},
+                 "ground_motion": {"file": str(motion)}, "modules": [{"name": "chain", "kind": "linear",
+                                                                      "config": config}]}
+        with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
+            experiment = parse_experiment(table, base_dir=Path(folder))
+            summary = run_experiment(experiment, output=Path(folder) / "chain.h5").summary
+        times.append(summary["step_time_us"]["p50"])
+    exponent = float(np.polyfit(np.log(dofs), np.log(times), 1)[0])
+    return {"dofs": list(dofs), "step_us": times, "exponent": exponent}
+
+
+def hybrid_over_monolithic(duration: float = 5.0) -> dict[str, float]:
+    """Loop wall time of the hybrid OpenSees frame (site daemons) over that of the monolithic AlphaOS run."""
+    from modules.opensees.models import marths_frame
+    from modules.opensees.monolithic import alpha_os_response
+
+    table = tomllib.loads((EXAMPLES / "opensees_frame_hybrid.toml").read_text())
+    table["experiment"]["duration"] = duration
+    experiment = parse_experiment(table, base_dir=EXAMPLES)
+    with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
+        hybrid = run_experiment(experiment, output=Path(folder) / "hybrid.h5").summary["loop_wall_s"]
+    start = time.perf_counter()
+    alpha_os_response(Path(marths_frame.__file__), {}, dt=experiment.dt, ground_acceleration=experiment.motion.acceleration,
+                      alpha=experiment.integrator_options["alpha"], record=marths_frame.control_nodes(experiment.dofs),
+                      rayleigh=(experiment.damping.rayleigh or (0.0, 0.0)))
+    monolithic = time.perf_counter() - start
+    return {"hybrid_s": hybrid, "monolithic_s": monolithic, "ratio": hybrid / monolithic}
+
+
+def marths_realtime_factor(duration: float = 20.0) -> dict[str, float]:
+    """Simulated seconds per wall second of the benchmark loop in process and with the site and plant as daemons.
+
+    The daemons' figure includes starting and stopping them (a few seconds), as a user would see it.
+    """
+    from coordinator.problems import marths
+    from coordinator.problems.marths_campaign import run_one
+
+    spec = marths.RunSpec(duration=duration)
+    simulated = (spec.ticks() - 1) / 1024.0
+    factors = {}
+    for topology in ("inprocess", "daemons"):
+        start = time.perf_counter()
+        run_one(spec, topology=topology, keep_history=False)
+        factors[topology] = simulated / (time.perf_counter() - start)
+    return factors
+
+
+def marths_design_card(folder: Path, *, dt: float, duration: float) -> Any:
+    """examples/marths.toml (alpha-OS, frame, experimental site, plant: all local daemons) over ``duration`` s,
+    integrated at ``dt`` while the site runs its actuator loop at 1024 Hz; its files copied to ``folder``."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "marths", folder / "marths", dirs_exist_ok=True)
+    table = tomllib.loads((EXAMPLES / "marths.toml").read_text())
+    table["experiment"].update(dt=dt, duration=duration)
+    table["ground_motion"]["file"] = str(EXAMPLES / table["ground_motion"]["file"])
+    table["output"]["file"] = str(folder / "marths.h5")
+    table.pop("evaluation")  # the benchmark's criteria are defined at 1024 Hz integration
+    return parse_experiment(table, base_dir=folder)
+
+
+def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10) -> dict[str, float]:
+    """The design-card maRTHS run in real-time mode at Dt = 10/1024 s with the site loop at 1024 Hz."""
+    with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
+        experiment = marths_design_card(Path(folder), dt=samples_per_step / 1024.0, duration=duration)
+        summary = run_experiment(experiment, realtime=True).summary
+    return {"late_steps_pct": summary["late_steps_pct"], "steps": summary["steps"],
+            "step_p99_us": summary["step_time_us"]["p99"], "max_lateness_us": summary["max_lateness_us"]}
+
+
+def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
+    """Every figure of `hybridsim bench`, in the JSON shape of the issue (plus the details behind each)."""
+    duration = 8.0 if quick else 20.0
+    wire = wire_figures(200 if quick else calls)
+    scaling = dof_scaling((10, 100, 300) if quick else (10, 30, 100, 300, 1000, 2000), 100 if quick else 400)
+    realtime = marths_realtime_factor(duration)
+    hybrid = hybrid_over_monolithic(1.0 if quick else 5.0)
+    late = realtime_late_steps(duration)
+    return {**wire, "marths_realtime_factor": realtime, "dof_scaling": scaling,
+            "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
+            "details": {"hybrid_over_monolithic": hybrid, "realtime": late}}

@@ -1,0 +1,53 @@
+"""`hybridsim bench`: measure hybridsim against its physical floors on this machine (see coordinator.bench)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("bench", help="measure speed against the physical floors (one run, this machine)",
+                            description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000, help="timed round trips per wire figure")
+    parser.add_argument("--quick", action="store_true", help="small sizes and short records (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from coordinator.bench import run_all
+
+    figures = run_all(args.calls, args.quick)
+    figures["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
+                          "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+    print(json.dumps(figures) if args.json else format_table(figures))
+    return 0
+
+
+def format_table(f: dict[str, Any]) -> str:
+    echo = f["echo_us"]
+    lines = [f"machine: {f['machine']['platform']}, {f['machine']['cpus']} CPUs, load average "
+             + ", ".join(f"{v:.1f}" for v in f["machine"]["load_average"]),
+             f"loopback round trip p50: gRPC echo {echo['grpc']:.0f} us, raw TCP echo {echo['tcp']:.0f} us "
+             f"(gRPC / TCP {echo['grpc'] / echo['tcp']:.1f})",
+             f"{'daemons':>8}{'step p50 us':>13}{'/ gRPC echo':>13}"]
+    for count, us in f["step_us"].items():
+        lines.append(f"{count:>8}{us:>13.0f}{f['step_over_echo'][count]:>13.2f}")
+    rt = f["marths_realtime_factor"]
+    lines.append(f"maRTHS benchmark loop: {rt['inprocess']:.1f}x real time in process, "
+                 f"{rt['daemons']:.2f}x with the site and the plant as daemons (start-up included)")
+    scaling = f["dof_scaling"]
+    lines.append("in-process alpha-OS step: " + ", ".join(
+        f"{n} DOFs {us:.0f} us" for n, us in zip(scaling["dofs"], scaling["step_us"]))
+        + f"; fitted exponent {scaling['exponent']:.2f}")
+    hybrid = f["details"]["hybrid_over_monolithic"]
+    lines.append(f"hybrid OpenSees frame (2 site daemons + linear portal) {hybrid['hybrid_s']:.2f} s vs monolithic "
+                 f"OpenSees AlphaOS {hybrid['monolithic_s']:.2f} s: ratio {f['hybrid_over_monolithic']:.1f}")
+    late = f["details"]["realtime"]
+    lines.append(f"real-time maRTHS (Dt = 10/1024 s, site at 1024 Hz, {late['steps']} steps): "
+                 f"{f['realtime_late_steps_pct']:.2f} % late steps, step p99 {late['step_p99_us']:.0f} us")
+    return "\n".join(lines)
