@@ -12,7 +12,8 @@ from typing import Any
 
 from coordinator.experiment import load_experiment
 from coordinator.monitor.session import add_monitor_options, monitoring
-from coordinator.simulation import ProgressBar, RunResult, resume_run, run_experiment
+from coordinator.pacing import ProgressBar
+from coordinator.simulation import RunResult, resume_run, run_experiment
 
 
 def register(sub: Any) -> None:

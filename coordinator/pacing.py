@@ -1,0 +1,66 @@
+"""Real-time pacing of the step loop to the wall clock, and a progress bar for the terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class Pacer:
+    """Real-time pacing: step k is issued at t_0 + k dt of the wall clock and is late if it ends after its slot.
+
+    A late step is counted, never hidden (like Simulink's missed ticks); the
+    next step is then issued at once, and the clock is not reset, so lateness
+    accumulates honestly into the following slots.  A hold restarts the
+    clock when the test resumes (:meth:`resync`).
+    """
+
+    def __init__(self, dt: float) -> None:
+        self.dt = dt
+        self.slot = 0
+        self.late = 0
+        self.max_lateness_s = 0.0
+        self._origin: float | None = None
+
+    def resync(self) -> None:
+        """Start the clock again at the next step (the first one, or after a hold)."""
+        self._origin = None
+
+    def wait(self) -> float:
+        """Sleep until this step's slot begins; the wall time it was issued (s)."""
+        now = time.perf_counter()
+        if self._origin is None:
+            self._origin, self.slot = now, 0
+        begin = self._origin + self.slot * self.dt
+        if begin > now:
+            time.sleep(begin - now)
+        return time.perf_counter()
+
+    def done(self) -> None:
+        """The step ended: count it late if past the end of its slot."""
+        self.slot += 1
+        lateness = time.perf_counter() - (self._origin + self.slot * self.dt)  # type: ignore[operator]
+        if lateness > 0:
+            self.late += 1
+            self.max_lateness_s = max(self.max_lateness_s, lateness)
+
+
+class ProgressBar:
+    """A one-line progress bar on a stream (stderr), redrawn at most ten times a second."""
+
+    def __init__(self, stream: Any = sys.stderr, width: int = 30) -> None:
+        self.stream, self.width, self._last = stream, width, 0.0
+        self._start = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = int(self.width * done / max(total, 1))
+        rate = done / max(now - self._start, 1e-9)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
