@@ -35,7 +35,9 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
     p.add_argument("--record", choices=marths_data.RECORDS, default="elcentro", help="ground motion (default: %(default)s)")
     p.add_argument("--scale", type=float, default=0.4, help="factor on the record (default: %(default)s)")
     p.add_argument("--compensator", choices=marths_parts.COMPENSATORS, default="rls",
-                   help="delay compensator of each actuator (default: %(default)s)")
+                   help="delay compensator of each actuator: RLS-AC as published, none, inverse compensation "
+                        "of the delay J1 measures without compensation, or the best case of the NARX study (4th "
+                        "order, L = 1024, ridge 1e-7, -fg); default: %(default)s")
     p.add_argument("--plant", choices=marths_parts.PLANTS, default="nominal",
                    help="nominal, uncertain (nominal run + N trials), ideal (perfect actuator, same tick) or "
                         "ideal-delay (perfect actuator, one sample late); default: %(default)s")
@@ -52,6 +54,10 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
     p.add_argument("--daq", choices=("logged", "in-loop"), default="logged",
                    help="command volts, saturation and quantization only logged (the benchmark) or driving the "
                         "plant (a study); default: %(default)s")
+    p.add_argument("--guard", choices=("on", "off"), default="on",
+                   help="on: a command beyond the DAQ's 3.8 V stops the run (exit 1, with the reason); off: "
+                        "saturation is only logged and flagged by the realizability check, as in the benchmark's "
+                        "scripts; default: %(default)s")
     p.add_argument("--topology", choices=TOPOLOGIES, default="inprocess",
                    help="site and plant in this process, or each a local gRPC daemon (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="runs in parallel on a process pool (default: %(default)s)")
@@ -84,19 +90,26 @@ def _specs(args: argparse.Namespace):
     try:
         base = marths.RunSpec(record=args.record, scale=args.scale, compensator=args.compensator, plant=args.plant,
                               noise=args.noise == "on", shared_noise=args.noise_channels == "shared",
-                              partition=args.partition, daq_in_loop=args.daq == "in-loop", duration=args.duration)
+                              partition=args.partition, daq_in_loop=args.daq == "in-loop", duration=args.duration,
+                              guard=args.guard == "on")
     except ValueError as exc:
         raise UsageError(f"--scale: {exc}") from None
     trials = args.trials if args.trials is not None else 3
     return marths.trial_specs(base, trials, args.seed)
 
 
-def _title(args: argparse.Namespace, n_trials: int) -> str:
+def _title(args: argparse.Namespace, specs: list) -> str:
+    from coordinator.problems import marths
+
+    n_trials = len(specs) - 1
     plant = f"uncertain plants ({n_trials} trials after the nominal run)" if args.plant == "uncertain" else f"{args.plant} plant"
     span = f", first {args.duration:g} s" if args.duration else ""
     noise = "no noise (perfect actuator)" if args.plant.startswith("ideal") else f"noise {args.noise}"
-    return (f"maRTHS benchmark: {args.record} x {args.scale:g}{span}, compensator {args.compensator}, {plant}, "
-            f"{noise}, partition {args.partition}, {args.topology}")
+    delays = marths.assumed_delays(specs[0])
+    assumed = "" if delays is None else f" (delays {1000 * delays[0]:.2f} / {1000 * delays[1]:.2f} ms, J1 uncompensated)"
+    guard = "3.8 V guard" if args.guard == "on" else "no guard"
+    return (f"maRTHS benchmark: {args.record} x {args.scale:g}{span}, compensator {args.compensator}{assumed}, "
+            f"{plant}, {noise}, partition {args.partition}, {guard}, {args.topology}")
 
 
 def _marths(args: argparse.Namespace) -> int:
@@ -116,11 +129,11 @@ def _marths(args: argparse.Namespace) -> int:
     try:
         results = run_campaign(specs, workers=args.workers, topology=args.topology, scheduler=args.scheduler,
                                keep_history=out is not None, progress=progress)
-    except ModuleError as exc:  # a site daemon failed or refused a step
+    except ModuleError as exc:  # a site failed or refused a step, or a runaway guard tripped
         raise RunStopped(str(exc)) from None
     wall = time.perf_counter() - start
     result = summary(results, wall)
-    table = marths_report.format_table(results, _title(args, len(specs) - 1))
+    table = marths_report.format_table(results, _title(args, specs))
     if out is not None:
         marths_report.write_hdf5(results, result, out / "histories.h5")
         marths_report.write_mat(results, out / "histories.mat")

@@ -22,6 +22,7 @@ simultaneous equation by fixed-point iteration (§17.4).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Protocol
@@ -30,10 +31,13 @@ import numpy as np
 
 from coordinator.errors import RunStopped
 from coordinator.problems import marths_data, marths_parts
+from coordinator.problems.evaluation import criteria
 from coordinator.problems.marths_structure import (
     FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_map as partition_map,
     reference_model)
 from modules.base import Command, Module
+from modules.experimental.compensators.base import Compensator
+from modules.experimental.module import build_site
 from modules.experimental.site import ExperimentalSite, SiteResponse
 
 OUTPUT_DOFS = (X_FLOOR1, THETA_CONTROLLED, *STORY_DOFS.values())
@@ -61,6 +65,8 @@ class RunSpec:
     daq_in_loop: bool = False
     duration: float | None = None
     """s: stop after this much of the record (None: the whole record, N = floor(t_end fs) + 1)"""
+    guard: bool = True
+    """each compensator inside the 3.8 V runaway guard: a command that would saturate stops the run"""
 
     def __post_init__(self) -> None:
         if self.record not in marths_data.RECORDS:
@@ -209,12 +215,14 @@ def reference_response(record: str, scale: float, ticks: int) -> np.ndarray:
 
 
 def prepare(spec: RunSpec) -> None:
-    """Compute what runs of ``spec``'s record, scale and partition share (ground motion, reference, map).
+    """Compute what runs of ``spec``'s record, scale and partition share (ground motion, reference, map,
+    the delays measured without compensation).
 
     Worker processes forked afterwards inherit it instead of each computing it again.
     """
     reference_response(spec.record, spec.scale, spec.ticks())
     numerical_map(spec.partition)
+    assumed_delays(spec)
 
 
 def _logged(u: np.ndarray) -> np.ndarray:
@@ -225,11 +233,42 @@ def _logged(u: np.ndarray) -> np.ndarray:
     return out
 
 
-def build_side(spec: RunSpec) -> tuple[InProcessSide, ExperimentalSite]:
-    """The in-process site with its virtual lab for ``spec``."""
+def delay_pretest(spec: RunSpec) -> RunSpec:
+    """The run whose J1 is the delay inverse compensation assumes: ``spec`` uncompensated.
+
+    What a lab measures before the test: the nominal plant, noise seed 123, the same record, scale,
+    duration, partition, noise and DAQ settings.
+    """
+    return replace(spec, compensator="none", plant="nominal", plant_seed=None, noise_seed=NOMINAL_NOISE_SEED)
+
+
+@cache
+def measured_delays(pretest: RunSpec) -> tuple[float, float]:
+    """J1 of ``pretest`` per actuator (s)."""
+    j1 = criteria(run(pretest), marths_parts.SAMPLE_RATE)["J1"]
+    return j1[0] / 1000.0, j1[1] / 1000.0
+
+
+def assumed_delays(spec: RunSpec) -> tuple[float, float] | None:
+    """The delays (s) ``spec``'s inverse compensation is built from (None for the other compensators)."""
+    if spec.compensator != "inverse":
+        return None
+    return measured_delays(delay_pretest(spec))
+
+
+def site_config(spec: RunSpec, backend: dict[str, Any] | None = None, record: str | None = None) -> dict[str, Any]:
+    """The `experimental` module config of ``spec``'s site (its compensator, delays and guard)."""
+    return marths_parts.site_config(spec.compensator, backend, record, assumed_delays(spec), spec.guard)
+
+
+def build_side(spec: RunSpec, compensators: Sequence[Compensator] | None = None
+               ) -> tuple[InProcessSide, ExperimentalSite]:
+    """The in-process site with its virtual lab for ``spec``; ``compensators`` (one per actuator) replace
+    ``spec``'s compensator and guard if given (a study's own)."""
     lab = marths_parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise,
                            spec.daq_in_loop)
-    site = marths_parts.site(spec.compensator, lab)
+    config = site_config(spec) if compensators is None else marths_parts.site_config("none", guard=False)
+    site = build_site(config, lab, compensators)
     return InProcessSide(site, iterative=spec.iterative), site
 
 
@@ -259,6 +298,10 @@ def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
     if spec.iterative:  # the last target still goes through the site, as in the explicit loop
         side.trial(state[interface])
         side.commit()
+    diverged = np.flatnonzero(~np.isfinite(numerical).all(axis=1))
+    if diverged.size:
+        raise RunStopped(f"the loop diverged: the numerical substructure's response is not finite from "
+                         f"t = {diverged[0] / marths_parts.SAMPLE_RATE:.4f} s (tick {diverged[0]}) on")
     return {"numerical": numerical, "estimate": estimate, "feedback": forces, "ground_acceleration": ag}
 
 
@@ -302,9 +345,12 @@ def history(spec: RunSpec, logs: dict[str, np.ndarray], record: dict[str, np.nda
         feedback=logs["feedback"], ground_acceleration=np.array(logs["ground_acceleration"]))
 
 
-def run(spec: RunSpec) -> History:
-    """One run in process."""
-    side, site = build_side(spec)
+def run(spec: RunSpec, compensators: Sequence[Compensator] | None = None) -> History:
+    """One run in process; ``compensators`` (one per actuator) replace ``spec``'s compensator if given.
+
+    A runaway guard that trips raises :class:`~modules.experimental.guards.RunawayStopped`.
+    """
+    side, site = build_side(spec, compensators)
     logs = simulate(spec, side)
     record = {name: site.record.array(name) for name in ("measured_strokes", "commands")}
     return history(spec, logs, record)

@@ -68,9 +68,8 @@ def run_campaign(specs: Sequence[marths.RunSpec], workers: int = 1, topology: st
             if progress:
                 progress(results[-1])
         return results
-    if topology == "inprocess":
-        for spec in {(s.record, s.scale, s.duration, s.partition): s for s in specs}.values():
-            marths.prepare(spec)
+    for spec in {(s.record, s.scale, s.duration, s.partition): s for s in specs}.values():
+        marths.prepare(spec)
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(specs))) as pool:
         futures = [pool.submit(run_one, spec, topology, keep_history) for spec in specs]
         for future in concurrent.futures.as_completed(futures):

@@ -28,9 +28,8 @@ def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0) -> marths.His
     with tempfile.TemporaryDirectory(prefix="hybridsim-marths-") as folder:
         record_path = Path(folder) / "site_record.h5"
         with LocalDaemon("plant", plant_config, name="marths-plant") as plant:
-            site_config = marths_parts.site_config(
-                spec.compensator, backend={"address": plant.address, "deadline_s": deadline_s},
-                record=record_path.name)
+            site_config = marths.site_config(spec, backend={"address": plant.address, "deadline_s": deadline_s},
+                                             record=record_path.name)
             with LocalDaemon("experimental", site_config, base_dir=Path(folder), name="marths-site") as site:
                 module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s)
                 try:

@@ -8,6 +8,7 @@ site daemons do, so both run the same arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -15,9 +16,8 @@ import numpy as np
 
 from coordinator.problems import marths_data
 from coordinator.problems.marths_structure import FRAME_SIGN, feedback_frame
+from modules.experimental.compensators.narx import measurement_filter
 from modules.experimental.kinematics import Coupler
-from modules.experimental.module import build_site
-from modules.experimental.site import ControlBackend, ExperimentalSite
 from modules.plant.actuators import Actuators
 from modules.plant.daq import CommandDaq
 from modules.plant.identified_plant import IdentifiedPlant, UncertainRoot, Zpk
@@ -28,7 +28,12 @@ from modules.plant.sensors import band_limited_sigma
 SAMPLE_RATE = float(marths_data.constants()["timing"]["fs_hz"])
 """fs = 1024 Hz (§2)"""
 DT = 1.0 / SAMPLE_RATE
-COMPENSATORS = ("none", "rls")
+COMPENSATORS = ("none", "rls", "inverse", "narx")
+NARX_EXCITATION_NOISE_DEVIATIONS = 10.0
+"""the NARX gate (``-g``): re-estimate while the RMS of the window's commands is at least this many sensor-noise
+standard deviations (docs/narx.md)"""
+BENCHMARK_NARX: dict[str, Any] = {"order": 4, "window": 1024, "ridge": 1e-7, "filter_command": True, "gated": True}
+"""the benchmark's ``narx`` compensator: the best case of the NARX study, ``narx4-L1024-ridge1e-07-fg``"""
 PLANTS = ("nominal", "uncertain", "ideal", "ideal-delay")
 """ideal: a perfect actuator in the same tick (the loop iterates); ideal-delay: one sample late"""
 
@@ -141,8 +146,13 @@ def _coupler_table() -> dict[str, Any]:
     return {"offset": c["xv1_m"], "heights": (c["yv1_m"], c["yv2_m"]), "angles_deg": (c["alpha1_deg"], c["alpha2_deg"])}
 
 
-def compensator_tables(kind: str) -> list[dict[str, Any]]:
-    """One compensator table per actuator: ``none`` or ``rls`` (initial parameters as shipped, §11.2)."""
+def compensator_tables(kind: str, delays_s: Sequence[float] | None = None) -> list[dict[str, Any]]:
+    """One compensator table per actuator for a kind of :data:`COMPENSATORS`.
+
+    ``none``; ``rls`` (initial parameters as shipped, §11.2); ``inverse`` from the assumed delay of each
+    actuator, ``delays_s`` (s; the benchmark's: J1 of the uncompensated run, ``marths.assumed_delays``);
+    ``narx``: :data:`BENCHMARK_NARX`.
+    """
     if kind == "none":
         return [{"kind": "none"}, {"kind": "none"}]
     if kind == "rls":
@@ -151,24 +161,62 @@ def compensator_tables(kind: str) -> list[dict[str, Any]]:
         return [{"kind": "rls", "theta0": params[f"theta0_{i}"], "p0": params[f"P0_{i}"],
                  "filter_b": rls["butterworth"]["b"], "filter_a": rls["butterworth"]["a"],
                  "forgetting": rls["forgetting_factor"]} for i in (1, 2)]
+    if kind == "inverse":
+        if delays_s is None or len(delays_s) != 2:
+            raise ValueError("compensator 'inverse' needs the assumed delay of each of the two actuators")
+        return [{"kind": "inverse", "delay": float(d), "sample_period": DT} for d in delays_s]
+    if kind == "narx":
+        return [narx_table(**BENCHMARK_NARX) for _ in range(2)]
     raise ValueError(f"unknown compensator {kind!r}; use one of {', '.join(COMPENSATORS)}")
+
+
+def narx_table(order: int, window: int, ridge: float = 0.0, products: Sequence[Sequence[int]] = (),
+               filter_command: bool = False, gated: bool = False) -> dict[str, Any]:
+    """A NARX compensator table with the definition's measurement filter (5th order, 6 Hz) at fs.
+
+    ``filter_command`` and ``gated`` are the two changes of the NARX study's ``-fg`` cases (docs/narx.md):
+    the same filter on the commands, and parameters held while the window's commands stay below
+    :data:`NARX_EXCITATION_NOISE_DEVIATIONS` sensor-noise deviations.
+    """
+    b, a = measurement_filter(SAMPLE_RATE)
+    return {"kind": "narx", "order": order, "window": window, "ridge": ridge,
+            "products": [list(p) for p in products], "filter_b": b, "filter_a": a, "filter_command": filter_command,
+            "excitation": narx_excitation_mm() if gated else 0.0}
+
+
+def narx_excitation_mm() -> float:
+    """The NARX gate's threshold: ten sensor-noise deviations, 0.124 mm."""
+    return NARX_EXCITATION_NOISE_DEVIATIONS * noise_sigma_mm()
+
+
+def guard_tables() -> list[dict[str, float]]:
+    """The runaway guard of each actuator (``modules.experimental.guards.Limits``): the DAQ's 3.8 V saturation.
+
+    volts = u / (cg g) - c / g for a command u in mm (§9).
+    """
+    t = _daq_table()
+    return [{"volts": t["limit"], "volts_per_unit": 1.0 / (cg * g), "volts_offset": -c / g}
+            for g, c, cg in zip(t["gains"], t["offsets"], t["corrections"])]
 
 
 SITE_DOFS = ("x_27", "theta_21", "theta_29")
 """the site's DOFs in the numerical substructure's namespace (SAP equation numbers, SAP sign)"""
 
 
-def site_config(compensator: str, backend: dict[str, Any] | None = None, record: str | None = None) -> dict[str, Any]:
-    """The `experimental` module config of the benchmark's site (interface DOFs U27, U21, U29, SAP sign)."""
+def site_config(compensator: str, backend: dict[str, Any] | None = None, record: str | None = None,
+                delays_s: Sequence[float] | None = None, guard: bool = True) -> dict[str, Any]:
+    """The `experimental` module config of the benchmark's site (interface DOFs U27, U21, U29, SAP sign).
+
+    ``delays_s``: the assumed delays of inverse compensation; ``guard``: each compensator inside
+    the 3.8 V runaway guard of :func:`guard_tables`.
+    """
     config: dict[str, Any] = {
         "dt": DT, "dofs": list(SITE_DOFS), "kinds": ["translation", "rotation", "rotation"],
-        "signs": FRAME_SIGN.tolist(), "coupler": _coupler_table(), "compensators": compensator_tables(compensator),
-        "frame": asdict(feedback_frame()), "backend": backend or {}}
+        "signs": FRAME_SIGN.tolist(), "coupler": _coupler_table(),
+        "compensators": compensator_tables(compensator, delays_s), "frame": asdict(feedback_frame()),
+        "backend": backend or {}}
+    if guard:
+        config["guards"] = guard_tables()
     if record is not None:
         config["record"] = record
     return config
-
-
-def site(compensator: str, backend: ControlBackend) -> ExperimentalSite:
-    """The benchmark's experimental site around a control backend (a lab or a remote plant)."""
-    return build_site(site_config(compensator), backend)

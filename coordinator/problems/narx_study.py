@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,15 +39,10 @@ import numpy as np
 
 from coordinator.problems import marths, marths_data, marths_parts
 from coordinator.problems.evaluation import criteria
-from coordinator.problems.marths_structure import FRAME_SIGN, feedback_frame
 from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.inverse import InverseCompensation
 from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.narx import (
-    FILTER_CUTOFF_HZ, FILTER_ORDER, NarxCompensator, Terms, measurement_filter)
+from modules.experimental.compensators.narx import FILTER_CUTOFF_HZ, FILTER_ORDER, Terms
 from modules.experimental.guards import GuardedCompensator, Limits, RunawayStopped
-from modules.experimental.physical_frame import FeedbackForce
-from modules.experimental.site import ExperimentalSite
 
 RECORD, SCALE = "elcentro", 0.4
 WINDOWS = (128, 1024, 8192)
@@ -58,8 +53,6 @@ RIDGES = (1.0, 1e-2, 1e-7, 1e-9)
 PRODUCTS = tuple((p, q) for p in range(3) for q in range(p, 3))
 """the six second-order products x[n-p] x[n-q] of a 2nd-order model's taps"""
 POOR_DELAY_FRACTION = 0.5
-EXCITATION_NOISE_DEVIATIONS = 10.0
-"""g: re-estimate while the RMS of the window's commands is at least this many sensor-noise sigmas"""
 DIVERGENCE_STROKE_MULTIPLE = 2.0
 ACTUATORS = ("actuator 1", "actuator 2")
 
@@ -78,6 +71,11 @@ class NarxCase:
     @property
     def terms(self) -> Terms:
         return Terms(self.order, self.products)
+
+    def table(self) -> dict[str, Any]:
+        """The compensator table of one actuator (``marths_parts.narx_table``)."""
+        return marths_parts.narx_table(self.order, self.window, self.ridge, self.products, self.filter_command,
+                                       self.gated)
 
     @property
     def name(self) -> str:
@@ -152,11 +150,9 @@ def setting(duration: float | None = None) -> Setting:
     """The study's run (the first ``duration`` s of the record if given), the guards' limits and the gate."""
     spec = marths.RunSpec(record=RECORD, scale=SCALE, compensator="none", plant="nominal", duration=duration)
     strokes = _reference_strokes(spec)
-    daq = marths_parts.daq()
-    limits = tuple(Limits(tracking=DIVERGENCE_STROKE_MULTIPLE * float(np.max(np.abs(strokes[:, i]))),
-                          volts=daq.limit, volts_per_unit=1.0 / (daq.corrections[i] * daq.gains[i]),
-                          volts_offset=-daq.offsets[i] / daq.gains[i]) for i in range(2))
-    return Setting(spec, limits, EXCITATION_NOISE_DEVIATIONS * marths_parts.noise_sigma_mm())  # type: ignore[arg-type]
+    limits = tuple(Limits(tracking=DIVERGENCE_STROKE_MULTIPLE * float(np.max(np.abs(strokes[:, i]))), **saturation)
+                   for i, saturation in enumerate(marths_parts.guard_tables()))
+    return Setting(spec, limits, marths_parts.narx_excitation_mm())  # type: ignore[arg-type]
 
 
 def _reference_strokes(spec: marths.RunSpec) -> np.ndarray:
@@ -176,15 +172,11 @@ def compensators(case: Case, s: Setting) -> tuple[list[Compensator], dict[str, A
         if s.delays_s is None:
             raise ValueError("inverse compensation needs the delays measured without compensation (Setting.delays_s)")
         delays = [case.delay_fraction * d for d in s.delays_s]
-        pair = [InverseCompensation.from_delay(d, marths_parts.DT) for d in delays]
-        return list(pair), {"delay_s": delays, "delay_fraction_of_measured": case.delay_fraction,
-                            "a0": [c.a0 for c in pair], "a1": [c.a1 for c in pair]}
+        pair = [build_compensator(t) for t in marths_parts.compensator_tables("inverse", delays)]
+        return pair, {"delay_s": delays, "delay_fraction_of_measured": case.delay_fraction,
+                      "a0": [float(c.parameters()[0]) for c in pair], "a1": [float(c.parameters()[1]) for c in pair]}
     if case.kind == "narx" and case.narx is not None:
-        n = case.narx
-        excitation = s.excitation_mm if n.gated else 0.0
-        pair = [NarxCompensator(n.terms, n.window, n.ridge, measurement_filter(marths_parts.SAMPLE_RATE),
-                                filter_command=n.filter_command, excitation=excitation) for _ in range(2)]
-        return list(pair), n.parameters(s.excitation_mm)
+        return [build_compensator(case.narx.table()) for _ in range(2)], case.narx.parameters(s.excitation_mm)
     raise ValueError(f"case {case.name}: unknown kind {case.kind!r}")
 
 
@@ -229,17 +221,6 @@ class CaseResult:
     wall_s: float = 0.0
 
 
-def _history(spec: marths.RunSpec, compensators: Sequence[Compensator]) -> marths.History:
-    """One run of the benchmark's loop with these compensators (in process; ``spec.compensator`` is unused)."""
-    lab = marths_parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise,
-                           spec.daq_in_loop)
-    feedback = FeedbackForce(feedback_frame(), marths_parts.DT)
-    site = ExperimentalSite(marths_parts.coupler(), compensators, feedback, lab, FRAME_SIGN)
-    logs = marths.simulate(spec, marths.InProcessSide(site))
-    record = {name: site.record.array(name) for name in ("measured_strokes", "commands")}
-    return marths.history(spec, logs, record)
-
-
 def run_case(case: Case, s: Setting) -> CaseResult:
     """Run one case; a guard that trips marks it unstable and its criteria cover the samples before the stop."""
     start = time.perf_counter()
@@ -249,12 +230,12 @@ def run_case(case: Case, s: Setting) -> CaseResult:
     guarded = [GuardedCompensator(c, limits, label, marths_parts.DT)
                for c, limits, label in zip(logged, s.limits, ACTUATORS)]
     try:
-        history = _history(s.spec, guarded)
+        history = marths.run(s.spec, guarded)
         stop: RunawayStopped | None = None
     except RunawayStopped as exc:
         stop = exc
         before = replace(s.spec, duration=(exc.sample - 1) * marths_parts.DT)  # ticks = exc.sample
-        history = _history(before, compensators(case, s)[0]) if exc.sample >= 2 else None
+        history = marths.run(before, compensators(case, s)[0]) if exc.sample >= 2 else None
     parameters["peak_abs"] = [np.nanmax(np.abs(c.log), axis=0, initial=0.0).tolist() for c in logged]
     parameters["final"] = [c.inner.parameters().tolist() for c in logged]
     with np.errstate(divide="ignore", invalid="ignore"):  # a stop in the rest period: zero reference std

@@ -62,6 +62,10 @@ class RunawayStopped(ModuleError):
         self.sample = sample
         self.time = time
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, int, float]]:
+        """Pickle with every field (process pools and Dask ship the exception back)."""
+        return type(self), (self.reason, self.actuator, self.sample, self.time)
+
 
 class GuardedCompensator(Compensator):
     """``inner`` with the runaway checks of ``limits``; ``label`` names the actuator in the reason."""

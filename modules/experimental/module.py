@@ -19,6 +19,8 @@ Config table::
     signs = [1, -1, -1]                         # coordinator sign -> frame sign, per DOF
     coupler = {offset = .., heights = [.., ..], angles_deg = [.., ..]}
     compensators = [{kind = "rls", ...}, {kind = "rls", ...}]      # one per actuator
+    guards = [{volts = 3.8, volts_per_unit = .., volts_offset = ..}, {...}]  # optional: runaway guards
+                                                # (modules.experimental.guards.Limits), one per actuator
     frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
     backend = {plant = {...}}                   # a plant config: the lab in this process
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
@@ -28,14 +30,16 @@ Config table::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from modules.base import Command, Description, Dof, Module, ModuleError, Session, StepLedger, StepRefused
+from modules.experimental.compensators.base import Compensator
 from modules.experimental.compensators.kinds import build_compensator
+from modules.experimental.guards import GuardedCompensator, Limits
 from modules.experimental.kinematics import Coupler
 from modules.experimental.physical_frame import FeedbackForce, PortalFrame
 from modules.experimental.site import ControlBackend, ExperimentalSite, SiteResponse
@@ -76,12 +80,15 @@ class ModuleBackend:
         self.sample = int(state["sample"])
 
 
-def build_site(config: Mapping[str, Any], backend: ControlBackend) -> ExperimentalSite:
-    """The site a config describes, around ``backend``."""
+def build_site(config: Mapping[str, Any], backend: ControlBackend,
+               compensators: Sequence[Compensator] | None = None) -> ExperimentalSite:
+    """The site a config describes, around ``backend``; ``compensators`` replace the config's own (and its
+    guards) if given."""
     try:
         dt = float(config["dt"])
         coupler_table, frame_table = config["coupler"], config["frame"]
-        compensators = [build_compensator(t) for t in config["compensators"]]
+        if compensators is None:
+            compensators = _guarded(config.get("guards"), [build_compensator(t) for t in config["compensators"]], dt)
         coupler = Coupler.from_attachments(float(coupler_table["offset"]), tuple(coupler_table["heights"]),
                                            tuple(coupler_table["angles_deg"]))
         frame = PortalFrame(**frame_table)
@@ -91,6 +98,17 @@ def build_site(config: Mapping[str, Any], backend: ControlBackend) -> Experiment
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
     except (TypeError, ValueError) as exc:
         raise ModuleError(f"experimental module: {exc}") from None
+
+
+def _guarded(tables: Sequence[Mapping[str, Any]] | None, compensators: list[Compensator],
+             dt: float) -> list[Compensator]:
+    """Each compensator inside the runaway guard of its table (``guards``, one per actuator), if any."""
+    if tables is None:
+        return compensators
+    if len(tables) != len(compensators):
+        raise ValueError(f"guards: give one table per compensator ({len(compensators)}), not {len(tables)}")
+    return [GuardedCompensator(c, Limits(**{k: float(v) for k, v in t.items()}), f"actuator {i}", dt)
+            for i, (c, t) in enumerate(zip(compensators, tables), start=1)]
 
 
 def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module | None, Any]:

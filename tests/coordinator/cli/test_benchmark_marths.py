@@ -69,3 +69,26 @@ def test_table_rounds_to_a_tenth(capsys) -> None:
 def test_bad_options_exit_2_naming_the_option(capsys, argv: list[str]) -> None:
     assert main(["benchmark", "marths", *argv, "--no-files"]) == 2
     assert "--" in capsys.readouterr().err
+
+
+def test_a_guard_that_trips_stops_the_run_with_its_reason_also_from_the_process_pool(capsys) -> None:
+    """Uncompensated El Centro x 3 needs 5 V on actuator 2 (0.66 V at x 0.4): the 3.8 V guard stops it."""
+    argv = ["benchmark", "marths", "--compensator", "none", "--scale", "3", "--duration", "8", "--no-files"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "stopped: actuator 2: command" in err and "saturates the servo input" in err and "beyond +-3.8 V" in err
+    assert main([*argv, "--plant", "uncertain", "--trials", "1", "--workers", "2"]) == 1  # pickled back from a worker
+    assert "saturates the servo input" in capsys.readouterr().err
+
+
+def test_without_the_guard_saturation_is_only_flagged_as_the_benchmark_does(capsys) -> None:
+    """x 6: 0.33 and 0.66 V at x 0.4 become about 5 and 10 V: both beyond 3.8 V, so not realizable."""
+    result = _run_json(capsys, "--compensator", "none", "--scale", "6", "--duration", "8", "--guard", "off",
+                       "--no-files")
+    assert min(result["max_command_volts"]) > 3.8 and result["realizable"] is False
+
+
+def test_inverse_compensation_prints_the_delays_it_assumes(capsys) -> None:
+    assert main(["benchmark", "marths", "--compensator", "inverse", "--duration", "10", "--no-files"]) == 0
+    out = capsys.readouterr().out
+    assert "compensator inverse (delays 40.04 / 23.44 ms, J1 uncompensated)" in out  # 41 and 24 samples

@@ -9,7 +9,9 @@ import pytest
 from coordinator.problems import marths, marths_parts
 from coordinator.problems import marths_structure as ms
 from coordinator.problems.evaluation import criteria
-from modules.base import Command, Session, StepRefused
+from modules.base import Command, ModuleError, Session, StepRefused
+from modules.experimental.guards import GuardedCompensator
+from modules.experimental.module import build_site
 from modules.registry import build_module
 
 DT = marths_parts.DT
@@ -44,7 +46,7 @@ def test_iterated_trials_of_one_sample_keep_only_the_last() -> None:
     spec = marths.RunSpec(compensator="none", plant="ideal", duration=6.0)
     module = _module(spec)
     logs = marths.simulate(spec, marths.ModuleSide(module, DT))
-    direct_side, site = marths.build_side(spec)
+    direct_side, _ = marths.build_side(spec)
     direct = marths.simulate(spec, direct_side)
     np.testing.assert_array_equal(logs["numerical"], direct["numerical"])
     np.testing.assert_array_equal(logs["feedback"], direct["feedback"])
@@ -107,3 +109,20 @@ def test_a_pre_test_at_rest_reads_the_static_stiffness_of_the_frame_model() -> N
     module.commit(7)
     module.propose(8, Command(DT, np.zeros(3)))
     assert np.all(np.isfinite(module.execute(8).force))
+
+
+def test_the_benchmark_site_guards_each_compensator_at_the_daq_saturation() -> None:
+    """volts = u / (cg g) - c / g (§9): actuator 1 g = 7.4921 mm/V, c = 0.0092 mm, cg = 1.053; actuator 2
+    g = 7.3907, c = -0.0059, cg = 1.055."""
+    lab = marths_parts.lab("nominal", None, False, 0)
+    site = build_site(marths_parts.site_config("rls"), lab)
+    assert all(isinstance(c, GuardedCompensator) and c.inner.name == "rls" for c in site.compensators)
+    for c, (g, offset, cg), label in zip(site.compensators, ((7.4921, 0.0092, 1.053), (7.3907, -0.0059, 1.055)),
+                                         ("actuator 1", "actuator 2")):
+        assert c.limits.volts == 3.8 and c.label == label and c.sample_period == DT
+        assert c.limits.volts_per_unit == pytest.approx(1 / (cg * g), rel=1e-15)
+        assert c.limits.volts_offset == pytest.approx(-offset / g, rel=1e-15)
+    unguarded = build_site(marths_parts.site_config("rls", guard=False), lab)
+    assert not any(isinstance(c, GuardedCompensator) for c in unguarded.compensators)
+    with pytest.raises(ModuleError, match="one table per compensator"):
+        build_site({**marths_parts.site_config("rls"), "guards": [{"volts": 3.8}]}, lab)

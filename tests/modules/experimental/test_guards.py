@@ -91,3 +91,12 @@ def test_bad_limits_are_refused() -> None:
         Limits(tracking=0.0)
     with pytest.raises(ValueError, match="volts_per_unit"):
         Limits(volts=3.8)
+
+
+def test_a_stop_pickles_with_every_field() -> None:
+    """Process pools and Dask send the exception back pickled."""
+    import pickle
+
+    stop = pickle.loads(pickle.dumps(RunawayStopped("actuator 2: saturates", "actuator 2", 7426, 7.252)))
+    assert (stop.reason, stop.actuator, stop.sample, stop.time) == ("actuator 2: saturates", "actuator 2", 7426, 7.252)
+    assert str(stop) == "actuator 2: saturates"
