@@ -1,8 +1,10 @@
 """The `experimental` module: an experimental site behind the module interface.
 
 The coordinator sends one target per integration step (``Command.time`` =
-t_n); with a session dt of m control samples the site moves the target
-linearly from the last one over the m samples, runs its compensators and
+t_n); with a session dt of m control samples the site generates a target for
+each of the m samples (``command_generation``: linear interpolation from the
+last target, or OpenFresco's polynomial predictor-corrector, see
+:mod:`modules.experimental.command_generation`), runs its compensators and
 its backend every sample, and returns what it measured at the end of the
 step: the interface displacements (x, theta1, theta2) and the feedback force
 of its frame model.  The first committed command (t = 0) is the reading at
@@ -26,6 +28,9 @@ Config table::
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
     record = "site.h5"                          # optional: the site's record, written at close
+    command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
+                                                #   arrival = 0.3}: the new target reaches the site 0.3 Dt
+                                                #   into the step (m control samples per step Dt)
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from modules.base import Command, Description, Dof, Module, ModuleError, Session, StepLedger, StepRefused
+from modules.experimental.command_generation import CommandGenerator
 from modules.experimental.compensators.base import Compensator
 from modules.experimental.compensators.kinds import build_compensator
 from modules.experimental.guards import GuardedCompensator, Limits
@@ -174,13 +180,15 @@ class ExperimentalModule(StepLedger):
         self._plant: Module | None = None
         self._daemon: Any = None
         self._samples_per_step = 1
+        self.generator = self._generator(1)
         self._snapshot: dict[str, Any] | None = None
-        self._committed_target = np.zeros(3)
+        self._targets = np.zeros((self.generator.history, 3))
+        """the committed targets, newest first: d_n, d_{n-1}, .. (zero before the start, at rest)"""
         self._committed_sample = -1
         self._start: SiteResponse | None = None
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "ExperimentalModule":
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> ExperimentalModule:
         return cls(config, base_dir)
 
     def describe(self) -> Description:
@@ -197,10 +205,17 @@ class ExperimentalModule(StepLedger):
         backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt)
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)
+        self.generator = self._generator(self._samples_per_step)
         self._snapshot = None
-        self._committed_target = np.zeros(3)
+        self._targets = np.zeros((self.generator.history, 3))
         self._committed_sample = -1
         self._start = None
+
+    def _generator(self, samples: int) -> CommandGenerator:
+        try:
+            return CommandGenerator.from_config(self.config.get("command_generation", "interpolate"), samples)
+        except ValueError as exc:
+            raise ModuleError(f"experimental module: {exc}") from None
 
     def _step_of(self, step: int, command: Command) -> int:
         n = round(command.time / self.session.dt)
@@ -230,10 +245,8 @@ class ExperimentalModule(StepLedger):
         else:
             site.set_state(self._snapshot)
         response = self._start
-        m = self._samples_per_step
-        for j in range(1, m + 1):
-            target = self._committed_target + (j / m) * (command.displacement - self._committed_target)
-            response = site.advance(target if j < m else command.displacement)
+        for target in self.generator.commands(command.displacement, self._targets):
+            response = site.advance(target)
         return response.displacement, response.force
 
     def _accept(self, step: int) -> None:
@@ -245,7 +258,7 @@ class ExperimentalModule(StepLedger):
         site.commit()
         self._snapshot = None
         self._committed_sample = site.sample
-        self._committed_target = np.array(self._proposed[1].displacement)
+        self._targets = np.vstack((self._proposed[1].displacement, self._targets[:-1]))
 
     def _discard(self) -> None:
         if self._snapshot is not None and self.site is not None:
@@ -292,11 +305,11 @@ class ExperimentalModule(StepLedger):
     def _save_state(self) -> object:
         if self.site is None or self._plant is not None:
             raise ModuleError("experimental module: checkpoints need the plant in this process")
-        return {"site": self.site.state(), "target": self._committed_target.tolist(),
+        return {"site": self.site.state(), "targets": self._targets.tolist(),
                 "sample": self._committed_sample}
 
     def _load_state(self, state: object) -> None:
         assert self.site is not None and isinstance(state, dict)
         self.site.set_state(state["site"])
-        self._committed_target = np.array(state["target"], float)
+        self._targets = np.array(state["targets"], float)
         self._committed_sample = int(state["sample"])

@@ -17,18 +17,25 @@ from modules.registry import build_module
 DT = marths_parts.DT
 
 
-def _module(spec: marths.RunSpec, tmp_path=None, dt: float = DT):
+PREDICTOR_CORRECTOR = {"scheme": "predictor-corrector", "order": 3, "arrival": 0.6}
+
+
+def _module(spec: marths.RunSpec, tmp_path=None, dt: float = DT, generation=None):
     plant = marths_parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed)
     config = marths_parts.site_config(spec.compensator, backend={"plant": plant},
                                       record=None if tmp_path is None else "site.h5")
+    if generation is not None:
+        config["command_generation"] = generation
     module = build_module("experimental", config, base_dir=tmp_path)
     module.open(Session(dt, marths_parts.SITE_DOFS))
     return module
 
 
-def test_module_path_equals_the_direct_site_bit_for_bit(tmp_path) -> None:
+@pytest.mark.parametrize("generation", [None, PREDICTOR_CORRECTOR])
+def test_module_path_equals_the_direct_site_bit_for_bit(tmp_path, generation) -> None:
+    """One control sample per step: interpolation and the predictor-corrector are both lockstep."""
     spec = marths.RunSpec(compensator="rls", plant="nominal", duration=6.0)
-    module = _module(spec, tmp_path)
+    module = _module(spec, tmp_path, generation=generation)
     logs = marths.simulate(spec, marths.ModuleSide(module, DT))
     stats = module.close()
     with h5py.File(tmp_path / "site.h5") as f:
@@ -75,6 +82,41 @@ def test_two_control_samples_per_step_interpolate_the_target() -> None:
         previous = target
         np.testing.assert_array_equal(result.displacement, expected.displacement)
         np.testing.assert_array_equal(result.force, expected.force)
+
+
+def test_two_control_samples_per_step_predict_then_correct() -> None:
+    """Order 1, arrival 0.5: sample 1 of step n+1 is predictP1(1/2) = 1.5 d_n - 0.5 d_{n-1}, sample 2 is d_{n+1}."""
+    spec = marths.RunSpec(compensator="rls", plant="nominal", noise=False)
+    module = _module(spec, dt=2 * DT, generation={"scheme": "predictor-corrector", "order": 1, "arrival": 0.5})
+    module.propose(0, Command(0.0, np.zeros(3)))
+    module.execute(0)
+    module.commit(0)
+    targets = [np.array([1e-4 * k * k, -1e-5 * k, 0.0]) for k in (1, 2, 3)]
+    results = []
+    for k, target in enumerate(targets, start=1):
+        module.propose(k, Command(2 * k * DT, target))
+        module.execute(k)  # a first trial, repeated: only the committed one counts
+        module.propose(k, Command(2 * k * DT, target))
+        results.append(module.execute(k))
+        module.commit(k)
+    side, _ = marths.build_side(spec)
+    side.start()
+    history = [np.zeros(3), np.zeros(3)]
+    for target, result in zip(targets, results):
+        side.trial(1.5 * history[-1] - 0.5 * history[-2])
+        side.commit()
+        expected = side.trial(target)
+        side.commit()
+        history.append(target)
+        np.testing.assert_array_equal(result.displacement, expected.displacement)
+        np.testing.assert_array_equal(result.force, expected.force)
+
+
+def test_a_bad_command_generation_is_refused_when_the_module_is_built() -> None:
+    config = marths_parts.site_config("none", backend={"plant": marths_parts.plant_config("nominal", None, False, 0)})
+    with pytest.raises(ModuleError, match="experimental module: command_generation: the predictor-corrector needs "
+                                          "arrival"):
+        build_module("experimental", {**config, "command_generation": {"scheme": "predictor-corrector"}})
 
 
 def test_refusals_name_the_reason() -> None:
