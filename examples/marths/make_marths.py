@@ -10,6 +10,10 @@ Run from anywhere: ``python examples/marths/make_marths.py``.  It writes, next t
   the shipped initial parameters, the 5-DOF feedback-force frame, and a nominal `plant` daemon
   (noise seed 123) that the site starts itself; its record (per control sample: target, command, measured strokes) goes to ``site_record.h5`` here.
 
+and, for the docker-compose emulation (one container per site), ``deploy/marths/plant.json`` (the
+plant as a site of its own) and ``deploy/marths/lab.json`` (the same experimental site, its backend
+the plant service at ``plant:50051``, its record in the shared ``results`` volume).
+
 The matrices and tables come from coordinator.problems (the benchmark's own definitions), so the
 coordinator-driven run and ``hybridsim benchmark marths`` use the same physics.
 """
@@ -26,6 +30,7 @@ from coordinator.problems.marths import NOMINAL_NOISE_SEED
 from coordinator.problems.marths_structure import numerical_substructure
 
 HERE = Path(__file__).resolve().parent
+DEPLOY = HERE.parents[1] / "deploy" / "marths"
 FRAME = HERE.parent / "marths_frame" / "frame.toml"
 SITE_DOFS = ["floor1_x", "J7_ry", "J6_ry"]  # SAP equations 27, 21, 29 in examples/marths_frame's names
 
@@ -45,6 +50,10 @@ def main() -> None:
     site = marths_parts.site_config("rls", backend={"daemon": plant}, record="site_record.h5")
     site["dofs"] = SITE_DOFS
     (HERE / "site.json").write_text(json.dumps(site, indent=1) + "\n")
+    DEPLOY.mkdir(exist_ok=True)
+    (DEPLOY / "plant.json").write_text(json.dumps(plant, indent=1) + "\n")
+    lab = dict(site, backend={"address": "plant:50051", "deadline_s": 30.0}, record="../../results/marths_site.h5")
+    (DEPLOY / "lab.json").write_text(json.dumps(lab, indent=1) + "\n")
     print(f"wrote the numerical substructure and the site ({', '.join(SITE_DOFS)}) to {HERE}")
 
 
