@@ -52,7 +52,12 @@ from modules.experimental.site import ControlBackend, ExperimentalSite, SiteResp
 
 
 class ModuleBackend:
-    """A plant module (in process or a daemon) as the site's control backend, one control sample per step."""
+    """A plant module (in process or a daemon) as the site's control backend, one plant step per control sample.
+
+    Every sample is committed at the plant as soon as it is measured: its actuators have moved, and a
+    step of several samples needs each of them committed before the next.  The backend cannot go
+    back to an earlier sample (a lab cannot undo a motion): :meth:`set_state` refuses to.
+    """
 
     def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
         self.module = module
@@ -73,17 +78,20 @@ class ModuleBackend:
 
     def drive(self, command: np.ndarray) -> np.ndarray:
         measured = self._call((self.sample + 1) * self.sample_period, command)
+        self.module.commit(self._step)
         self.sample += 1
         return measured
 
     def commit(self) -> None:
-        self.module.commit(self._step)
+        """Every sample was committed when it was measured."""
 
     def state(self) -> dict[str, int]:
         return {"sample": self.sample}
 
     def set_state(self, state: dict[str, int]) -> None:
-        self.sample = int(state["sample"])
+        if int(state["sample"]) != self.sample:
+            raise ModuleError(f"the plant has moved to sample {self.sample} and cannot go back to sample "
+                              f"{state['sample']}: a trial step of an experimental site cannot be taken back")
 
 
 def build_site(config: Mapping[str, Any], backend: ControlBackend,
