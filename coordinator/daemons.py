@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import secrets
 import logging
 import os
 import shutil
@@ -45,7 +46,8 @@ def _jsonable(value: Any) -> Any:
 class LocalDaemon:
     """A `hybridsim site` daemon on 127.0.0.1, started and stopped by the coordinator.
 
-    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=60.0, site_args=(), credentials=None)
+    LocalDaemon(kind, config, base_dir=None, name="", start_timeout_s=60.0, site_args=(), credentials=None,
+                private=False)
 
     kind, config     the module kind and its config table (as in an experiment's [[modules]])
     base_dir         folder that relative paths in ``config`` start from (default: the current folder)
@@ -54,6 +56,9 @@ class LocalDaemon:
     site_args        further `hybridsim site` options, e.g. ``("--token-file", PATH)`` or the TLS files
     credentials      how the health check reaches a daemon that ``site_args`` secure
                      (:class:`coordinator.credentials.ClientCredentials`)
+    private          give the daemon an access token of its own, made for this run (readable by this
+                     user only), so that other users of the machine cannot reach it on loopback; the
+                     client then connects with :attr:`credentials`
 
     ``start()`` returns the address ("127.0.0.1:PORT"), ``stop()`` the exit
     code; as a context manager it does both.  ``launch()`` only starts the
@@ -64,10 +69,12 @@ class LocalDaemon:
 
     def __init__(self, kind: str, config: Mapping[str, Any], base_dir: Path | None = None, name: str = "",
                  start_timeout_s: float = 60.0, site_args: Sequence[str] = (),
-                 credentials: ClientCredentials | None = None) -> None:
+                 credentials: ClientCredentials | None = None, private: bool = False) -> None:
+        if private and (site_args or credentials):
+            raise ModuleError("a private local daemon makes its own token: give no site_args or credentials")
         self.kind = kind
         self.site_args = tuple(str(a) for a in site_args)
-        self._credentials = credentials or ClientCredentials()
+        self._credentials = credentials or ClientCredentials(token=secrets.token_urlsafe(32) if private else None)
         self.name = name or kind
         self.start_timeout_s = start_timeout_s
         self._config = dict(config)
@@ -76,6 +83,11 @@ class LocalDaemon:
         self._folder: Path | None = None
         self._launched = 0.0
         self.address = ""
+
+    @property
+    def credentials(self) -> ClientCredentials:
+        """What a client of this daemon connects with (the per-run token of a private daemon)."""
+        return self._credentials
 
     @property
     def pid(self) -> int:
@@ -102,13 +114,19 @@ class LocalDaemon:
             return
         self._folder = Path(tempfile.mkdtemp(prefix=f"hybridsim-site-{self.name}-"))
         config_path = self._folder / "config.json"
+        site_args = self.site_args
+        if self._credentials.token is not None and "--token-file" not in site_args:
+            token_path = self._folder / "token"  # the folder is private to this user (mkdtemp: mode 0700)
+            token_path.write_text(self._credentials.token)
+            token_path.chmod(0o600)
+            site_args = (*site_args, "--token-file", str(token_path))
         try:
             config_path.write_text(json.dumps(self._config, default=_jsonable))
         except TypeError as exc:
             raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
         command = [sys.executable, "-m", "coordinator.cli", "site", self.kind, "--config", str(config_path),
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
-                   "--port-file", str(self._port_path), "--parent-pid", str(os.getpid()), *self.site_args]
+                   "--port-file", str(self._port_path), "--parent-pid", str(os.getpid()), *site_args]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
                                              stderr=subprocess.STDOUT)

@@ -111,7 +111,8 @@ def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> 
     daemons: dict[str, LocalDaemon] = {}
     for spec in specs:
         if spec.address == "local":
-            daemons[spec.name] = LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir, name=spec.name)
+            daemons[spec.name] = LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir, name=spec.name,
+                                             private=True)
             stack.callback(daemons[spec.name].stop)
             with _named(spec):
                 daemons[spec.name].launch()
@@ -127,7 +128,8 @@ def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack,
         from coordinator.remote import RemoteModule
 
         address = spec.address if daemon is None else daemon.start()
-        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, credentials=spec.credentials)
+        credentials = spec.credentials if daemon is None else daemon.credentials
+        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, credentials=credentials)
         stack.callback(module.disconnect)
         return spec, module, f"{'local daemon' if spec.address == 'local' else 'daemon'} at {address}"
 

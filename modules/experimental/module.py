@@ -136,12 +136,12 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
         from modules.plant.module import build_lab
 
         return build_lab(table["plant"]), None, None
-    daemon = None
+    daemon, credentials = None, None
     if "daemon" in table:
         from coordinator.daemons import LocalDaemon
 
-        daemon = LocalDaemon("plant", table["daemon"], name=str(table.get("name", "plant")))
-        address = daemon.start()
+        daemon = LocalDaemon("plant", table["daemon"], name=str(table.get("name", "plant")), private=True)
+        address, credentials = daemon.start(), daemon.credentials
     elif "address" in table:
         address = str(table["address"])
     else:
@@ -149,7 +149,8 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
                           "'address' (a plant daemon) or 'daemon' (a plant config to start as a daemon)")
     from coordinator.remote import RemoteModule
 
-    remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)))
+    remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)),
+                          credentials=credentials)
     names = remote.describe().dof_names
     remote.open(Session(sample_period, names))
     return ModuleBackend(remote, sample_period, len(names)), remote, daemon
