@@ -3,8 +3,9 @@
 Each figure is a median (p50) over many repetitions on this machine, taken in
 one process so that ratios compare like with like:
 
-- ``echo_us``: the bare round trip on loopback of a gRPC Echo to a site daemon and of a raw
-  TCP echo (the floor under any wire protocol), with the payload of a 10-DOF step;
+- ``echo_us``: the bare round trip on loopback of a gRPC Echo to a site daemon (through the
+  synchronous stack, and through grpc.aio), and of a raw TCP echo (the floor under any wire
+  protocol), with the payload of a 10-DOF step;
 - ``step_us``: the coordinator's step (propose + execute at every module in parallel, commit)
   with 1, 2, 4 and 8 linear site daemons, and ``step_over_echo`` its ratio to the gRPC echo;
 - ``dof_scaling``: the in-process alpha-OS step over 10 to 2000 condensed DOFs and the
@@ -89,6 +90,25 @@ def grpc_echo_us(address: str, calls: int) -> float:
         return p50_us(calls, lambda _i: stub.Echo(request, timeout=5))
 
 
+def grpc_aio_echo_us(address: str, calls: int) -> float:
+    """The same Echo through grpc.aio (asyncio), each call awaited before the next (a lockstep step)."""
+    import asyncio
+
+    async def measure() -> float:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = pb_grpc.ModuleStub(channel)
+            request = pb.EchoRequest(payload=bytes(8 * SITE_DOFS))
+            samples = []
+            for i in range(WARMUP + calls):
+                start = time.perf_counter()
+                await stub.Echo(request, timeout=5)
+                if i >= WARMUP:
+                    samples.append(time.perf_counter() - start)
+            return 1e6 * statistics.median(samples)
+
+    return asyncio.run(measure())
+
+
 def tcp_echo_us(calls: int) -> float:
     """Round trip of the same payload through a raw TCP echo in another process."""
     server = subprocess.Popen([sys.executable, "-c", _TCP_ECHO_SERVER], stdout=subprocess.PIPE, text=True)
@@ -141,6 +161,7 @@ def wire_figures(calls: int) -> dict[str, Any]:
             daemon.launch()
         addresses = [daemon.start() for daemon in daemons]
         echo = grpc_echo_us(addresses[0], calls)
+        aio = grpc_aio_echo_us(addresses[0], calls)
         steps = {}
         for count in DAEMON_COUNTS:
             remotes = [RemoteModule(a, name=f"site{n}") for n, a in enumerate(addresses[:count])]
@@ -152,7 +173,7 @@ def wire_figures(calls: int) -> dict[str, Any]:
     finally:
         for daemon in daemons:
             daemon.stop()
-    return {"echo_us": {"grpc": echo, "tcp": tcp}, "step_us": steps,
+    return {"echo_us": {"grpc": echo, "tcp": tcp, "grpc_asyncio": aio}, "step_us": steps,
             "step_over_echo": {count: value / echo for count, value in steps.items()}}
 
 

@@ -32,8 +32,8 @@ def format_table(f: dict[str, Any]) -> str:
     echo = f["echo_us"]
     lines = [f"machine: {f['machine']['platform']}, {f['machine']['cpus']} CPUs, load average "
              + ", ".join(f"{v:.1f}" for v in f["machine"]["load_average"]),
-             f"loopback round trip p50: gRPC echo {echo['grpc']:.0f} us, raw TCP echo {echo['tcp']:.0f} us "
-             f"(gRPC / TCP {echo['grpc'] / echo['tcp']:.1f})",
+             f"loopback round trip p50: gRPC echo {echo['grpc']:.0f} us (grpc.aio {echo['grpc_asyncio']:.0f} us), "
+             f"raw TCP echo {echo['tcp']:.0f} us (gRPC / TCP {echo['grpc'] / echo['tcp']:.1f})",
              f"{'daemons':>8}{'step p50 us':>13}{'/ gRPC echo':>13}"]
     for count, us in f["step_us"].items():
         lines.append(f"{count:>8}{us:>13.0f}{f['step_over_echo'][count]:>13.2f}")
