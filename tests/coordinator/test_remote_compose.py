@@ -55,6 +55,16 @@ def on_loopback(command: list[str], port_file: Path) -> list[str]:
             "--port-file", str(port_file)]
 
 
+def reported_port(process: subprocess.Popen, port_file: Path, timeout_s: float = 60.0) -> int:
+    """The port a site started with --port-file reports once it serves (it must not die first)."""
+    deadline = time.monotonic() + timeout_s
+    while not port_file.exists():
+        assert process.poll() is None, f"the site exited while starting: {process.communicate()[1]}"
+        assert time.monotonic() < deadline, "the site did not report its port"
+        time.sleep(0.02)
+    return int(port_file.read_text())
+
+
 def healthcheck(service: dict, port: int, probed: str = "127.0.0.1:50051") -> list[str]:
     """The service's healthcheck command, probing 127.0.0.1:``port`` instead of the container's ``probed``."""
     kind, *command = service["healthcheck"]["test"]
@@ -69,11 +79,7 @@ def test_the_compose_services_as_local_processes_give_the_in_process_response(tm
     try:
         ports = {}
         for name in SITES:
-            for _ in range(1500):
-                if (tmp_path / name).exists() or processes[name].poll() is not None:
-                    break
-                time.sleep(0.02)
-            ports[name] = int((tmp_path / name).read_text())
+            ports[name] = reported_port(processes[name], tmp_path / name)
             assert subprocess.run(healthcheck(SITES[name], ports[name]), timeout=30).returncode == 0
         coordinator = next(s for s in SERVICES.values() if s["command"][0] == "run")
         experiment = load_experiment(ROOT / build_parser().parse_args(coordinator["command"]).experiment)

@@ -11,7 +11,6 @@ import dataclasses
 import json
 import signal
 import subprocess
-import time
 
 import numpy as np
 
@@ -21,7 +20,7 @@ from coordinator.experiment import load_experiment
 from coordinator.simulation import run_experiment
 from tests.conftest import ROOT
 from tests.coordinator.problems.test_marths_hybrid import design_card
-from tests.coordinator.test_remote_compose import ALL_SERVICES, healthcheck, on_loopback
+from tests.coordinator.test_remote_compose import ALL_SERVICES, healthcheck, on_loopback, reported_port
 
 PROFILE = {name: s for name, s in ALL_SERVICES.items() if "marths" in s.get("profiles", ())}
 SITES = {name: s for name, s in PROFILE.items() if s["command"][0] == "site"}
@@ -45,11 +44,7 @@ def test_the_marths_profile_has_one_service_per_site_and_a_coordinator():
 def start(name: str, command: list[str], tmp_path) -> tuple[subprocess.Popen, int]:
     process = subprocess.Popen(on_loopback(command, tmp_path / f"{name}.port"), cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for _ in range(3000):
-        if (tmp_path / f"{name}.port").exists() or process.poll() is not None:
-            break
-        time.sleep(0.02)
-    port = int((tmp_path / f"{name}.port").read_text())
+    port = reported_port(process, tmp_path / f"{name}.port")
     assert subprocess.run(healthcheck(SITES[name], port), timeout=30).returncode == 0
     return process, port
 

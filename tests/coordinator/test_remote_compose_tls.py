@@ -13,7 +13,6 @@ import dataclasses
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ from coordinator.simulation import run_experiment
 from modules.base import ModuleError, Session
 from tests.conftest import ROOT
 from tests.coordinator.test_remote import free_port
-from tests.coordinator.test_remote_compose import HYBRIDSIM, healthcheck, on_loopback
+from tests.coordinator.test_remote_compose import HYBRIDSIM, healthcheck, on_loopback, reported_port
 from tests.coordinator.test_remote_frame import frame, shortened
 
 SERVICES = yaml.safe_load((ROOT / "docker-compose.tls.yml").read_text())["services"]
@@ -81,11 +80,7 @@ def test_the_tls_compose_services_as_local_processes_give_the_in_process_respons
     try:
         ports = {}
         for name in SITES:
-            for _ in range(1500):
-                if (tmp_path / name).exists() or processes[name].poll() is not None:
-                    break
-                time.sleep(0.02)
-            ports[name] = int((tmp_path / name).read_text())
+            ports[name] = reported_port(processes[name], tmp_path / name)
             probe = healthcheck(SITES[name], health[name], probed="127.0.0.1:50052")
             assert subprocess.run(probe, timeout=30).returncode == 0
         # a client without the coordinator's certificate gets nowhere
