@@ -1,8 +1,9 @@
 """Reading and validating an experiment file (TOML): structure, ground motion, integrator, modules, output.
 
 Every problem is reported as :class:`ExperimentError` with the key that is
-wrong and what to write instead, before anything runs.  Paths are relative
-to the experiment file.  A minimal experiment::
+wrong and what to write instead, before anything runs.  Input paths are
+relative to the experiment file; ``output.file`` is relative to the folder
+the run is started from.  A minimal experiment::
 
     [experiment]
     name = "sdof"
@@ -133,7 +134,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     exp = _table(table, "experiment")
     name = _get(exp, "experiment.name", str, default="experiment")
     dt = _positive(exp, "experiment.dt")
-    duration = _get(exp, "experiment.duration", float, default=None)
+    duration = _positive(exp, "experiment.duration", default=None)
 
     structure = _table(table, "structure")
     _only(structure, "structure", {"dofs", "mass", "mass_diagonal", "mass_file", "damping", "influence",
@@ -160,6 +161,9 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     if checkpoint_every < 0:
         raise ExperimentError("output.checkpoint_every must be a number of steps >= 0 (0: no checkpoints)")
     pretest = table.get("pretest", {})
+    if not isinstance(pretest, dict):
+        raise ExperimentError("[pretest] must be a table, e.g. [pretest] amplitude = 1e-5")
+    _only(pretest, "pretest", {"amplitude"})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
     evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
@@ -174,9 +178,16 @@ def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray:
                               f"(CSV), found {given or 'none'}")
     key = given[0]
     if key == "mass_diagonal":
-        return np.diag(_vector(structure[key], f"structure.{key}", n))
-    value = _csv_matrix(structure[key], f"structure.{key}", base_dir) if key == "mass_file" else structure[key]
-    return _matrix(value, f"structure.{key}", n)
+        mass = np.diag(_vector(structure[key], f"structure.{key}", n))
+    else:
+        value = _csv_matrix(structure[key], f"structure.{key}", base_dir) if key == "mass_file" else structure[key]
+        mass = _matrix(value, f"structure.{key}", n)
+    scale = max(float(np.max(np.abs(mass))), np.finfo(float).tiny)
+    if np.max(np.abs(mass - mass.T)) > 1e-12 * scale:
+        raise ExperimentError(f"structure.{key}: the mass matrix must be symmetric")
+    if np.min(np.linalg.eigvalsh(mass)) < -1e-12 * scale:
+        raise ExperimentError(f"structure.{key}: the mass matrix has a negative eigenvalue; masses must be >= 0")
+    return mass
 
 
 def _damping(structure: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
@@ -184,6 +195,12 @@ def _damping(structure: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
     if not isinstance(spec, dict):
         raise ExperimentError("structure.damping must be a table, e.g. damping = { rayleigh_omega = [w1, w2], zeta = 0.05 }")
     _only(spec, "structure.damping", {"rayleigh", "rayleigh_omega", "zeta", "matrix", "matrix_file"})
+    given = [k for k in ("rayleigh", "rayleigh_omega", "matrix", "matrix_file") if k in spec]
+    if len(given) > 1:
+        raise ExperimentError(f"structure.damping: give one of rayleigh, rayleigh_omega, matrix or matrix_file, "
+                              f"not {' and '.join(given)}")
+    if "zeta" in spec and "rayleigh_omega" not in spec:
+        raise ExperimentError("structure.damping.zeta goes with rayleigh_omega = [w1, w2] (rad/s)")
     if "matrix" in spec or "matrix_file" in spec:
         value = _csv_matrix(spec["matrix_file"], "structure.damping.matrix_file", base_dir) \
             if "matrix_file" in spec else spec["matrix"]
@@ -242,8 +259,16 @@ def _integrator(spec: Any) -> tuple[str, dict[str, Any]]:
     options = {k: v for k, v in spec.items() if k != "kind"}
     allowed = {"alpha-os": {"alpha"}, "newmark": {"tolerance", "max_iterations"}, "central-difference": set()}[kind]
     _only(options, "integrator", allowed)
-    for key, value in options.items():
-        _finite(value, f"integrator.{key}")
+    if "alpha" in options:
+        options["alpha"] = _get(options, "integrator.alpha", float)
+        if not -1.0 / 3.0 - 1e-15 <= options["alpha"] <= 0.0:
+            raise ExperimentError(f"integrator.alpha must be in [-1/3, 0] (Combescure-Pegon), got {options['alpha']}")
+    if "tolerance" in options:
+        options["tolerance"] = _positive(options, "integrator.tolerance")
+    if "max_iterations" in options:
+        options["max_iterations"] = _get(options, "integrator.max_iterations", int)
+        if options["max_iterations"] < 1:
+            raise ExperimentError("integrator.max_iterations must be at least 1")
     return kind, options
 
 
@@ -287,12 +312,15 @@ def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
 
     if not isinstance(spec, dict):
         raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")
+    _only(spec, "evaluation", {"problem", "site", "record", "scale"})
     problem = _get(spec, "evaluation.problem", str)
     if problem not in EVALUATIONS:
         raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(EVALUATIONS)}")
-    site = spec.get("site")
-    if site is not None and site not in module_names:
-        raise ExperimentError(f"evaluation.site: no module is named {site!r}")
+    site = _get(spec, "evaluation.site", str)
+    if site not in module_names:
+        raise ExperimentError(f"evaluation.site: no module is named {site!r}; name the experimental site's module")
+    _get(spec, "evaluation.record", str, default=None)
+    _positive(spec, "evaluation.scale", default=None)
     return dict(spec)
 
 

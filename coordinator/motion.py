@@ -14,6 +14,8 @@ import numpy as np
 
 STANDARD_GRAVITY = 9.80665
 """m/s^2"""
+MAX_STEPS = 100_000_000
+"""the longest history a run may ask for (about 2.4 GB per DOF of response arrays)"""
 
 
 class MotionError(ValueError):
@@ -81,6 +83,9 @@ class GroundMotion:
                 "it would skip samples; use a step no larger than the record's"
             )
         n = int(np.floor(end / dt * (1 + 1e-12))) + 1
+        if n > MAX_STEPS:
+            raise MotionError(f"{end:g} s at a step of {dt:g} s is {n:,} steps, more than {MAX_STEPS:,}; "
+                              "use a larger step or a shorter duration")
         t = dt * np.arange(n)
         return GroundMotion(dt, np.interp(t, self.time, self.acceleration), self.name)
 
@@ -114,7 +119,9 @@ def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
         raise MotionError(f"{path}: expected two columns (time in s, acceleration), got {data.shape[-1]}")
     t, acc = data[:, 0], data[:, 1]
     steps = np.diff(t)
-    if steps.size == 0 or np.any(steps <= 0):
+    if steps.size == 0:
+        raise MotionError(f"{path}: needs at least two rows (time, acceleration)")
+    if np.any(steps <= 0):
         raise MotionError(f"{path}: time column must increase")
     dt = float(np.mean(steps))
     if np.max(np.abs(steps - dt)) > 1e-6 * dt:

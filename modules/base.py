@@ -64,7 +64,7 @@ class Dof:
 
     def __post_init__(self) -> None:
         if self.kind not in UNIT_OF_KIND:
-            raise ValueError(f"DOF {self.name!r}: kind must be 'translation' or 'rotation', not {self.kind!r}")
+            raise ModuleError(f"DOF {self.name!r}: kind must be 'translation' or 'rotation', not {self.kind!r}")
 
     @property
     def unit(self) -> str:

@@ -33,6 +33,18 @@ CASES = {
     "module DOF not in the structure": (BASE.replace('config = { dofs = ["x"]', 'config = { dofs = ["y"]'),
                                         "not in structure.dofs"),
     "missing record": (BASE.replace("ground_motion_elcentro.csv", "nothere.csv"), "does not exist"),
+    "alpha of the wrong type": (BASE.replace("alpha = -0.05", 'alpha = "x"'), "integrator.alpha must be a number"),
+    "alpha out of range": (BASE.replace("alpha = -0.05", "alpha = -0.5"), "integrator.alpha must be in [-1/3, 0]"),
+    "negative mass": (BASE.replace("mass_diagonal = [1000.0]", "mass_diagonal = [-1000.0]"), "negative eigenvalue"),
+    "a step too small": (BASE.replace("dt = 0.01", "dt = 1e-9"), "use a larger step or a shorter duration"),
+    "zero duration": (BASE.replace("dt = 0.01\n", "dt = 0.01\nduration = 0.0\n"),
+                      "experiment.duration must be positive"),
+    "unknown pre-test key": (BASE + "\n[pretest]\namplitud = 1e-5\n", "unknown key pretest.amplitud"),
+    "two damping models": (BASE.replace("damping = { rayleigh_omega", "damping = { rayleigh = [0.1, 0.0], rayleigh_omega"),
+                           "not rayleigh and rayleigh_omega"),
+    "bad DOF kind": (BASE.replace('config = { dofs = ["x"],', 'config = { dofs = ["x"], kinds = ["rot"],'),
+                     "kind must be 'translation' or 'rotation'"),
+    "evaluation without a site": (BASE + '\n[evaluation]\nproblem = "marths"\n', "missing key evaluation.site"),
 }
 
 
