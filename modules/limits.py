@@ -13,7 +13,8 @@ then wraps the module so that every new command is checked against:
 Each value is a number for every DOF or a list with one number per DOF.  A
 refused step puts the site on hold: the actuators keep their last command
 and every later proposal is refused with the original reason until a new
-session opens.  ``confirm_first = N`` asks the operator at the site's
+session opens; a hold from a measured overload stays across new sessions and restores (until
+the operator restarts the site).  ``confirm_first = N`` asks the operator at the site's
 terminal to confirm each of the first N steps (as UI-SIMCOR's lab plugins do).
 """
 
@@ -87,6 +88,7 @@ class LimitedModule:
         self.limits = limits
         self.confirm = confirm
         self._names: tuple[str, ...] = ()
+        self._units: tuple[tuple[str, str], ...] = ()
         self._dt = 0.0
         self._now: np.ndarray | None = None
         self._force: np.ndarray | None = None
@@ -100,9 +102,12 @@ class LimitedModule:
     def open(self, session: Session) -> None:
         self.inner.open(session)
         self._names, self._dt = tuple(session.dof_names), session.dt
+        self._units = tuple((d.unit, d.force_unit) for d in self.inner.describe().dofs)
         n = len(self._names)
         self._now, self._force = np.zeros(n), np.zeros(n)
-        self._hold, self._proposed, self._confirmed = None, None, 0
+        self._proposed, self._confirmed = None, 0
+        if self._hold is not None and not self._hold.startswith("measured"):
+            self._hold = None  # a refused command holds this session; a measured overload holds until released
 
     def propose(self, step: int, command: Command) -> None:
         d = np.asarray(command.displacement, float)
@@ -131,15 +136,16 @@ class LimitedModule:
         assert now is not None and self._force is not None
         increment = np.abs(d - now)
         predicted_force = np.abs(self._force + lim.force_stiffness * (d - now))
-        checks = (("displacement", np.abs(d), lim.displacement, "m"),
-                  ("increment", increment, lim.increment, "m per step"),
-                  ("velocity", increment / self._dt, lim.velocity, "m/s"),
-                  ("force", predicted_force, lim.force, "N (predicted)"))
+        checks = (("displacement", np.abs(d), lim.displacement, "{0}"),
+                  ("increment", increment, lim.increment, "{0} per step"),
+                  ("velocity", increment / self._dt, lim.velocity, "{0}/s"),
+                  ("force", predicted_force, lim.force, "{1} (predicted)"))
         for kind, value, bound, unit in checks:
             over = np.flatnonzero(value > bound)
             if over.size:
                 i = int(over[0])
-                return (f"{kind} limit on DOF {self._names[i]!r}: {value[i]:.6g} > {bound[i]:.6g} {unit}")
+                return (f"{kind} limit on DOF {self._names[i]!r}: {value[i]:.6g} > {bound[i]:.6g} "
+                        f"{unit.format(*self._units[i])}")
         return None
 
     def execute(self, step: int) -> StepResult:
@@ -148,28 +154,32 @@ class LimitedModule:
         over = np.flatnonzero(np.abs(self._force) > self.limits.force)
         if over.size and self._hold is None:
             i = int(over[0])
-            self._hold = (f"step {step}: force limit on DOF {self._names[i]!r}: measured {self._force[i]:.6g} > "
-                          f"{self.limits.force[i]:.6g} N")
+            self._hold = (f"measured at step {step}: force limit on DOF {self._names[i]!r}: "
+                          f"{self._force[i]:.6g} > {self.limits.force[i]:.6g} {self._units[i][1]}")
         return result
 
     def commit(self, step: int) -> None:
         self.inner.commit(step)
 
     def checkpoint(self) -> bytes:
-        """The inner module's checkpoint plus where the actuators are (the reference of the next increment)."""
-        assert self._now is not None and self._force is not None
+        """The inner module's checkpoint plus where the actuators are (the reference of the next increment)
+        and a hold from a measured overload, which a restore keeps."""
+        if self._now is None or self._force is None:
+            raise ModuleError("the site is not open: open a session before a checkpoint")
         return json.dumps({"inner": base64.b64encode(self.inner.checkpoint()).decode(),
-                           "now": self._now.tolist(), "force": self._force.tolist()}).encode()
+                           "now": self._now.tolist(), "force": self._force.tolist(), "hold": self._hold}).encode()
 
     def restore(self, state: bytes) -> None:
         try:
             data = json.loads(state)
             inner, now, force = base64.b64decode(data["inner"]), data["now"], data["force"]
+            hold = data.get("hold")
         except (ValueError, KeyError, TypeError) as exc:
             raise ModuleError(f"not a checkpoint of a site with limits: {exc}") from None
         self.inner.restore(inner)
         self._now, self._force = np.array(now, float), np.array(force, float)
-        self._hold, self._proposed = None, None
+        self._hold = hold if isinstance(hold, str) and hold.startswith("measured") else None
+        self._proposed = None
 
     def close(self) -> dict[str, float]:
         summary = dict(self.inner.close())

@@ -51,8 +51,13 @@ def test_the_force_interlock_holds_the_site_after_a_measured_overload():
     module = opened({"force": 150.0})
     assert step(module, 1, 0.001).force[0] == pytest.approx(100.0)
     assert step(module, 2, 0.002).force[0] == pytest.approx(200.0)  # measured past the limit
-    with pytest.raises(StepRefused, match="force limit on DOF 'x': measured 200 > 150 N"):
+    with pytest.raises(StepRefused, match="measured at step 2: force limit on DOF 'x': 200 > 150 N"):
         module.propose(3, Command(0.03, np.array([0.002])))
+    state = module.checkpoint()  # the overload survives a reconnect and a restore
+    module.open(Session(0.01, ("x",)))
+    module.restore(state)
+    with pytest.raises(StepRefused, match="site on hold: measured at step 2"):
+        module.propose(4, Command(0.0, np.array([0.0])))
 
 
 def test_operator_confirmation_of_the_first_steps():
@@ -146,3 +151,14 @@ def test_an_opensees_site_cannot_run_a_model_file_outside_its_folder(tmp_path):
     config = {"model": "../evil.py", "control": [{"name": "x", "node": 1, "dof": 1}]}
     with pytest.raises(ModuleError, match="lies outside the configuration's folder"):
         build_module("opensees", config, site)
+
+
+def test_limits_on_a_rotation_speak_in_radians_and_newton_metres():
+    module = build_module("linear", {"dofs": ["theta"], "kinds": ["rotation"], "stiffness": [[1.0e4]],
+                                     "limits": {"increment": 0.01, "force": 50.0, "force_stiffness": 1.0e4}})
+    module.open(Session(0.01, ("theta",)))
+    with pytest.raises(StepRefused, match=r"increment limit on DOF 'theta': 0.02 > 0.01 rad per step"):
+        module.propose(1, Command(0.0, np.array([0.02])))
+    module.open(Session(0.01, ("theta",)))
+    with pytest.raises(StepRefused, match=r"force limit on DOF 'theta': 80 > 50 N\*m \(predicted\)"):
+        module.propose(1, Command(0.0, np.array([0.008])))
