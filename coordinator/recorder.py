@@ -14,6 +14,7 @@ after a crash at any flush point.  Layout::
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +97,11 @@ class Recorder:
         """Continue writing a results file after its row ``rows - 1`` (later rows are dropped)."""
         self = cls.__new__(cls)
         self.path = Path(path)
-        self._file = h5py.File(self.path, "r+", libver="latest")
+        try:
+            self._file = h5py.File(self.path, "r+", libver="latest")
+        except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing
+            _rewrite(self.path)
+            self._file = h5py.File(self.path, "r+", libver="latest")
         def truncate(name: str, obj: Any) -> None:
             growing = isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,)
             if growing and not name.startswith("checkpoint/"):
@@ -142,6 +147,17 @@ class Recorder:
         if summary is not None:
             self._file.attrs["summary"] = json.dumps(summary)
         self._file.close()
+
+
+def _rewrite(path: Path) -> None:
+    """Copy a results file whose writer died (still marked open for SWMR writing) into a clean one."""
+    fresh = path.with_name(f".{path.name}.resumed")
+    with h5py.File(path, "r", libver="latest", swmr=True) as old, h5py.File(fresh, "w", libver="latest") as new:
+        for key, value in old.attrs.items():
+            new.attrs[key] = value
+        for name in old:
+            old.copy(old[name], new, name=name)
+    os.replace(fresh, path)
 
 
 @dataclass(frozen=True)

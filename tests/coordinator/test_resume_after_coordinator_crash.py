@@ -1,0 +1,66 @@
+"""kill -9 of the coordinator itself mid-run, then `hybridsim resume`: the response of an uninterrupted run.
+
+The killed writer leaves its SWMR results file marked open for writing; resume must still continue it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from coordinator.cli import main
+from coordinator.recorder import read_checkpoint, read_results
+from coordinator.simulation import run_experiment
+from tests.coordinator.test_resume import experiment
+
+
+def test_kill_minus_9_of_the_coordinator_then_resume(tmp_path, capsys):
+    reference = run_experiment(experiment(tmp_path, "reference", checkpoint_every=200))
+    table = experiment(tmp_path, "killed", checkpoint_every=200).table
+    path = tmp_path / "killed.toml"
+    path.write_text(_toml(table))
+    runner = subprocess.Popen([sys.executable, "-m", "coordinator.cli", "run", str(path), "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while (read_checkpoint(tmp_path / "killed.h5") if (tmp_path / "killed.h5").exists() else None) is None:
+        assert runner.poll() is None and time.monotonic() < deadline, "the run ended before its first checkpoint"
+        time.sleep(0.01)
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    assert read_results(tmp_path / "killed.h5")["attrs"]["status"] == "running"  # it never closed the file
+    assert main(["resume", str(tmp_path / "killed.h5"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    final = read_results(tmp_path / "killed.h5")
+    assert final["attrs"]["status"] == "completed" and summary["steps"] == reference.displacement.shape[0] - 1
+    assert np.max(np.abs(final["displacement"] - reference.displacement)) <= 1e-12 * np.max(
+        np.abs(reference.displacement))
+
+
+def _toml(table: dict) -> str:
+    """A small TOML writer for the nested tables of an experiment (strings, numbers, lists, tables)."""
+    def value(v):
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return repr(v)
+
+    lines = []
+    for section, content in table.items():
+        if isinstance(content, list):
+            for item in content:
+                lines.append(f"[[{section}]]")
+                lines += [f"{k} = {value(v)}" for k, v in item.items()]
+        else:
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {value(v)}" for k, v in content.items()]
+    return "\n".join(lines) + "\n"
