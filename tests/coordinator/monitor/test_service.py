@@ -101,10 +101,12 @@ def test_more_observers_than_the_limit_are_refused_and_a_gone_one_is_forgotten(t
 def test_a_stalled_observer_does_not_slow_the_step_loop(tmp_path) -> None:
     """One run, not paced: phases without and with an observer that takes nothing, interleaved (so that the
     load of the machine drifts alike over both), compared by the ratio of their median step times."""
-    experiment = example("monitor_shear_building.toml", duration_s=16.0)  # 16384 steps
-    phase, first = 2000, 2000
+    # phases long enough (in wall time) for a stalled observer to fill its queue and the transport's window
+    # even on a quiet, fast machine: 5000 steps of about 70 us with a frame every millisecond
+    experiment = example("monitor_shear_building.toml", duration_s=34.0)  # 34816 steps
+    phase, first = 5000, 2000
     switches, stalled_subscriptions = [], []
-    with monitored_run(experiment, tmp_path / "stalled.h5", period_s=0.01, queue_frames=4) as run:
+    with monitored_run(experiment, tmp_path / "stalled.h5", period_s=0.001, queue_frames=4) as run:
         for k in range(6):
             _wait_for(lambda: run.publisher.latest_step >= first + k * phase, what=f"phase {k}")
             switches.append(run.publisher.latest_step)
