@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
                             description="Continue the run of a results file from its last checkpoint "
                                         "(output.checkpoint_every), writing into the same file.")
     resume.add_argument("results", type=Path, help="results file (HDF5) of the stopped run")
+    resume.add_argument("--realtime", action="store_true", help="pace the steps to the wall clock, as `run --realtime`")
     _output_options(resume)
     resume.set_defaults(func=resume_main)
 
@@ -47,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def resume_main(args: argparse.Namespace) -> int:
-    return _report(args, resume_run(args.results, progress=_progress(args)))
+    return _report(args, resume_run(args.results, progress=_progress(args), realtime=args.realtime))
 
 
 def _progress(args: argparse.Namespace) -> ProgressBar | None:

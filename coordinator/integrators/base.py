@@ -17,10 +17,22 @@ from __future__ import annotations
 import abc
 
 import numpy as np
+import scipy.linalg
 
 
 class IntegratorError(RuntimeError):
     """An integrator cannot continue (ill-posed matrices, no convergence); the message says why."""
+
+
+def factor_once(matrix: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """LU factors of an effective matrix, refused when it is singular or not finite."""
+    try:
+        lu = scipy.linalg.lu_factor(matrix, check_finite=True)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        raise IntegratorError(f"{name}: the effective matrix cannot be factored ({exc})") from None
+    if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0.0:
+        raise IntegratorError(f"{name}: the effective matrix is singular (a DOF with neither mass nor stiffness?)")
+    return lu
 
 
 class Integrator(abc.ABC):
@@ -74,6 +86,7 @@ class Integrator(abc.ABC):
                 "load": self.load.copy(), "step": np.array(self.step)}
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Return to a state given by :meth:`state` (a checkpoint)."""
         for key in ("displacement", "velocity", "acceleration", "restoring_force", "load"):
             setattr(self, key, np.array(state[key], float))
         self.step = int(state["step"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from coordinator.integrators.base import Integrator, IntegratorError
+from coordinator.integrators.base import Integrator, IntegratorError, factor_once
 
 
 class NewmarkImplicitIntegrator(Integrator):
@@ -33,13 +33,15 @@ class NewmarkImplicitIntegrator(Integrator):
         self._c_a = 1.0 / (self.beta * dt * dt)
         self._c_v = self.gamma / (self.beta * dt)
         k_eff = self.initial_stiffness + self._c_a * self.mass + self._c_v * self.damping
-        self._lu = scipy.linalg.lu_factor(k_eff)
+        self._lu = factor_once(k_eff, self.name)
         self._pred_d = np.zeros_like(self.displacement)
         self._pred_v = np.zeros_like(self.displacement)
         self._trial = np.zeros_like(self.displacement)
         self._next_load = np.zeros_like(self.displacement)
         self._iteration = 0
-        self.iterations: list[int] = []
+        self.iterations_total = 0
+        self.iterations_max = 0
+        """module evaluations per step: their sum and maximum over the run"""
 
     def _residual(self, d: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, float]:
         """R(d) and the size of the largest force term in it (for a relative test)."""
@@ -68,7 +70,8 @@ class NewmarkImplicitIntegrator(Integrator):
             self.displacement, self.acceleration = self._trial.copy(), a
             self.velocity = self._pred_v + self.gamma * self.dt * a
             self.restoring_force, self.load = r.copy(), self._next_load
-            self.iterations.append(self._iteration)
+            self.iterations_total += self._iteration
+            self.iterations_max = max(self.iterations_max, self._iteration)
             self.step += 1
             return None
         if self._iteration >= self.max_iterations:

@@ -21,10 +21,9 @@ the scheme is explicit.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 from scipy.linalg.lapack import dgetrs
 
-from coordinator.integrators.base import Integrator, IntegratorError
+from coordinator.integrators.base import Integrator, factor_once
 
 
 class NewmarkFamilyIntegrator(Integrator):
@@ -38,12 +37,7 @@ class NewmarkFamilyIntegrator(Integrator):
         effective_mass = self.mass + w * self.gamma * dt * self.damping
         if self.beta:
             effective_mass = effective_mass + w * self.beta * dt * dt * self.initial_stiffness
-        try:
-            self._lu = scipy.linalg.lu_factor(effective_mass, check_finite=True)
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            raise IntegratorError(f"{self.name}: effective mass cannot be factored ({exc})") from None
-        if not np.all(np.isfinite(self._lu[0])) or np.min(np.abs(np.diag(self._lu[0]))) == 0.0:
-            raise IntegratorError(f"{self.name}: the effective mass matrix is singular")
+        self._lu = factor_once(effective_mass, self.name)
         self._pred_d = np.zeros_like(self.displacement)
         self._pred_v = np.zeros_like(self.displacement)
         self._next_load = np.zeros_like(self.displacement)
