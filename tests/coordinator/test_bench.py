@@ -1,17 +1,23 @@
-"""`hybridsim bench` pieces run and give sane figures (the figures themselves belong to the bench, not to tests)."""
+"""`hybridsim bench` pieces: the power-law fit on known data, the TCP floor and the DOF sweep run."""
 
 from __future__ import annotations
 
-import math
+import numpy as np
+import pytest
 
-from coordinator.bench import dof_scaling, tcp_echo_us
+from coordinator.bench import dof_scaling, power_law_exponent, tcp_echo_us
+
+
+@pytest.mark.parametrize("exponent", [1.0, 2.0, 2.7])
+def test_the_fitted_exponent_of_an_exact_power_law(exponent):
+    x = np.array([10.0, 30.0, 100.0, 300.0, 1000.0])
+    assert power_law_exponent(x, 3.5 * x**exponent) == pytest.approx(exponent, rel=1e-12)
 
 
 def test_the_raw_tcp_echo_floor_is_a_positive_round_trip():
     assert 0 < tcp_echo_us(50) < 1e6
 
 
-def test_dof_scaling_fits_an_exponent_over_its_sizes():
+def test_dof_scaling_times_every_size():
     scaling = dof_scaling((10, 40), steps=50)
-    assert scaling["dofs"] == [10, 40] and all(t > 0 for t in scaling["step_us"])
-    assert math.isfinite(scaling["exponent"])
+    assert scaling["dofs"] == [10, 40] and len(scaling["step_us"]) == 2 and min(scaling["step_us"]) > 0
