@@ -8,6 +8,10 @@ after a crash at any flush point.  Layout::
     /time, /step_id, /ground_acceleration, /wall_step_s         (n,)
     /displacement, /velocity, /acceleration, /restoring_force   (n, ndof)
     /modules/<name>/displacement, /modules/<name>/force          (n, module ndof)
+
+``/restoring_force`` is the integrator's committed restoring force (for alpha-OS the measured
+force corrected with K_I; with condensed massless DOFs, T^T r on the DOFs kept, zero on the others);
+what each module measured is in ``/modules/<name>/``.
     attrs: dofs, status ("running", "completed" or "stopped: <reason>"), completed_steps, ...
 """
 
