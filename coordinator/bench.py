@@ -240,32 +240,13 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, float]:
     return factors
 
 
-def marths_design_card(folder: Path, *, dt: float, duration: float, plant_daemon: bool = True) -> Any:
-    """examples/marths.toml (alpha-OS, frame, experimental site, plant: all local daemons) over ``duration`` s,
-    integrated at ``dt`` while the site runs its actuator loop at 1024 Hz; its files copied to ``folder``.
-    ``plant_daemon = False`` puts the plant inside the site's process, as a lab's controller has it."""
-    import json
-    import shutil
-
-    shutil.copytree(EXAMPLES / "marths", folder / "marths", dirs_exist_ok=True)
-    if not plant_daemon:
-        site = json.loads((folder / "marths" / "site.json").read_text())
-        site["backend"] = {"plant": site["backend"]["daemon"]}
-        (folder / "marths" / "site.json").write_text(json.dumps(site))
-    table = tomllib.loads((EXAMPLES / "marths.toml").read_text())
-    table["experiment"].update(dt=dt, duration=duration)
-    table["ground_motion"]["file"] = str(EXAMPLES / table["ground_motion"]["file"])
-    table["output"]["file"] = str(folder / "marths.h5")
-    table.pop("evaluation")  # the benchmark's criteria are defined at 1024 Hz integration
-    return parse_experiment(table, base_dir=folder)
-
-
 def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10,
                         plant_daemon: bool = True) -> dict[str, float]:
     """The design-card maRTHS run in real-time mode at Dt = 10/1024 s with the site loop at 1024 Hz."""
+    from coordinator.problems.marths_hybrid import design_card
+
     with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
-        experiment = marths_design_card(Path(folder), dt=samples_per_step / 1024.0, duration=duration,
-                                        plant_daemon=plant_daemon)
+        experiment = design_card(Path(folder), duration, dt=samples_per_step / 1024.0, plant_daemon=plant_daemon)
         summary = run_experiment(experiment, realtime=True).summary
     return {"late_steps_pct": summary["late_steps_pct"], "steps": summary["steps"],
             "step_p50_us": summary["step_time_us"]["p50"], "step_p99_us": summary["step_time_us"]["p99"],

@@ -28,6 +28,40 @@ from coordinator.problems.marths_structure import FEEDBACK_DOFS
 from coordinator.recorder import read_results
 
 NDOF = 29
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def design_card(folder: Path, duration: float, *, dt: float | None = None, daemons: bool = True,
+                plant_daemon: bool = True) -> Any:
+    """examples/marths.toml over its first ``duration`` s (s), its module files copied to ``folder``.
+
+    ``dt`` (s) other than the benchmark's 1/1024 s makes the site run dt * 1024 control samples per
+    step and drops the evaluation (the criteria are defined at 1024 Hz integration); ``daemons =
+    False`` runs the frame and the site in process; ``plant_daemon = False`` puts the plant inside the
+    site's process, as a lab's real-time controller has it.
+    """
+    import json
+    import shutil
+    import tomllib
+
+    from coordinator.experiment import parse_experiment
+
+    shutil.copytree(EXAMPLES / "marths", folder / "marths", dirs_exist_ok=True)
+    if not plant_daemon:
+        site = json.loads((folder / "marths" / "site.json").read_text())
+        site["backend"] = {"plant": site["backend"]["daemon"]}
+        (folder / "marths" / "site.json").write_text(json.dumps(site))
+    table = tomllib.loads((EXAMPLES / "marths.toml").read_text())
+    table["experiment"]["duration"] = duration
+    if dt is not None and dt != table["experiment"]["dt"]:
+        table["experiment"]["dt"] = dt
+        table.pop("evaluation")
+    table["ground_motion"]["file"] = str(EXAMPLES / table["ground_motion"]["file"])
+    table["output"]["file"] = str(folder / f"marths-{'daemons' if daemons else 'inprocess'}.h5")
+    for module in table["modules"]:
+        if not daemons:
+            module.pop("address")
+    return parse_experiment(table, base_dir=folder)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from coordinator.cli.site import load_config
 from coordinator.experiment import load_experiment
 from coordinator.simulation import run_experiment
 from tests.conftest import ROOT
-from tests.coordinator.problems.test_marths_hybrid import design_card
+from coordinator.problems.marths_hybrid import design_card
 from tests.coordinator.test_remote_compose import ALL_SERVICES, healthcheck, on_loopback, reported_port
 
 PROFILE = {name: s for name, s in ALL_SERVICES.items() if "marths" in s.get("profiles", ())}

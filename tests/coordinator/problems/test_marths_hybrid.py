@@ -5,36 +5,19 @@ below 3.8 V), and the site as daemons must give the same numbers as in process."
 
 from __future__ import annotations
 
-import shutil
-import tomllib
-
 import numpy as np
 import pytest
 
-from coordinator.experiment import parse_experiment
+from coordinator.problems.marths_hybrid import design_card
 from coordinator.recorder import read_results
 from coordinator.simulation import run_experiment
-from tests.conftest import EXAMPLES
-
-
-def design_card(tmp_path, duration: float, daemons: bool):
-    """examples/marths.toml over the first ``duration`` s, its module files copied to a scratch folder."""
-    shutil.copytree(EXAMPLES / "marths", tmp_path / "marths", dirs_exist_ok=True)
-    table = tomllib.loads((EXAMPLES / "marths.toml").read_text())
-    table["experiment"]["duration"] = duration
-    table["ground_motion"]["file"] = str(EXAMPLES / table["ground_motion"]["file"])
-    table["output"]["file"] = str(tmp_path / f"marths-{daemons}.h5")
-    for module in table["modules"]:
-        if not daemons:
-            module.pop("address")
-    return parse_experiment(table, base_dir=tmp_path)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = {}
     for daemons in (False, True):
-        experiment = design_card(tmp_path_factory.mktemp(f"daemons-{daemons}"), 12.0, daemons)
+        experiment = design_card(tmp_path_factory.mktemp(f"daemons-{daemons}"), 12.0, daemons=daemons)
         out[daemons] = run_experiment(experiment)
     return out
 
