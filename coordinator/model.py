@@ -27,10 +27,15 @@ def rayleigh_coefficients(omega_i: float, omega_j: float, zeta: float) -> tuple[
     return a, b
 
 
+def massive_dofs(mass: np.ndarray) -> np.ndarray:
+    """Indices of the DOFs that carry mass; a massless DOF has a zero row and column in M."""
+    return np.flatnonzero(np.any(np.asarray(mass) != 0.0, axis=0))
+
+
 def natural_frequencies(stiffness: np.ndarray, mass: np.ndarray) -> np.ndarray:
     """Natural frequencies (Hz, ascending) of (K, M); massless DOFs are condensed out first."""
-    massive = np.flatnonzero(np.diag(mass) > 0) if np.allclose(mass, np.diag(np.diag(mass))) else None
-    if massive is not None and massive.size < mass.shape[0]:
+    massive = massive_dofs(mass)
+    if massive.size < mass.shape[0]:
         condensation = GuyanCondensation(stiffness, massive)
         stiffness, mass = condensation.stiffness, condensation.condense(mass)
     eigenvalues = scipy.linalg.eigh(stiffness, mass, eigvals_only=True)
@@ -121,7 +126,7 @@ class DofReduction:
 
     def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
         self.model = model
-        massive = np.flatnonzero(np.diag(model.mass) > 0)
+        massive = massive_dofs(model.mass)
         if condense and massive.size < model.ndof:
             guyan = GuyanCondensation(stiffness, massive)
             self.transform: np.ndarray | None = guyan.transform
