@@ -34,7 +34,7 @@ from coordinator.pacing import Pacer
 from coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from coordinator.pretest import pretest
-from coordinator.recorder import Recorder, ResponseHistory, annotate, read_checkpoint, read_results
+from coordinator.recorder import Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint, read_results
 from modules.base import Module, ModuleError, Session
 from modules.registry import build_module
 
@@ -212,7 +212,7 @@ class _Run:
         self._put(start, exp.motion.at(0), 0.0)
         return start
 
-    def resumed_start(self, checkpoint: Any, stored: dict[str, Any]) -> _Start:
+    def resumed_start(self, checkpoint: Checkpoint, stored: dict[str, Any]) -> _Start:
         """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it."""
         exp, partition = self.experiment, self.partition
         for slot in partition.slots:
@@ -233,6 +233,7 @@ class _Run:
 
     # -- the run -----------------------------------------------------------
     def execute(self, begin: Callable[[], _Start]) -> RunResult:
+        """Open every module, start (``begin``: fresh or resumed), integrate to the end, close, evaluate."""
         exp, partition = self.experiment, self.partition
         wall_start = time.perf_counter()
         try:
