@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from coordinator.errors import UsageError
 from coordinator.experiment import load_experiment
 from coordinator.monitor.session import add_monitor_options, monitoring
 from coordinator.pacing import ProgressBar
-from coordinator.simulation import RunResult, resume_run, run_experiment
+from coordinator.recorder import read_results
+from coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
 
 
 def register(sub: Any) -> None:
@@ -30,6 +32,7 @@ def register(sub: Any) -> None:
                                         "(output.checkpoint_every), writing into the same file.")
     resume.add_argument("results", type=Path, help="results file (HDF5) of the stopped run")
     resume.add_argument("--realtime", action="store_true", help="pace the steps to the wall clock, as `run --realtime`")
+    add_monitor_options(resume)
     _output_options(resume)
     resume.set_defaults(func=resume_main)
 
@@ -48,7 +51,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def resume_main(args: argparse.Namespace) -> int:
-    return _report(args, resume_run(args.results, progress=_progress(args), realtime=args.realtime))
+    if not args.results.is_file():
+        raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
+    experiment = stored_experiment(read_results(args.results))
+    with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+        result = resume_run(args.results, progress=_progress(args), realtime=args.realtime, **hooks)
+    return _report(args, result)
 
 
 def _progress(args: argparse.Namespace) -> ProgressBar | None:

@@ -64,3 +64,5 @@ def test_resume_refuses_a_file_without_checkpoints_and_a_completed_run(tmp_path,
     run_experiment(experiment(tmp_path, "done"))
     assert main(["resume", str(tmp_path / "done.h5")]) == 2
     assert "completed run" in capsys.readouterr().err
+    assert main(["resume", str(tmp_path / "missing.h5")]) == 2
+    assert "is not a results file" in capsys.readouterr().err
