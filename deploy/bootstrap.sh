@@ -4,12 +4,16 @@
 # test extra. Safe to run again (it only installs what is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+apt_install() {  # install Debian packages, refreshing the package lists only when that is needed
+    apt-get install -y -q "$@" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "$@" >/dev/null; }
+}
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libblas.so.3'; then
     if [ "$(id -u)" = 0 ]; then
         echo "bootstrap: installing libblas3 and liblapack3 (openseespy needs them)"
-        apt-get install -y -q libblas3 liblapack3 >/dev/null 2>&1 \
-            || { apt-get update -q >/dev/null && apt-get install -y -q libblas3 liblapack3 >/dev/null; }
+        apt_install libblas3 liblapack3
     else
         echo "bootstrap: libblas.so.3 is missing and this user is not root." >&2
         echo "bootstrap: ask an administrator to run: apt-get install libblas3 liblapack3" >&2
@@ -20,9 +24,7 @@ fi
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "bootstrap: installing chromium and chromium-driver (the monitor page's browser tests)"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
-            || { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }
+        apt_install chromium chromium-driver
     else
         echo "bootstrap: no chromium/chromedriver: the monitor page's browser tests will be skipped" >&2
         echo "bootstrap: ask an administrator to run: apt-get install chromium chromium-driver" >&2
@@ -35,8 +37,7 @@ if [ ! -x .venv/bin/python ]; then
         rm -rf .venv
         if [ "$(id -u)" = 0 ]; then
             echo "bootstrap: installing python3-venv"
-            apt-get install -y -q python3-venv >/dev/null 2>&1 \
-                || { apt-get update -q >/dev/null && apt-get install -y -q python3-venv >/dev/null; }
+            apt_install python3-venv
             "$PYTHON" -m venv .venv
         else
             echo "bootstrap: '$PYTHON -m venv' failed; ask an administrator to run: apt-get install python3-venv" >&2
