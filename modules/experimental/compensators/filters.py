@@ -27,6 +27,7 @@ class DirectFormII:
             raise ValueError("direct form II needs len(b) == len(a) and a[0] == 1")
         self.b = [float(v) for v in b]
         self.a = [float(v) for v in a]
+        self._a_tail, self._b_tail = self.a[1:], self.b[1:]
         self.w = [0.0] * (len(a) - 1)
         """w(k-1), w(k-2), ...: the delay line"""
         self._settle()
@@ -36,9 +37,15 @@ class DirectFormII:
         return self.b[0]
 
     def _settle(self) -> None:
-        """Precompute the state's contributions: -sum a_i w(k-i) and the free response z."""
-        self._feedback = -sum(ai * wi for ai, wi in zip(self.a[1:], self.w))
-        self._free = self.b[0] * self._feedback + sum(bi * wi for bi, wi in zip(self.b[1:], self.w))
+        """Precompute the state's contributions: -sum a_i w(k-i) and the free response z.
+
+        Plain loops in the order of the sums (this runs twice per sample per actuator)."""
+        feedback = free = 0.0
+        for ai, bi, wi in zip(self._a_tail, self._b_tail, self.w):
+            feedback += ai * wi
+            free += bi * wi
+        self._feedback = -feedback
+        self._free = self.b[0] * self._feedback + free
 
     def free_response(self) -> float:
         """z(k): the output of this sample for a zero input."""

@@ -46,6 +46,7 @@ class RlsCompensator(Compensator):
         """psi: xt(k), xt(k-1), ..."""
         self.filtered = np.zeros(taps)
         """phi: xf(k), xf(k-1), ..."""
+        self._psi, self._phi, self._update = np.zeros(taps), np.zeros(taps), np.zeros((taps, taps))
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "RlsCompensator":
@@ -57,8 +58,11 @@ class RlsCompensator(Compensator):
             raise ValueError(f"compensator 'rls' needs {exc.args[0]!r}") from None
 
     def command(self, target: float, measured: float) -> float:
-        psi = np.concatenate(([target], self.targets[:-1]))
-        phi = np.concatenate(([self.measurement_filter.advance(measured)], self.filtered[:-1]))
+        psi, phi = self._psi, self._phi  # the regressors, shifted in place
+        psi[1:] = self.targets[:-1]
+        psi[0] = target
+        phi[1:] = self.filtered[:-1]
+        phi[0] = self.measurement_filter.advance(measured)
         p_phi = self.p @ phi
         gain = p_phi / (self.forgetting + phi @ p_phi)
         prediction = self.theta @ phi
@@ -68,9 +72,12 @@ class RlsCompensator(Compensator):
         command = float((self.theta @ psi + gain_psi * (free - prediction)) / (1.0 - b0 * gain_psi))
         filtered_command = b0 * command + free
         self.command_filter.advance(command)
-        self.p = (self.p - np.outer(gain, phi @ self.p)) / self.forgetting
-        self.theta = self.theta + gain * (filtered_command - prediction)
-        self.targets, self.filtered = psi, phi
+        np.outer(gain, phi @ self.p, out=self._update)
+        np.subtract(self.p, self._update, out=self.p)
+        np.divide(self.p, self.forgetting, out=self.p)
+        self.theta += gain * (filtered_command - prediction)
+        self.targets, self._psi = psi, self.targets  # the buffers swap: no array is made per sample
+        self.filtered, self._phi = phi, self.filtered
         return command
 
     def parameters(self) -> np.ndarray:
