@@ -102,14 +102,6 @@ class StructuralModel:
     def ndof(self) -> int:
         return len(self.dofs)
 
-    def index(self, names: Sequence[str]) -> np.ndarray:
-        """Global indices of the named DOFs."""
-        lookup = {d: i for i, d in enumerate(self.dofs)}
-        missing = [n for n in names if n not in lookup]
-        if missing:
-            raise KeyError(f"unknown DOF(s) {missing}; the structure has {list(self.dofs)}")
-        return np.array([lookup[n] for n in names], dtype=int)
-
     def ground_load(self, ground_acceleration: float) -> np.ndarray:
         """Effective earthquake load -M r a_g (N) for a ground acceleration (m/s^2)."""
         return -(self.mass @ self.influence) * ground_acceleration
@@ -127,29 +119,26 @@ class DofReduction:
     def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
         self.model = model
         massive = massive_dofs(model.mass)
-        if condense and massive.size < model.ndof:
-            guyan = GuyanCondensation(stiffness, massive)
-            self.transform: np.ndarray | None = guyan.transform
-            self.retained = massive
-            self.mass, self.damping = guyan.condense(model.mass), guyan.condense(model.damping)
-            self.stiffness = guyan.stiffness
+        self.guyan = GuyanCondensation(stiffness, massive) if condense and massive.size < model.ndof else None
+        if self.guyan is not None:
+            self.mass, self.damping = self.guyan.condense(model.mass), self.guyan.condense(model.damping)
+            self.stiffness = self.guyan.stiffness
         else:
-            self.transform, self.retained = None, np.arange(model.ndof)
             self.mass, self.damping, self.stiffness = model.mass, model.damping, stiffness
-        self.ndof = self.retained.size
+        self.ndof = model.ndof if self.guyan is None else self.guyan.retained.size
 
     def expand(self, reduced: np.ndarray) -> np.ndarray:
-        """Values on all DOFs from the integrator's DOFs."""
-        return reduced if self.transform is None else self.transform @ reduced
+        """Values on all DOFs from the integrator's DOFs (the Guyan recovery of the condensed ones)."""
+        return reduced if self.guyan is None else self.guyan.recover(reduced)
 
     def force(self, force: np.ndarray) -> np.ndarray:
-        """A force on all DOFs as the integrator sees it."""
-        return force if self.transform is None else self.transform.T @ force
+        """A force on all DOFs as the integrator sees it: T^T f."""
+        return force if self.guyan is None else self.guyan.transform.T @ force
 
     def place(self, reduced: np.ndarray) -> np.ndarray:
         """A reduced force on the retained DOFs, zero elsewhere (for the record)."""
-        if self.transform is None:
+        if self.guyan is None:
             return reduced
         full = np.zeros(self.model.ndof)
-        full[self.retained] = reduced
+        full[self.guyan.retained] = reduced
         return full
