@@ -196,13 +196,23 @@ def annotate(path: str | Path, key: str, value: Any) -> None:
         f.attrs[key] = value if isinstance(value, str) else json.dumps(value)
 
 
+def read_attributes(path: str | Path) -> dict[str, Any]:
+    """The attributes of a results file (experiment, status, summary, ...) without its datasets."""
+    with h5py.File(path, "r", libver="latest", swmr=True) as f:
+        return _attributes(f)
+
+
+def _attributes(f: h5py.File) -> dict[str, Any]:
+    return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+
+
 def read_results(path: str | Path) -> dict[str, Any]:
     """All datasets and attributes of a results file as numpy arrays and Python values."""
     out: dict[str, Any] = {}
     with h5py.File(path, "r", libver="latest", swmr=True) as f:
         f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
                      if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/") else None)
-        out["attrs"] = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        out["attrs"] = _attributes(f)
     out["dofs"] = json.loads(out["attrs"]["dofs"])
     return out
 

@@ -96,16 +96,15 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     attrs = stored["attrs"]
     if attrs.get("status") == "completed":
         raise UsageError(f"{path} holds a completed run; there is nothing to resume")
-    experiment = stored_experiment(stored)
+    experiment = stored_experiment(attrs)
     with contextlib.ExitStack() as stack:
         slots = _start_modules(experiment.modules, stack)
         run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
         return run.execute(lambda: run.resumed_start(checkpoint, stored))
 
 
-def stored_experiment(stored: dict[str, Any]) -> Experiment:
-    """The experiment of a results file (as :func:`coordinator.recorder.read_results` returns it)."""
-    attrs = stored["attrs"]
+def stored_experiment(attrs: dict[str, Any]) -> Experiment:
+    """The experiment stored in a results file's attributes (:func:`coordinator.recorder.read_attributes`)."""
     return parse_experiment(json.loads(attrs["experiment_table"]), base_dir=Path(attrs["base_dir"]),
                             source=attrs["source"])
 

@@ -14,7 +14,7 @@ from coordinator.errors import UsageError
 from coordinator.experiment import load_experiment
 from coordinator.monitor.session import add_monitor_options, monitoring
 from coordinator.pacing import ProgressBar
-from coordinator.recorder import read_results
+from coordinator.recorder import read_attributes
 from coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
 
 
@@ -53,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
 def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
-    experiment = stored_experiment(read_results(args.results))
+    experiment = stored_experiment(read_attributes(args.results))
     with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
         result = resume_run(args.results, progress=_progress(args), realtime=args.realtime, **hooks)
     return _report(args, result)
