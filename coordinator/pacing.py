@@ -37,10 +37,14 @@ class Pacer:
             time.sleep(begin - now)
         return time.perf_counter()
 
-    def done(self) -> None:
-        """The step ended: count it late if past the end of its slot."""
+    def done(self, end: float) -> None:
+        """The step's work ended at wall time ``end`` (s): count it late if past the end of its slot.
+
+        ``end`` is after everything the coordinator does for the step (recording, listeners, progress
+        included): all of it must fit in the slot for the next step to be issued on time.
+        """
         self.slot += 1
-        lateness = time.perf_counter() - (self._origin + self.slot * self.dt)  # type: ignore[operator]
+        lateness = end - (self._origin + self.slot * self.dt)  # type: ignore[operator]
         if lateness > 0:
             self.late += 1
             self.max_lateness_s = max(self.max_lateness_s, lateness)

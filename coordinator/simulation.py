@@ -250,9 +250,10 @@ class _Run:
         closed = False
         try:
             with recorder_closed(start.recorder, start.history) as status:
-                loop_wall = self._loop(start, status)
+                loop_wall, step_walls = self._loop(start, status)
                 summaries, closed = partition.close(), True
-                summary = _summary(exp, start, loop_wall, time.perf_counter() - wall_start, summaries, self.pacer)
+                summary = _summary(exp, start, loop_wall, step_walls, time.perf_counter() - wall_start, summaries,
+                                   self.pacer)
                 status.completed(summary)
         finally:
             if not closed:
@@ -263,30 +264,39 @@ class _Run:
         return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
                          a["restoring_force"], start.reduction.stiffness, summary, self.output)
 
-    def _loop(self, start: _Start, status: "_Status") -> float:
-        """Integrate from the step after ``start.step`` to the end of the record; the loop's wall time (s)."""
-        exp, partition = self.experiment, self.partition
+    def _loop(self, start: _Start, status: "_Status") -> tuple[float, np.ndarray]:
+        """Integrate from the step after ``start.step`` to the end of the record.
+
+        Returns the loop's wall time (s) and each step's whole wall time (s): from its issue to the end of
+        everything the coordinator does for it (modules, integrator, recording, listeners, progress), the
+        time it holds of its real-time slot.  The results file's ``/wall_step_s`` is the compute part
+        (issue to commit at every module), written before the row is recorded.
+        """
+        exp, partition, control, listeners, progress = (self.experiment, self.partition, self.control,
+                                                        self.listeners, self.progress)
         integrator, reduction, history, recorder = start.integrator, start.reduction, start.history, start.recorder
         load_shape = reduction.force(reduction.model.ground_load(1.0))
-        ground = exp.motion.acceleration
+        load = np.empty_like(load_shape)
+        ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
+        step_walls = np.zeros(max(last - first + 1, 0))
         step_id = start.step_id
+        pacer, holds = self.pacer, control.holds
         loop_start = time.perf_counter()
-        pacer, holds = self.pacer, self.control.holds
-        for n in range(start.step + 1, exp.steps + 1):
+        for n in range(first, last + 1):
             try:
-                self.control.gate()
+                control.gate()
             except RunAborted as exc:
                 status.stopped(f"{exc} after step {n - 1}")
-                raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * exp.dt:.6g} s); the results file "
+                raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "
                                  f"holds every step up to it") from None
-            if pacer is not None and self.control.holds != holds:
-                holds = self.control.holds
+            if pacer is not None and control.holds != holds:
+                holds = control.holds
                 pacer.resync()
             t0 = time.perf_counter() if pacer is None else pacer.wait()
-            t = n * exp.dt
+            t = n * dt
             try:
                 step_id += 1
-                trial = integrator.predict(load_shape * ground[n])
+                trial = integrator.predict(np.multiply(load_shape, ground[n], out=load))
                 while trial is not None:
                     force = partition.restoring_force(step_id, t, reduction.expand(trial))
                     trial = integrator.correct(reduction.force(force))
@@ -301,17 +311,19 @@ class _Run:
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
             self._put(start, ground[n], time.perf_counter() - t0)
-            if pacer is not None:
-                pacer.done()
             if exp.checkpoint_every and n % exp.checkpoint_every == 0:
                 self._checkpoint(start, n)
             elif n % RECORD_BLOCK == 0:
                 recorder.write(history.arrays, history.rows)
-            for listener in self.listeners:
+            for listener in listeners:
                 listener(n, history.arrays)
-            if self.progress is not None:
-                self.progress(n, exp.steps)
-        return time.perf_counter() - loop_start
+            if progress is not None:
+                progress(n, last)
+            end = time.perf_counter()
+            step_walls[n - first] = end - t0
+            if pacer is not None:
+                pacer.done(end)
+        return time.perf_counter() - loop_start, step_walls
 
     def _checkpoint(self, start: _Start, n: int) -> None:
         """Rows up to n on disk, then the integrator's and every module's state of step n."""
@@ -412,15 +424,22 @@ def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
     return figures
 
 
-def _step_time_quantiles(wall: np.ndarray) -> tuple[float, float, float]:
+def _step_time_quantiles(wall: np.ndarray) -> dict[str, float]:
+    """p50, p99 and max of step wall times ``wall`` (s), in microseconds (zeros for no steps)."""
     if wall.size == 0:
-        return 0.0, 0.0, 0.0
+        return {"p50": 0.0, "p99": 0.0, "max": 0.0}
     p50, p99 = np.percentile(wall, [50, 99])
-    return float(p50), float(p99), float(np.max(wall))
+    return {"p50": float(1e6 * p50), "p99": float(1e6 * p99), "max": float(1e6 * np.max(wall))}
 
 
-def _summary(exp: Experiment, start: _Start, loop_wall: float, total_wall: float,
+STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work for the step (modules, integrator, "
+                   "recording, listeners, progress), what a real-time slot must hold; compute_time_us: issue to "
+                   "commit at every module (the results file's /wall_step_s)")
+
+
+def _summary(exp: Experiment, start: _Start, loop_wall: float, step_walls: np.ndarray, total_wall: float,
              modules: dict[str, dict[str, float]], pacer: Pacer | None) -> dict[str, Any]:
+    """The run's figures; the step-time distributions are over the steps of this loop (see STEP_TIME_BASIS)."""
     history = start.history
     realtime, late = pacer is not None, pacer.late if pacer is not None else 0
     disp = history.arrays["displacement"][: history.rows]
@@ -438,8 +457,9 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, total_wall: float
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
         "pretest_asymmetry": start.asymmetry,
-        "step_time_us": {key: float(1e6 * value) for key, value in zip(
-            ("p50", "p99", "max"), _step_time_quantiles(history.arrays["wall_step_s"][start.step + 1: history.rows]))},
+        "step_time_us": _step_time_quantiles(step_walls),
+        "compute_time_us": _step_time_quantiles(history.arrays["wall_step_s"][start.step + 1: history.rows]),
+        "step_time_basis": STEP_TIME_BASIS,
         "realtime": realtime,
         "late_steps": late,
         "late_steps_pct": 100.0 * late / looped if looped else 0.0,

@@ -82,7 +82,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"({summary['simulated_s']:g} s simulated) with {summary['integrator']}",
         f"wall time {summary['wall_s']:.3f} s, {summary['steps_per_second']:,.0f} steps/s; "
         f"pre-test asymmetry {summary['pretest_asymmetry']:.2e}",
-        "step time p50 {p50:.0f} us, p99 {p99:.0f} us, max {max:.0f} us".format(**summary["step_time_us"]),
+        "step time (whole step) p50 {p50:.0f} us, p99 {p99:.0f} us, max {max:.0f} us".format(**summary["step_time_us"])
+        + "; compute (to commit) p50 {p50:.0f} us, p99 {p99:.0f} us".format(**summary["compute_time_us"]),
     ]
     if summary["realtime"]:
         lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "

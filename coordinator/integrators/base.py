@@ -9,6 +9,12 @@ A step is driven by the coordinator as::
 
 Explicit and operator-splitting schemes need one evaluation per step;
 iterative (implicit) schemes ask for further trials until they converge.
+
+A step allocates no arrays: the trial returned by ``predict`` / ``correct`` is
+the integrator's own buffer, valid until the next call (the caller copies
+what it keeps), and the committed state (``displacement``, ``velocity``,
+``acceleration``, ``restoring_force``, ``load``) is updated in place;
+:meth:`Integrator.state` returns copies.
 Units: d in m (rad), v in m/s, a in m/s^2, forces in N (N*m).
 """
 
@@ -53,6 +59,7 @@ class Integrator(abc.ABC):
         self.acceleration = np.zeros(n)
         self.restoring_force = np.zeros(n)
         self.load = np.zeros(n)
+        self._next_load = np.zeros(n)
         self.step = 0
 
     def start(self, displacement: np.ndarray, velocity: np.ndarray, load: np.ndarray,
@@ -78,6 +85,15 @@ class Integrator(abc.ABC):
     @abc.abstractmethod
     def correct(self, restoring_force: np.ndarray) -> np.ndarray | None:
         """Take the modules' restoring force at the last trial; return the next trial or None when done."""
+
+    def _take_load(self, load: np.ndarray) -> None:
+        """Keep f_{n+1} (N) for the step begun by ``predict`` (a copy: the caller may reuse its array)."""
+        np.copyto(self._next_load, load)
+
+    def _commit_step(self) -> None:
+        """Step n+1 is complete: f_{n+1} becomes the committed load."""
+        np.copyto(self.load, self._next_load)
+        self.step += 1
 
     def state(self) -> dict[str, np.ndarray]:
         """The committed state, for checkpoints."""

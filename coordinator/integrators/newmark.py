@@ -16,13 +16,17 @@ for linear systems; no numerical damping.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-import scipy.linalg
+from scipy.linalg.lapack import dgetrs
 
 from coordinator.integrators.base import Integrator, IntegratorError, factor_once
 
 
 class NewmarkImplicitIntegrator(Integrator):
+    """Modified Newton on R(d) = 0; every array of a step is made once (see ``base``)."""
+
     name = "newmark"
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
@@ -34,49 +38,72 @@ class NewmarkImplicitIntegrator(Integrator):
         self._c_v = self.gamma / (self.beta * dt)
         k_eff = self.initial_stiffness + self._c_a * self.mass + self._c_v * self.damping
         self._lu = factor_once(k_eff, self.name)
-        self._pred_d = np.zeros_like(self.displacement)
-        self._pred_v = np.zeros_like(self.displacement)
-        self._trial = np.zeros_like(self.displacement)
-        self._next_load = np.zeros_like(self.displacement)
+        n = self.displacement.size
+        self._pred_d, self._pred_v, self._trial = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._trial_a, self._trial_v = np.zeros(n), np.zeros(n)
+        """a(d) and v(d) at the last trial evaluated by :meth:`_residual`"""
+        self._inertia, self._damping_force, self._residual_force = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._work = np.zeros(n)
         self._iteration = 0
         self.iterations_total = 0
         self.iterations_max = 0
         """module evaluations per step: their sum and maximum over the run"""
 
-    def _residual(self, d: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, float]:
-        """R(d) and the size of the largest force term in it (for a relative test)."""
-        a = self._c_a * (d - self._pred_d)
-        inertia, damping = self.mass @ a, self.damping @ (self._pred_v + self.gamma * self.dt * a)
+    def _residual(self, d: np.ndarray, r: np.ndarray) -> float:
+        """R(d) into ``_residual_force`` (a(d), v(d) into ``_trial_a``, ``_trial_v``); the size of the largest
+        force term in it (for a relative test)."""
+        a, v = self._trial_a, self._trial_v
+        np.subtract(d, self._pred_d, out=a)
+        a *= self._c_a
+        inertia = np.matmul(self.mass, a, out=self._inertia)
+        np.add(self._pred_v, np.multiply(a, self.gamma * self.dt, out=v), out=v)
+        damping = np.matmul(self.damping, v, out=self._damping_force)
         scale = max(np.linalg.norm(self._next_load), np.linalg.norm(inertia), np.linalg.norm(damping),
                     np.linalg.norm(r), np.finfo(float).tiny)
-        return self._next_load - inertia - damping - r, scale
+        residual = np.subtract(self._next_load, inertia, out=self._residual_force)
+        residual -= damping
+        residual -= r
+        return scale
+
+    def _solve(self) -> np.ndarray:
+        """K_eff^{-1} R, in place of R (the LU factors of K_eff, computed once)."""
+        return dgetrs(self._lu[0], self._lu[1], self._residual_force, overwrite_b=1)[0]
 
     def predict(self, load: np.ndarray) -> np.ndarray:
-        dt, b = self.dt, self.beta
-        self._pred_d = self.displacement + dt * self.velocity + dt * dt * (0.5 - b) * self.acceleration
-        self._pred_v = self.velocity + dt * (1.0 - self.gamma) * self.acceleration
-        self._next_load = np.asarray(load, float)
-        linearised = self.restoring_force + self.initial_stiffness @ (self._pred_d - self.displacement)
-        self._trial = self._pred_d + scipy.linalg.lu_solve(self._lu, self._residual(self._pred_d, linearised)[0])
+        dt, b, work = self.dt, self.beta, self._work
+        np.add(self.displacement, np.multiply(self.velocity, dt, out=self._pred_d), out=self._pred_d)
+        self._pred_d += np.multiply(self.acceleration, dt * dt * (0.5 - b), out=work)
+        np.add(self.velocity, np.multiply(self.acceleration, dt * (1.0 - self.gamma), out=self._pred_v),
+               out=self._pred_v)
+        self._take_load(load)
+        np.subtract(self._pred_d, self.displacement, out=work)
+        linearised = np.add(self.restoring_force, np.matmul(self.initial_stiffness, work, out=self._inertia),
+                            out=work)
+        self._residual(self._pred_d, linearised)
+        np.add(self._pred_d, self._solve(), out=self._trial)
         self._iteration = 0
-        return self._trial.copy()
+        return self._trial
 
     def correct(self, restoring_force: np.ndarray) -> np.ndarray | None:
         r = np.asarray(restoring_force, float)
-        residual, scale = self._residual(self._trial, r)
+        scale = self._residual(self._trial, r)
+        size = float(np.linalg.norm(self._residual_force))
         self._iteration += 1
-        if np.linalg.norm(residual) <= self.tolerance * scale:
-            a = self._c_a * (self._trial - self._pred_d)
-            self.displacement, self.acceleration = self._trial.copy(), a
-            self.velocity = self._pred_v + self.gamma * self.dt * a
-            self.restoring_force, self.load = r.copy(), self._next_load
+        if not math.isfinite(size):
+            raise IntegratorError(f"Newmark implicit: the residual of step {self.step + 1} is not finite "
+                                  f"(a module returned inf or NaN)")
+        if size <= self.tolerance * scale:
+            np.copyto(self.displacement, self._trial)
+            np.copyto(self.velocity, self._trial_v)
+            np.copyto(self.acceleration, self._trial_a)
+            np.copyto(self.restoring_force, r)
             self.iterations_total += self._iteration
             self.iterations_max = max(self.iterations_max, self._iteration)
-            self.step += 1
+            self._commit_step()
             return None
         if self._iteration >= self.max_iterations:
             raise IntegratorError(
                 f"Newmark implicit did not converge in step {self.step + 1} after {self._iteration} trials "
-                f"(relative residual {np.linalg.norm(residual) / scale:.3g} > {self.tolerance:g})")
-        self._trial = self._trial + scipy.linalg.lu_solve(self._lu, residual)
-        return self._trial.copy()
+                f"(relative residual {size / scale:.3g} > {self.tolerance:g})")
+        self._trial += self._solve()
+        return self._trial

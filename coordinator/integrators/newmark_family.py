@@ -27,7 +27,12 @@ from coordinator.integrators.base import Integrator, factor_once
 
 
 class NewmarkFamilyIntegrator(Integrator):
-    """One evaluation per step: predict displacement, measure force, correct acceleration."""
+    """One evaluation per step: predict displacement, measure force, correct acceleration.
+
+    A step allocates nothing: the predictor, the right-hand side and the
+    committed state are written into arrays made once, in the operation
+    order of the formulas above (so the results are the same to the bit).
+    """
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
                  *, alpha: float, beta: float, gamma: float) -> None:
@@ -40,30 +45,40 @@ class NewmarkFamilyIntegrator(Integrator):
         self._lu = factor_once(effective_mass, self.name)
         self._pred_d = np.zeros_like(self.displacement)
         self._pred_v = np.zeros_like(self.displacement)
-        self._next_load = np.zeros_like(self.displacement)
+        self._rhs = np.zeros_like(self.displacement)
+        self._work = np.zeros_like(self.displacement)
+        self._shift = np.zeros_like(self.displacement)
 
     def predict(self, load: np.ndarray) -> np.ndarray:
         dt, a = self.dt, self.acceleration
         np.multiply(a, dt * dt * (0.5 - self.beta), out=self._pred_d)
         self._pred_d += self.displacement
-        self._pred_d += dt * self.velocity
+        self._pred_d += np.multiply(self.velocity, dt, out=self._work)
         np.multiply(a, dt * (1.0 - self.gamma), out=self._pred_v)
         self._pred_v += self.velocity
-        self._next_load = np.asarray(load, float)
-        return self._pred_d.copy()
+        self._take_load(load)
+        return self._pred_d
 
     def correct(self, restoring_force: np.ndarray) -> None:
-        w, alpha, c = 1.0 + self.alpha, self.alpha, self.damping
+        alpha, c, work, rhs = self.alpha, self.damping, self._work, self._rhs
         r_tilde = np.asarray(restoring_force, float)
-        rhs = w * (self._next_load - c @ self._pred_v - r_tilde)
+        np.subtract(self._next_load, np.matmul(c, self._pred_v, out=work), out=rhs)
+        rhs -= r_tilde
+        rhs *= 1.0 + alpha
         if alpha:
-            rhs += alpha * (c @ self.velocity + self.restoring_force - self.load)
-        a = dgetrs(self._lu[0], self._lu[1], rhs)[0]  # the LU factors of the effective mass, computed once
-        shift = self.beta * self.dt * self.dt * a
-        self.displacement = self._pred_d + shift
-        self.velocity = self._pred_v + self.gamma * self.dt * a
-        self.acceleration = a
-        self.restoring_force = r_tilde + self.initial_stiffness @ shift if self.beta else r_tilde.copy()
-        self.load = self._next_load
-        self.step += 1
+            np.matmul(c, self.velocity, out=work)
+            work += self.restoring_force
+            work -= self.load
+            work *= alpha
+            rhs += work
+        a = dgetrs(self._lu[0], self._lu[1], rhs, overwrite_b=1)[0]  # in rhs; the LU of the effective mass
+        shift = np.multiply(a, self.beta * self.dt * self.dt, out=self._shift)
+        np.add(self._pred_d, shift, out=self.displacement)
+        np.add(self._pred_v, np.multiply(a, self.gamma * self.dt, out=work), out=self.velocity)
+        np.copyto(self.acceleration, a)
+        if self.beta:
+            np.add(r_tilde, np.matmul(self.initial_stiffness, shift, out=work), out=self.restoring_force)
+        else:
+            np.copyto(self.restoring_force, r_tilde)
+        self._commit_step()
         return None
