@@ -66,9 +66,9 @@ class GuyanCondensation:
         """Project a full matrix (mass, damping) onto the retained DOFs: T^T A T."""
         return self.transform.T @ np.asarray(matrix, float) @ self.transform
 
-    def recover(self, retained_values: np.ndarray) -> np.ndarray:
-        """Full displacement vector(s) from the retained ones (last axis = retained DOFs)."""
-        return np.asarray(retained_values, float) @ self.transform.T
+    def recover(self, retained_values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Full displacement vector(s) from the retained ones (last axis = retained DOFs), into ``out`` if given."""
+        return np.matmul(np.asarray(retained_values, float), self.transform.T, out=out)
 
 
 @dataclass
@@ -114,6 +114,9 @@ class DofReduction:
     equilibrium under K_I), the reduced matrices are T^T A T and a force f reduces to T^T f.  Exact
     for a linear structure without damping on the massless DOFs; for a nonlinear one the massless
     DOFs follow the linear recovery.
+
+    Without condensation every mapping returns its input itself; with it, the result is computed into
+    ``out`` when one is given (no allocation in the step loop).
     """
 
     def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
@@ -127,18 +130,19 @@ class DofReduction:
             self.mass, self.damping, self.stiffness = model.mass, model.damping, stiffness
         self.ndof = model.ndof if self.guyan is None else self.guyan.retained.size
 
-    def expand(self, reduced: np.ndarray) -> np.ndarray:
+    def expand(self, reduced: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Values on all DOFs from the integrator's DOFs (the Guyan recovery of the condensed ones)."""
-        return reduced if self.guyan is None else self.guyan.recover(reduced)
+        return reduced if self.guyan is None else self.guyan.recover(reduced, out)
 
-    def force(self, force: np.ndarray) -> np.ndarray:
+    def force(self, force: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """A force on all DOFs as the integrator sees it: T^T f."""
-        return force if self.guyan is None else self.guyan.transform.T @ force
+        return force if self.guyan is None else np.matmul(self.guyan.transform.T, force, out=out)
 
-    def place(self, reduced: np.ndarray) -> np.ndarray:
+    def place(self, reduced: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """A reduced force on the retained DOFs, zero elsewhere (for the record)."""
         if self.guyan is None:
             return reduced
-        full = np.zeros(self.model.ndof)
+        full = np.zeros(self.model.ndof) if out is None else out
+        full.fill(0.0)
         full[self.guyan.retained] = reduced
         return full

@@ -276,7 +276,7 @@ class _Run:
                                                         self.listeners, self.progress)
         integrator, reduction, history, recorder = start.integrator, start.reduction, start.history, start.recorder
         load_shape = reduction.force(reduction.model.ground_load(1.0))
-        load = np.empty_like(load_shape)
+        load, full_trial, reduced_force = np.empty_like(load_shape), np.empty(partition.ndof), np.empty_like(load_shape)
         ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
         step_walls = np.zeros(max(last - first + 1, 0))
         step_id = start.step_id
@@ -298,8 +298,8 @@ class _Run:
                 step_id += 1
                 trial = integrator.predict(np.multiply(load_shape, ground[n], out=load))
                 while trial is not None:
-                    force = partition.restoring_force(step_id, t, reduction.expand(trial))
-                    trial = integrator.correct(reduction.force(force))
+                    force = partition.restoring_force(step_id, t, reduction.expand(trial, full_trial))
+                    trial = integrator.correct(reduction.force(force, reduced_force))
                     if trial is not None:
                         step_id += 1
                 partition.commit(step_id)
@@ -344,10 +344,12 @@ class _Run:
         a["step_id"][n] = start.step_id
         a["ground_acceleration"][n] = ground
         a["wall_step_s"][n] = wall
-        a["displacement"][n] = reduction.expand(integrator.displacement)
-        a["velocity"][n] = reduction.expand(integrator.velocity)
-        a["acceleration"][n] = reduction.expand(integrator.acceleration)
-        a["restoring_force"][n] = reduction.place(integrator.restoring_force)
+        for key, values, onto in (("displacement", integrator.displacement, reduction.expand),
+                                  ("velocity", integrator.velocity, reduction.expand),
+                                  ("acceleration", integrator.acceleration, reduction.expand),
+                                  ("restoring_force", integrator.restoring_force, reduction.place)):
+            row = a[key][n]
+            row[...] = onto(values, row)  # condensed: computed in the row itself; otherwise copied into it
         for (disp, force), result in zip(history.modules, self.partition.last_results):
             disp[n] = result.displacement
             force[n] = result.force
