@@ -38,7 +38,8 @@ class SensorNoise:
             self._generators = [np.random.default_rng(self.seed)]
         else:
             self._generators = [np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(channels)]
-        self._drawn = np.zeros((0, len(self._generators)))
+        self._drawn = np.zeros((0, channels))
+        """ticks x channels drawn so far"""
 
     def sequence(self, ticks: int) -> np.ndarray:
         """The noise of ticks 0 .. ``ticks`` - 1 (ticks x channels)."""
@@ -46,15 +47,16 @@ class SensorNoise:
             self.sample(ticks - 1)
         if self.sigma == 0.0:
             return np.zeros((ticks, self.channels))
-        rows = self._drawn[:ticks]
-        return np.repeat(rows, self.channels, axis=1) if self.shared else rows.copy()
+        return self._drawn[:ticks].copy()
 
     def sample(self, tick: int) -> np.ndarray:
-        """The noise of every channel at ``tick`` (0-based)."""
+        """The noise of every channel at ``tick`` (0-based); a read-only view."""
         if self.sigma == 0.0:
             return np.zeros(self.channels)
         while tick >= self._drawn.shape[0]:
             block = np.column_stack([g.standard_normal(BLOCK) for g in self._generators])
+            if self.shared:
+                block = np.repeat(block, self.channels, axis=1)
             self._drawn = np.vstack([self._drawn, self.sigma * block])
-        row = self._drawn[tick]
-        return np.repeat(row, self.channels) if self.shared else row.copy()
+            self._drawn.setflags(write=False)
+        return self._drawn[tick]
