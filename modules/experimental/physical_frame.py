@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.linalg
+
+from modules.kernels import kernel
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class PortalFrame:
         return psi.T @ self.stiffness() @ psi
 
 
-@numba.njit(cache=True)
+@kernel
 def _feedback_sample(psi: np.ndarray, k: np.ndarray, c: np.ndarray, m: np.ndarray, h: float, q: np.ndarray,
                      velocity: np.ndarray, started: bool, x: float, theta: float) -> np.ndarray:
     """F5[0:3] = K q + C q' + M q'' of this sample; ``q``, ``velocity`` (the last sample's, or unused when not

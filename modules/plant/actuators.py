@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import numba
 import numpy as np
+
+from modules.kernels import kernel
 
 
 def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
@@ -31,7 +32,7 @@ def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np
     return phi, gamma
 
 
-@numba.njit(cache=True)
+@kernel
 def _held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, command: np.ndarray) -> np.ndarray:
     """Phi x + Gamma u, sums in index order (compiled: the plant advances every control sample)."""
     out = np.empty(x.size)

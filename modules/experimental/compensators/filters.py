@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 import scipy.signal
+
+from modules.kernels import kernel
 
 
 def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[float], list[float]]:
@@ -23,7 +24,7 @@ def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[flo
     return [float(v) for v in b], [float(v) for v in a]
 
 
-@numba.njit(cache=True)
+@kernel
 def _feedback(a: np.ndarray, w: np.ndarray) -> float:
     """-sum_{i>=1} a_i w(k-i): the state's part of w(k)."""
     total = 0.0
@@ -32,7 +33,7 @@ def _feedback(a: np.ndarray, w: np.ndarray) -> float:
     return -total
 
 
-@numba.njit(cache=True)
+@kernel
 def df2_free_response(b: np.ndarray, a: np.ndarray, w: np.ndarray) -> float:
     """z(k) = b0 (-sum a_i w(k-i)) + sum_{i>=1} b_i w(k-i): the output of this sample for a zero input."""
     free = 0.0
@@ -41,7 +42,7 @@ def df2_free_response(b: np.ndarray, a: np.ndarray, w: np.ndarray) -> float:
     return b[0] * _feedback(a, w) + free
 
 
-@numba.njit(cache=True)
+@kernel
 def df2_advance(b: np.ndarray, a: np.ndarray, w: np.ndarray, x: float) -> float:
     """Filter one sample in place: y(k) = b0 x(k) + z(k); the delay line ``w`` moves on."""
     y = b[0] * x + df2_free_response(b, a, w)

@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
 from modules.experimental.compensators.base import Compensator
 from modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
+from modules.kernels import kernel
 
 
-@numba.njit(cache=True)
+@kernel
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
     total = 0.0
     for i in range(x.size):
@@ -38,7 +38,7 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@kernel
 def _shift_in(line: np.ndarray, value: float) -> None:
     """line = [value, line[0], .., line[-2]], in place."""
     for i in range(line.size - 1, 0, -1):
@@ -46,7 +46,7 @@ def _shift_in(line: np.ndarray, value: float) -> None:
     line[0] = value
 
 
-@numba.njit(cache=True)
+@kernel
 def rls_sample(theta: np.ndarray, p: np.ndarray, psi: np.ndarray, phi: np.ndarray, gain: np.ndarray,
                b: np.ndarray, a: np.ndarray, measurement_w: np.ndarray, command_w: np.ndarray,
                forgetting: float, target: float, measured: float) -> float:

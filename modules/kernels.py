@@ -1,0 +1,25 @@
+"""Compiled per-sample kernels: what a lab's real-time controller runs every control sample.
+
+:func:`kernel` is numba's ``njit`` with the machine code cached on disk
+(beside the source, or in ``NUMBA_CACHE_DIR``), so a process loads a kernel
+in milliseconds instead of compiling it.  Where no cache can be written (a
+read-only install without ``NUMBA_CACHE_DIR``) each process compiles its
+kernels in memory instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import numba
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def kernel(function: F) -> F:
+    """``function`` compiled in nopython mode on its first call, cached on disk where possible."""
+    try:
+        return numba.njit(cache=True)(function)
+    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+        return numba.njit(function)
