@@ -88,11 +88,11 @@ class Integrator(abc.ABC):
 
     def _take_load(self, load: np.ndarray) -> None:
         """Keep f_{n+1} (N) for the step begun by ``predict`` (a copy: the caller may reuse its array)."""
-        np.copyto(self._next_load, load)
+        self._next_load[...] = load
 
     def _commit_step(self) -> None:
         """Step n+1 is complete: f_{n+1} becomes the committed load."""
-        np.copyto(self.load, self._next_load)
+        self.load[...] = self._next_load
         self.step += 1
 
     def state(self) -> dict[str, np.ndarray]:

@@ -55,9 +55,9 @@ class NewmarkImplicitIntegrator(Integrator):
         a, v = self._trial_a, self._trial_v
         np.subtract(d, self._pred_d, out=a)
         a *= self._c_a
-        inertia = np.matmul(self.mass, a, out=self._inertia)
+        inertia = self.mass.dot(a, self._inertia)
         np.add(self._pred_v, np.multiply(a, self.gamma * self.dt, out=v), out=v)
-        damping = np.matmul(self.damping, v, out=self._damping_force)
+        damping = self.damping.dot(v, self._damping_force)
         scale = max(np.linalg.norm(self._next_load), np.linalg.norm(inertia), np.linalg.norm(damping),
                     np.linalg.norm(r), np.finfo(float).tiny)
         residual = np.subtract(self._next_load, inertia, out=self._residual_force)
@@ -77,7 +77,7 @@ class NewmarkImplicitIntegrator(Integrator):
                out=self._pred_v)
         self._take_load(load)
         np.subtract(self._pred_d, self.displacement, out=work)
-        linearised = np.add(self.restoring_force, np.matmul(self.initial_stiffness, work, out=self._inertia),
+        linearised = np.add(self.restoring_force, self.initial_stiffness.dot(work, self._inertia),
                             out=work)
         self._residual(self._pred_d, linearised)
         np.add(self._pred_d, self._solve(), out=self._trial)
@@ -93,10 +93,10 @@ class NewmarkImplicitIntegrator(Integrator):
             raise IntegratorError(f"Newmark implicit: the residual of step {self.step + 1} is not finite "
                                   f"(a module returned inf or NaN)")
         if size <= self.tolerance * scale:
-            np.copyto(self.displacement, self._trial)
-            np.copyto(self.velocity, self._trial_v)
-            np.copyto(self.acceleration, self._trial_a)
-            np.copyto(self.restoring_force, r)
+            self.displacement[...] = self._trial
+            self.velocity[...] = self._trial_v
+            self.acceleration[...] = self._trial_a
+            self.restoring_force[...] = r
             self.iterations_total += self._iteration
             self.iterations_max = max(self.iterations_max, self._iteration)
             self._commit_step()

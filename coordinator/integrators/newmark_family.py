@@ -62,11 +62,11 @@ class NewmarkFamilyIntegrator(Integrator):
     def correct(self, restoring_force: np.ndarray) -> None:
         alpha, c, work, rhs = self.alpha, self.damping, self._work, self._rhs
         r_tilde = np.asarray(restoring_force, float)
-        np.subtract(self._next_load, np.matmul(c, self._pred_v, out=work), out=rhs)
+        np.subtract(self._next_load, c.dot(self._pred_v, work), out=rhs)
         rhs -= r_tilde
         rhs *= 1.0 + alpha
         if alpha:
-            np.matmul(c, self.velocity, out=work)
+            c.dot(self.velocity, work)
             work += self.restoring_force
             work -= self.load
             work *= alpha
@@ -75,10 +75,10 @@ class NewmarkFamilyIntegrator(Integrator):
         shift = np.multiply(a, self.beta * self.dt * self.dt, out=self._shift)
         np.add(self._pred_d, shift, out=self.displacement)
         np.add(self._pred_v, np.multiply(a, self.gamma * self.dt, out=work), out=self.velocity)
-        np.copyto(self.acceleration, a)
+        self.acceleration[...] = a
         if self.beta:
-            np.add(r_tilde, np.matmul(self.initial_stiffness, shift, out=work), out=self.restoring_force)
+            np.add(r_tilde, self.initial_stiffness.dot(shift, work), out=self.restoring_force)
         else:
-            np.copyto(self.restoring_force, r_tilde)
+            self.restoring_force[...] = r_tilde
         self._commit_step()
         return None
