@@ -240,13 +240,20 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, float]:
     return factors
 
 
-def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10,
-                        plant_daemon: bool = True) -> dict[str, float]:
-    """The design-card maRTHS run in real-time mode at Dt = 10/1024 s with the site loop at 1024 Hz."""
+def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plant_daemon: bool = True,
+                        plant_link: str = "tcp") -> dict[str, float]:
+    """The design-card maRTHS run in real-time mode at Dt = 10/1024 s with the site loop at 1024 Hz.
+
+    ``plant_link``: how the site reaches its plant daemon, every control sample ("tcp": the daemon's
+    step link, modules.link; "grpc": its Steps stream).
+    """
     from coordinator.problems.marths_hybrid import design_card
 
     with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
         experiment = design_card(Path(folder), duration, dt=samples_per_step / 1024.0, plant_daemon=plant_daemon)
+        if plant_daemon:
+            site = next(m for m in experiment.modules if m.kind == "experimental")
+            site.config["backend"]["link"] = plant_link
         summary = run_experiment(experiment, realtime=True).summary
     return {"late_steps_pct": summary["late_steps_pct"], "steps": summary["steps"],
             "step_p50_us": summary["step_time_us"]["p50"], "step_p99_us": summary["step_time_us"]["p99"],

@@ -11,6 +11,10 @@ noted commit first.  ``two_phase=True`` sends the proposal on its own
 round trip instead, for sites where every site must accept before any site
 moves (NTCP's propose/execute split at experimental sites).
 
+``transport="link"`` carries the steps (and only they) as fixed binary
+frames on the site's step link (:mod:`modules.link`, TCP beside the gRPC
+service); everything else stays on gRPC.
+
 Every call has a deadline (``deadline_s``).  An unreachable site is retried
 until the deadline runs out (the step IDs make a resent step harmless: the
 site answers a repeated execute from its record); a silent or dead site
@@ -32,10 +36,10 @@ from coordinator.credentials import ClientCredentials
 from coordinator.latency import Latency
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules import wire
+from modules import link, wire
 from modules.base import Command, Description, ModuleError, Session, StepRefused, StepResult
 
-Transport = Literal["stream", "unary"]
+Transport = Literal["stream", "unary", "link"]
 T = TypeVar("T")
 
 _RETRY_FIRST_S = 0.02
@@ -90,21 +94,27 @@ class RemoteModule:
     """The module served by a ``hybridsim site`` daemon at ``address``.
 
     RemoteModule(address, name="", deadline_s=10.0, transport="stream", two_phase=False, latency=None,
-                 credentials=None)
+                 credentials=None, link_address=None)
 
     address     HOST:PORT of the site (e.g. "127.0.0.1:50051", "left:50051")
     name        the site's name in error messages (default: the address)
     deadline_s  the longest one call may take, retries included (s); the
                 first call (describe) also waits this long for a site
                 that is still starting
-    transport   "stream" (one bidirectional Steps call for the session,
-                the faster on loopback) or "unary" (one Step call per step)
+    transport   "stream" (one bidirectional Steps call for the session),
+                "unary" (one Step call per step) or "link" (each step as
+                one fixed binary frame on the site's step link, TCP beside
+                the gRPC service: see modules.link; the fastest, for a site
+                on the same machine or a trusted network; the other calls
+                stay on gRPC)
     two_phase   send each proposal on its own round trip (see module doc)
     latency     a :class:`coordinator.latency.Latency` added to every round
                 trip (emulates a distant lab)
     credentials a :class:`coordinator.credentials.ClientCredentials`: TLS
                 (with a client certificate for mutual TLS) and/or the
                 site's access token; None: plaintext without a token
+    link_address HOST:PORT at which this client reaches the site's step link
+                (e.g. through a tunnel); default: the address its Describe gives
 
     One call at a time per instance; different instances may be driven from
     different threads in parallel.  ``close()`` ends the session,
@@ -117,11 +127,13 @@ class RemoteModule:
     def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "stream",
                  two_phase: bool = False, latency: Latency | None = None,
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
-                 credentials: ClientCredentials | None = None) -> None:
+                 credentials: ClientCredentials | None = None, link_address: str | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
-        if transport not in ("stream", "unary"):
-            raise ValueError(f"transport must be 'stream' or 'unary', not {transport!r}")
+        if transport not in ("stream", "unary", "link"):
+            raise ValueError(f"transport must be 'stream', 'unary' or 'link', not {transport!r}")
+        if transport == "link" and latency is not None:
+            raise ValueError("latency emulation delays gRPC calls: use transport 'stream' or 'unary' with it")
         self.address = address
         self.name = name or address
         self.deadline_s = float(deadline_s)
@@ -133,6 +145,9 @@ class RemoteModule:
         self._channel: grpc.Channel | None = None
         self._stub: pb_grpc.ModuleStub | None = None
         self._stream: _StepStream | None = None
+        self._link_override = link_address
+        self._link_address = link_address
+        self._link: link.LinkConnection | None = None
         self._session_id = ""
         self._pending: tuple[int, Command] | None = None
         self._commit: int | None = None
@@ -147,10 +162,17 @@ class RemoteModule:
     def describe(self) -> Description:
         reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=wire.PROTOCOL))
         self._check_version(reply.version)
-        return wire.description_from_proto(reply)
+        description = wire.description_from_proto(reply)
+        self._link_address = self._link_override or link.link_address(description.info)
+        return description
 
     def open(self, session: Session) -> None:
         self._end_stream()
+        if self.transport == "link" and self._link_address is None:
+            self.describe()
+            if self._link_address is None:
+                raise ModuleError(f"{self.label}: the site serves no step link (a site with TLS and no token "
+                                  "serves none): use transport 'stream'")
         reply = self._unary("open", None, self._connected().Open, wire.session_to_proto(session))
         self._check_version(reply.version)
         self._session_id = reply.session_id
@@ -161,20 +183,16 @@ class RemoteModule:
         if not self.two_phase:
             self._pending = (step, command)
             return
-        request = self._step_request(step)
-        request.command.CopyFrom(wire.command_to_proto(command))
-        self._send_step("propose", request)
+        self._send_step("propose", step, command, execute=False)
 
     def execute(self, step: int) -> StepResult:
-        request = self._step_request(step)
-        if self._pending is not None and self._pending[0] == step:
-            request.command.CopyFrom(wire.command_to_proto(self._pending[1]))
-        request.execute = True
-        reply = self._send_step("execute", request)
+        pending = self._pending[1] if self._pending is not None and self._pending[0] == step else None
+        result = self._send_step("execute", step, pending, execute=True)
         self._pending = None
-        if reply.result.step != step:
-            raise ModuleError(f"{self.label}: execute of step {step} was answered with step {reply.result.step}")
-        return wire.result_from_proto(reply.result)
+        if result is None or result.step != step:
+            answered = "no result" if result is None else f"step {result.step}"
+            raise ModuleError(f"{self.label}: execute of step {step} was answered with {answered}")
+        return result
 
     def commit(self, step: int) -> None:
         """Note the commit; it travels with the next step (or checkpoint, restore, close)."""
@@ -209,21 +227,27 @@ class RemoteModule:
         if self._channel is not None:
             self._channel.close()
         self._channel = self._stub = None
+        self._link_address = self._link_override
 
     # -- steps on the wire -------------------------------------------------
-    def _step_request(self, step: int) -> pb.StepRequest:
-        request = pb.StepRequest(session_id=self._session_id, step=step)
+    def _send_step(self, what: str, step: int, command: Command | None, execute: bool) -> StepResult | None:
+        """One lockstep message (the noted commit, ``command`` if given, execute if asked); the result if executed."""
+        if self.transport == "link":
+            frame = link.step_frame(step, self._commit, command, execute)
+            reply = self._with_retries(what, step, lambda timeout: self._link_exchange(frame, timeout))
+            self._commit = None
+            return reply if isinstance(reply, StepResult) else None
+        request = pb.StepRequest(session_id=self._session_id, step=step, execute=execute)
         if self._commit is not None:
             request.commit_step = self._commit
-        return request
-
-    def _send_step(self, what: str, request: pb.StepRequest) -> pb.StepReply:
+        if command is not None:
+            request.command.CopyFrom(wire.command_to_proto(command))
         if self.transport == "stream":
-            reply = self._with_retries(what, request.step, lambda timeout: self._stream_exchange(request, timeout))
+            answer = self._with_retries(what, step, lambda timeout: self._stream_exchange(request, timeout))
         else:
-            reply = self._unary(what, request.step, self._connected().Step, request)
+            answer = self._unary(what, step, self._connected().Step, request)
         self._commit = None
-        return reply
+        return wire.result_from_proto(answer.result) if answer.HasField("result") else None
 
     def _flush_commit(self) -> None:
         if self._commit is not None:
@@ -241,10 +265,33 @@ class RemoteModule:
             self._end_stream()
             raise
 
+    def _link_exchange(self, frame: bytes, timeout_s: float) -> StepResult | int:
+        """One frame and its reply on the session's link; a failed connection is dropped (the next connects anew)."""
+        try:
+            if self._link is None:
+                assert self._link_address is not None
+                self._link = link.LinkConnection(self._link_address, self._credentials.token, self._session_id,
+                                                 timeout_s, self._max_message_bytes)
+            return self._link.exchange(frame, timeout_s)
+        except link.LinkError:
+            raise  # the site answered: the connection is sound
+        except (TimeoutError, ConnectionError, link.MalformedFrame):
+            self._end_stream()
+            raise
+        except OSError as exc:  # e.g. no route to the host: retried like a refused connection
+            self._end_stream()
+            raise ConnectionError(exc.strerror or str(exc)) from None
+        except BaseException:
+            self._end_stream()
+            raise
+
     def _end_stream(self) -> None:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        if self._link is not None:
+            self._link.close()
+            self._link = None
 
     # -- calls, deadlines, retries, errors ---------------------------------
     def _connected(self) -> pb_grpc.ModuleStub:
@@ -274,7 +321,7 @@ class RemoteModule:
             try:
                 self.stats["wire_round_trips"] += 1
                 return attempt(max(deadline - time.monotonic(), 0.0))
-            except (grpc.RpcError, TimeoutError, ConnectionError) as exc:
+            except (grpc.RpcError, link.LinkError, link.MalformedFrame, TimeoutError, ConnectionError) as exc:
                 retryable = isinstance(exc, ConnectionError) or (
                     isinstance(exc, grpc.RpcError) and exc.code() is grpc.StatusCode.UNAVAILABLE
                     and _TLS_REFUSED not in (exc.details() or ""))
@@ -291,13 +338,19 @@ class RemoteModule:
         if isinstance(exc, TimeoutError):
             return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
         if isinstance(exc, ConnectionError):
-            return ModuleError(f"{where}: {exc}")
+            return ModuleError(f"{where}: {exc}" if self.transport != "link" else
+                               f"{where}: step link to {self._link_address} lost: {exc}")
+        if isinstance(exc, link.MalformedFrame):
+            return ModuleError(f"{where}: the site's step link sent a malformed reply: {exc}")
+        if isinstance(exc, link.LinkError):
+            if exc.step is not None:
+                return self._refused(exc.step, str(exc))
+            return ModuleError(f"{where}: {exc.code}: {exc}")
         assert isinstance(exc, grpc.RpcError)
         code, details = exc.code(), exc.details() or ""
         refused = dict(exc.trailing_metadata() or ()).get(wire.REFUSED_STEP_KEY)
         if refused is not None:
-            refused_step = int(refused)
-            return StepRefused(refused_step, f"{self.label}: {details.removeprefix(f'step {refused_step} refused: ')}")
+            return self._refused(int(refused), details)
         if code is grpc.StatusCode.DEADLINE_EXCEEDED:
             return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
         if code is grpc.StatusCode.UNAVAILABLE and _TLS_REFUSED in details:
@@ -309,6 +362,9 @@ class RemoteModule:
                 "certificate it does not accept: check the module's tls table (ca, cert, key)")
             return ModuleError(f"{where}: site unreachable for {self.deadline_s:g} s: {details}{hint}")
         return ModuleError(f"{where}: {code.name}: {details}")
+
+    def _refused(self, step: int, details: str) -> StepRefused:
+        return StepRefused(step, f"{self.label}: {details.removeprefix(f'step {step} refused: ')}")
 
     def _check_version(self, version: pb.ProtocolVersion) -> None:
         refusal = wire.version_refusal(version, self.label)

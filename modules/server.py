@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 import grpc
@@ -36,7 +36,8 @@ from grpc_reflection.v1alpha import reflection
 
 from hybridsim.v1 import module_pb2 as pb
 from modules import wire
-from modules.base import Module, ModuleError, StepRefused, check_vector
+from modules.base import Command, Module, ModuleError, StepRefused, StepResult, check_vector
+from modules.link import INFO_KEY, LinkServer, StepFrame, serves_link
 from modules.security import SiteAccess, is_loopback
 
 log = logging.getLogger("hybridsim.site")
@@ -80,6 +81,8 @@ class ModuleServicer:
         self._lock = threading.Lock()
         self._closed = False
         self.sessions = 0
+        self.link_info = ""
+        """the step link this site serves, as Describe reports it (modules.link.INFO_KEY); empty: none"""
 
     @property
     def kind(self) -> str:
@@ -89,7 +92,10 @@ class ModuleServicer:
     def Describe(self, request: pb.DescribeRequest, context: grpc.ServicerContext) -> pb.DescribeReply:
         self._check_version(request.version, context)
         with self._lock:
-            return wire.description_to_proto(self.site, self._module.describe())
+            description = self._module.describe()
+        if self.link_info:
+            description = replace(description, info={**description.info, INFO_KEY: self.link_info})
+        return wire.description_to_proto(self.site, description)
 
     def Open(self, request: pb.OpenRequest, context: grpc.ServicerContext) -> pb.OpenReply:
         self._check_version(request.version, context)
@@ -126,7 +132,7 @@ class ModuleServicer:
     def Propose(self, request: pb.ProposeRequest, context: grpc.ServicerContext) -> pb.ProposeReply:
         with self._lock:
             self._require_session(request.session_id)
-            self._propose(request.step, request.command)
+            self._propose(request.step, wire.command_from_proto(request.command))
             return pb.ProposeReply(step=request.step)
 
     def Execute(self, request: pb.ExecuteRequest, context: grpc.ServicerContext) -> pb.ExecuteReply:
@@ -149,21 +155,32 @@ class ModuleServicer:
             with self._lock:
                 yield self._step(request)
 
-    def _step(self, request: pb.StepRequest) -> pb.StepReply:
-        """Commit the previous step, propose this one, execute it: as far as the request asks."""
-        self._require_session(request.session_id)
-        if request.HasField("commit_step"):
-            self._module.commit(request.commit_step)
-        if request.HasField("command"):
-            self._propose(request.step, request.command)
-        if not request.execute:
-            return pb.StepReply(step=request.step)
-        return pb.StepReply(step=request.step, result=wire.result_to_proto(self._module.execute(request.step)))
+    def link_step(self, session_id: str, frame: StepFrame) -> StepResult | None:
+        """One step frame of the step link (modules.link): what ``Steps`` does with a StepRequest."""
+        with self._lock:
+            return self._do_step(session_id, frame.step, frame.commit_step, frame.command, frame.execute)
 
-    def _propose(self, step: int, message: pb.Command) -> None:
+    def _step(self, request: pb.StepRequest) -> pb.StepReply:
+        command = wire.command_from_proto(request.command) if request.HasField("command") else None
+        commit = request.commit_step if request.HasField("commit_step") else None
+        result = self._do_step(request.session_id, request.step, commit, command, request.execute)
+        if result is None:
+            return pb.StepReply(step=request.step)
+        return pb.StepReply(step=request.step, result=wire.result_to_proto(result))
+
+    def _do_step(self, session_id: str, step: int, commit_step: int | None, command: Command | None,
+                 execute: bool) -> StepResult | None:
+        """Commit the previous step, propose this one, execute it: as far as the request asks."""
+        self._require_session(session_id)
+        if commit_step is not None:
+            self._module.commit(commit_step)
+        if command is not None:
+            self._propose(step, command)
+        return self._module.execute(step) if execute else None
+
+    def _propose(self, step: int, command: Command) -> None:
         """Refuse a vector of the wrong length or with NaN/Inf (INVALID_ARGUMENT), then propose."""
         n = len(self._session.dof_names)  # type: ignore[union-attr]
-        command = wire.command_from_proto(message)
         for name in ("displacement", "velocity", "acceleration"):
             values = getattr(command, name)
             if values is not None:
@@ -225,16 +242,28 @@ def _status_of(exc: Exception) -> tuple[grpc.StatusCode, str, int | None]:
     return grpc.StatusCode.INTERNAL, f"the module raised {type(exc).__name__}: {exc}", None
 
 
-def _abort(site: str, context: grpc.ServicerContext, exc: Exception) -> NoReturn:
+def _reported(site: str, exc: Exception) -> tuple[grpc.StatusCode, str, int | None]:
+    """:func:`_status_of` ``exc``, logged (with the traceback of an unexpected exception)."""
     code, message, step = _status_of(exc)
     if code is grpc.StatusCode.INTERNAL:
         log.error("site %s: %s", site, message, exc_info=exc)
     else:
         log.warning("site %s: %s", site, message)
+    return code, message, step
+
+
+def _abort(site: str, context: grpc.ServicerContext, exc: Exception) -> NoReturn:
+    code, message, step = _reported(site, exc)
     if step is not None:
         context.set_trailing_metadata(((wire.REFUSED_STEP_KEY, str(step)),))
     context.abort(code, message)
     raise AssertionError("unreachable: context.abort raises")
+
+
+def _link_status(site: str, exc: Exception) -> tuple[str, str, int | None]:
+    """The status (by name), message and refused step of the step link's ERROR frame for ``exc``."""
+    code, message, step = _reported(site, exc)
+    return code.name, message, step
 
 
 class _Malformed:
@@ -300,12 +329,15 @@ class SiteServer:
     address needs TLS, a token or ``SiteAccess(insecure=True)``).
     ``health_listen`` (a loopback HOST:PORT) serves grpc.health.v1 alone in
     plaintext, for a probe that holds no credentials (a compose healthcheck).
+    ``link_listen`` (HOST:PORT; None: none) serves the step link (modules.link)
+    beside the service, with the site's token; Describe tells clients where.
+    A site with TLS and no token serves no link.
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
                  interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
-                 health_listen: str | None = None) -> None:
+                 health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0") -> None:
         refusal = access.listen_refusal(listen)
         if refusal:
             raise ModuleError(refusal)
@@ -337,11 +369,31 @@ class SiteServer:
             health_pb2_grpc.add_HealthServicer_to_server(self._health, self._health_server)
             self.health_address = f"{health_listen.rpartition(':')[0]}:{_bind(self._health_server, health_listen, None)}"
             self._health_server.start()
+        self._link = self._start_link(link_listen, max_message_bytes)
         self._server.start()
         for service in ("", wire.SERVICE_NAME):
             self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
-        log.info("site %s: %s module listening on %s (%s)%s", site, self.servicer.kind, self.address, access.mode,
-                 f", health on {self.health_address}" if self.health_address else "")
+        log.info("site %s: %s module listening on %s (%s)%s%s", site, self.servicer.kind, self.address, access.mode,
+                 f", health on {self.health_address}" if self.health_address else "",
+                 f", step link on {self._link.address}" if self._link else "")
+
+    def _start_link(self, listen: str | None, max_frame_bytes: int) -> LinkServer | None:
+        if listen is None:
+            return None
+        refusal = serves_link(listen, self.access.tls is not None, self.access.token, self.access.insecure)
+        if refusal and is_loopback(listen):
+            log.info("site %s: %s", self.servicer.site, refusal)
+            return None
+        if refusal:
+            raise ModuleError(refusal)
+        site = self.servicer.site
+        try:
+            link = LinkServer(site, self.servicer.link_step, lambda exc: _link_status(site, exc), listen,
+                              self.access.token, max_frame_bytes)
+        except OSError as exc:
+            raise ModuleError(f"cannot serve the step link on {listen}: {exc.strerror}") from None
+        self.servicer.link_info = link.info
+        return link
 
     def stop(self, grace_s: float = 0.5) -> None:
         """Report NOT_SERVING, end the session once the module call in flight returns, stop.
@@ -351,6 +403,8 @@ class SiteServer:
         self._health.enter_graceful_shutdown()
         self.servicer.close("ended by the site's shutdown")
         self._server.stop(grace_s).wait()
+        if self._link is not None:
+            self._link.stop()
         if self._health_server is not None:
             self._health_server.stop(0).wait()
         log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)

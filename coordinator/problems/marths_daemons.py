@@ -21,17 +21,23 @@ from coordinator.remote import RemoteModule
 from modules.base import Session
 
 
-def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0) -> marths.History:
-    """One run with the plant and the experimental site each in its own daemon."""
+def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0, link: str = "tcp") -> marths.History:
+    """One run with the plant and the experimental site each in its own daemon.
+
+    ``link`` = "tcp": every control sample crosses both hops (loop -> site, site -> plant) as one frame
+    on the daemons' step links (modules.link); "grpc": on their gRPC Steps streams.
+    """
     plant_config = marths_parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed,
                                              spec.shared_noise, spec.daq_in_loop)
     with tempfile.TemporaryDirectory(prefix="hybridsim-marths-") as folder:
         record_path = Path(folder) / "site_record.h5"
         with LocalDaemon("plant", plant_config, name="marths-plant") as plant:
-            site_config = marths.site_config(spec, backend={"address": plant.address, "deadline_s": deadline_s},
+            site_config = marths.site_config(spec, backend={"address": plant.address, "deadline_s": deadline_s,
+                                                                       "link": link},
                                              record=record_path.name)
             with LocalDaemon("experimental", site_config, base_dir=Path(folder), name="marths-site") as site:
-                module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s)
+                module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s,
+                                      transport="link" if link == "tcp" else "stream")
                 try:
                     module.open(Session(marths_parts.DT, marths_parts.SITE_DOFS, run_id="marths"))
                     logs = marths.simulate(spec, marths.ModuleSide(module, marths_parts.DT))

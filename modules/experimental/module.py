@@ -27,6 +27,7 @@ Config table::
     backend = {plant = {...}}                   # a plant config: the lab in this process
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
+                                                # with a daemon: link = "tcp" (its step link) or "grpc"
     record = "site.h5"                          # optional: the site's record, written at close
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
@@ -130,7 +131,10 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
 
     ``{plant = {...}}``: that lab in this process; ``{address = "HOST:PORT"}``:
     a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
-    127.0.0.1 with that config (and stops at close).
+    127.0.0.1 with that config (and stops at close).  With a daemon,
+    ``link = "tcp"`` sends the control samples over the daemon's step link
+    (fixed binary frames, modules.link) instead of the gRPC stream
+    (``link = "grpc"``, the default).
     """
     if "plant" in table:
         from modules.plant.module import build_lab
@@ -150,10 +154,19 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     from coordinator.remote import RemoteModule
 
     remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)),
-                          credentials=credentials)
+                          transport=plant_transport(table), credentials=credentials)
     names = remote.describe().dof_names
     remote.open(Session(sample_period, names))
     return ModuleBackend(remote, sample_period, len(names)), remote, daemon
+
+
+def plant_transport(table: Mapping[str, Any]) -> str:
+    """The RemoteModule transport of the backend table's ``link``: "grpc" (default) or "tcp"."""
+    links = {"grpc": "stream", "tcp": "link"}
+    if table.get("link", "grpc") not in links:
+        raise ModuleError(f"experimental module: backend.link must be 'grpc' (the plant daemon's Steps stream) or "
+                          f"'tcp' (its step link, modules.link), not {table['link']!r}")
+    return links[table.get("link", "grpc")]
 
 
 def _output_path(base_dir: Path | None, value: object) -> Path:
@@ -185,6 +198,7 @@ class ExperimentalModule(StepLedger):
         self.record_path = None if "record" not in self.config else _output_path(base_dir, self.config["record"])
         if "backend" not in self.config:
             raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
+        plant_transport(self.config["backend"])
         self.site: ExperimentalSite | None = None
         self._plant: Module | None = None
         self._daemon: Any = None

@@ -1,5 +1,7 @@
 """Exactly-once steps over a network that fails: a real site daemon behind a TCP relay that cuts connections.
 
+(The relay sits in front of the gRPC service, or, for transport "link", of the site's step link.)
+
 The relay stands for the internet between the coordinator and a lab: every connection through it can be
 cut at any moment, and it can swallow the site's next reply (the step was executed, the coordinator never
 heard).  The coordinator's RemoteModule must resend within its deadline, with growing pauses, and the site
@@ -18,6 +20,7 @@ import pytest
 
 from coordinator.daemons import LocalDaemon
 from coordinator.remote import RemoteModule
+from modules import link
 from modules.base import Command, ModuleError, Session
 from tests.coordinator.test_remote import free_port
 
@@ -102,10 +105,16 @@ def displacement(n: int) -> np.ndarray:
     return 1e-3 * np.array([np.sin(0.1 * n), np.cos(0.07 * n)])
 
 
-@pytest.mark.parametrize("transport", ["stream", "unary"])
+@pytest.mark.parametrize("transport", ["stream", "unary", "link"])
 def test_steps_through_cut_connections_and_lost_replies_are_each_executed_once(daemon, transport):
-    relay = CuttingRelay(daemon.address)
-    module = RemoteModule(relay.address, name="lab", deadline_s=10, transport=transport)
+    if transport == "link":  # the relay cuts the step link; the gRPC calls (open, close) go direct
+        described = RemoteModule(daemon.address, name="lab").describe()
+        relay = CuttingRelay(link.link_address(described.info))
+        module = RemoteModule(daemon.address, name="lab", deadline_s=10, transport=transport,
+                              link_address=relay.address)
+    else:
+        relay = CuttingRelay(daemon.address)
+        module = RemoteModule(relay.address, name="lab", deadline_s=10, transport=transport)
     module.open(Session(0.01, ("x1", "x2")))
     steps, forces = 300, []
     for n in range(steps):

@@ -1,8 +1,9 @@
-"""The benchmark with the plant and the experimental site as real gRPC daemons on 127.0.0.1."""
+"""The benchmark with the plant and the experimental site as real daemons on 127.0.0.1 (steps on their step links)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from coordinator.problems import marths
 from coordinator.problems.marths_campaign import run_one
@@ -18,13 +19,15 @@ def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> No
     np.testing.assert_array_equal(daemons.history.commands, inprocess.history.commands)
 
 
-def test_a_site_can_start_its_own_plant_daemon() -> None:
+@pytest.mark.parametrize("link", ["grpc", "tcp"])
+def test_a_site_can_start_its_own_plant_daemon(link: str) -> None:
     from coordinator.problems import marths_parts
     from modules.base import Session
     from modules.registry import build_module
 
     spec = marths.RunSpec(compensator="none", plant="nominal", duration=6.0)
-    config = marths_parts.site_config("none", backend={"daemon": marths_parts.plant_config("nominal", None, True, 123)})
+    config = marths_parts.site_config("none", backend={"daemon": marths_parts.plant_config("nominal", None, True, 123),
+                                                       "link": link})
     module = build_module("experimental", config)
     module.open(Session(marths_parts.DT, marths_parts.SITE_DOFS))
     logs = marths.simulate(spec, marths.ModuleSide(module, marths_parts.DT))

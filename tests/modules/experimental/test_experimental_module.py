@@ -119,6 +119,12 @@ def test_a_bad_command_generation_is_refused_when_the_module_is_built() -> None:
         build_module("experimental", {**config, "command_generation": {"scheme": "predictor-corrector"}})
 
 
+def test_a_bad_plant_link_is_refused_when_the_module_is_built() -> None:
+    config = marths_parts.site_config("none", backend={"address": "127.0.0.1:1", "link": "udp"})
+    with pytest.raises(ModuleError, match="backend.link must be 'grpc' .* or 'tcp' .*, not 'udp'"):
+        build_module("experimental", config)
+
+
 def test_refusals_name_the_reason() -> None:
     module = _module(marths.RunSpec(compensator="none", plant="nominal", noise=False))
     with pytest.raises(StepRefused, match="next target"):

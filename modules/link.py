@@ -1,0 +1,394 @@
+"""The step link: one lockstep step per fixed binary frame over TCP, beside a site's gRPC service.
+
+gRPC stays the control plane (Describe, Open, Checkpoint, Restore, Close);
+the link carries only what ``Steps`` carries, in the cheapest form Python can
+read and write: a struct header and the vectors as raw little-endian
+doubles.  It is what a lab's real-time controller uses to reach an actuator
+controller (a fixed frame over a deterministic link, not an RPC stack).
+
+Every message is a frame: ``uint32`` payload length, then the payload,
+whose first byte says what it is (all integers little-endian)::
+
+    client -> site
+      HELLO  u8 1, u16 major, u16 minor, u16 len, token, u16 len, session id
+      STEP   u8 2, u8 flags, i64 step, i64 commit step, f64 time, u16 n,
+             n doubles displacement [, n velocity] [, n acceleration]
+             flags: 1 commit, 2 command, 4 execute, 8 velocity, 16 acceleration
+    site -> client
+      WELCOME u8 1
+      RESULT  u8 2, i64 step, u16 n, n doubles displacement, n doubles force
+      DONE    u8 3, i64 step                        (a step that did not execute)
+      ERROR   u8 4, u8 has refused step, i64 refused step, u8 len, status name, message (UTF-8)
+
+The semantics are those of a ``Steps`` message (module.proto): commit, then
+propose, then execute, stopping at the first refusal; a resent frame is
+answered from the module's record.  The HELLO binds the connection to the
+open session and carries the site's access token (compared in constant
+time; checked before any step frame is read).  The link serves on loopback
+unless the site is told its network is trusted; a site with TLS and no token
+does not serve it (the link has no TLS, so it could not authenticate its
+clients as the site's certificates do).  A malformed frame is answered with
+an INVALID_ARGUMENT error and the connection is closed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from hybridsim.v1 import module_pb2 as pb
+from modules import wire
+from modules.base import Command, StepResult
+from modules.security import _digest, is_loopback
+
+log = logging.getLogger("hybridsim.site")
+
+INFO_KEY = "hybridsim.link"
+"""key of a site's Describe info that gives its link address ("tcp HOST:PORT"); absent: no link"""
+
+HELLO, STEP = 1, 2
+WELCOME, RESULT, DONE, ERROR = 1, 2, 3, 4
+COMMIT, COMMAND, EXECUTE, VELOCITY, ACCELERATION = 1, 2, 4, 8, 16
+_FLAGS = COMMIT | COMMAND | EXECUTE | VELOCITY | ACCELERATION
+
+_LENGTH = struct.Struct("<I")
+_HELLO = struct.Struct("<BHH")
+_TEXT = struct.Struct("<H")
+_STEP = struct.Struct("<BBqqdH")
+_RESULT = struct.Struct("<BqH")
+_DONE = struct.Struct("<Bq")
+_ERROR = struct.Struct("<BBqB")
+HELLO_TIMEOUT_S = 5.0
+"""how long a new connection may take to send its HELLO (s)"""
+
+
+class LinkError(Exception):
+    """An ERROR frame: the site refused the step or the connection (status name, message, refused step)."""
+
+    def __init__(self, code: str, message: str, step: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.step = step
+
+
+class MalformedFrame(Exception):
+    """A frame that does not follow the link's format."""
+
+
+@dataclass(frozen=True)
+class StepFrame:
+    """A decoded STEP frame: what a ``StepRequest`` says."""
+
+    step: int
+    commit_step: int | None
+    command: Command | None
+    execute: bool
+
+
+# -- frames ------------------------------------------------------------------------
+def _framed(payload: bytes) -> bytes:
+    return _LENGTH.pack(len(payload)) + payload
+
+
+def hello_frame(token: str | None, session_id: str) -> bytes:
+    token_bytes, session_bytes = (token or "").encode(), session_id.encode()
+    return _framed(_HELLO.pack(HELLO, wire.PROTOCOL.major, wire.PROTOCOL.minor) + _TEXT.pack(len(token_bytes))
+                   + token_bytes + _TEXT.pack(len(session_bytes)) + session_bytes)
+
+
+def step_frame(step: int, commit_step: int | None, command: Command | None, execute: bool) -> bytes:
+    """The STEP frame of one lockstep message."""
+    flags = (COMMIT if commit_step is not None else 0) | (EXECUTE if execute else 0)
+    if command is None:
+        return _framed(_STEP.pack(STEP, flags, step, commit_step or 0, 0.0, 0))
+    vectors = [np.asarray(command.displacement, dtype="<f8")]
+    for flag, values in ((VELOCITY, command.velocity), (ACCELERATION, command.acceleration)):
+        if values is not None:
+            flags |= flag
+            vectors.append(np.asarray(values, dtype="<f8"))
+    n = vectors[0].size
+    if any(v.shape != (n,) for v in vectors):
+        raise ValueError(f"a command's vectors must all have {n} values")
+    header = _STEP.pack(STEP, flags | COMMAND, step, commit_step or 0, float(command.time), n)
+    return _framed(header + b"".join(v.tobytes() for v in vectors))
+
+
+def parse_step(payload: bytes) -> StepFrame:
+    """The STEP frame in ``payload``; MalformedFrame when it is not one."""
+    if len(payload) < _STEP.size:
+        raise MalformedFrame(f"a step frame has at least {_STEP.size} bytes, this one {len(payload)}")
+    kind, flags, step, commit_step, time, n = _STEP.unpack_from(payload)
+    if kind != STEP:
+        raise MalformedFrame(f"expected a step frame (kind {STEP}), got kind {kind}")
+    if flags & ~_FLAGS or (flags & (VELOCITY | ACCELERATION) and not flags & COMMAND):
+        raise MalformedFrame(f"unknown or inconsistent flags {flags:#04x}")
+    vectors = 1 + bool(flags & VELOCITY) + bool(flags & ACCELERATION) if flags & COMMAND else 0
+    if len(payload) != _STEP.size + 8 * n * vectors:
+        raise MalformedFrame(f"a step frame of {vectors} vector(s) of {n} values has "
+                             f"{_STEP.size + 8 * n * vectors} bytes, this one {len(payload)}")
+    command = None
+    if flags & COMMAND:
+        values = np.frombuffer(payload, dtype="<f8", offset=_STEP.size).astype(float)
+        parts = iter(values.reshape(vectors, n))
+        command = Command(time, next(parts), next(parts) if flags & VELOCITY else None,
+                          next(parts) if flags & ACCELERATION else None)
+    return StepFrame(step, commit_step if flags & COMMIT else None, command, bool(flags & EXECUTE))
+
+
+def result_frame(step: int, result: StepResult | None) -> bytes:
+    if result is None:
+        return _framed(_DONE.pack(DONE, step))
+    n = len(result.displacement)
+    values = np.concatenate((np.asarray(result.displacement, "<f8"), np.asarray(result.force, "<f8")))
+    return _framed(_RESULT.pack(RESULT, result.step, n) + values.tobytes())
+
+
+def error_frame(code: str, message: str, refused_step: int | None) -> bytes:
+    code_bytes = code.encode()
+    return _framed(_ERROR.pack(ERROR, refused_step is not None, refused_step or 0, len(code_bytes)) + code_bytes
+                   + message.encode("utf-8", errors="replace"))
+
+
+def parse_reply(payload: bytes) -> StepResult | int:
+    """A RESULT as a StepResult, a DONE as its step; an ERROR raises LinkError."""
+    kind = payload[0] if payload else None
+    if kind == RESULT and len(payload) >= _RESULT.size:
+        _, step, n = _RESULT.unpack_from(payload)
+        if len(payload) == _RESULT.size + 16 * n:
+            values = np.frombuffer(payload, dtype="<f8", offset=_RESULT.size).astype(float)
+            return StepResult(step, values[:n], values[n:])
+    elif kind == DONE and len(payload) == _DONE.size:
+        return _DONE.unpack(payload)[1]
+    elif kind == ERROR and len(payload) >= _ERROR.size:
+        _, refused, step, length = _ERROR.unpack_from(payload)
+        code = payload[_ERROR.size:_ERROR.size + length].decode(errors="replace")
+        message = payload[_ERROR.size + length:].decode(errors="replace")
+        raise LinkError(code, message, step if refused else None)
+    raise MalformedFrame(f"not a reply frame ({len(payload)} bytes, kind {kind})")
+
+
+def read_frame(connection: socket.socket, max_bytes: int) -> bytes | None:
+    """The next frame's payload; None at a clean end of the connection before a frame."""
+    header = _read_exactly(connection, _LENGTH.size, at_start=True)
+    if header is None:
+        return None
+    (length,) = _LENGTH.unpack(header)
+    if length > max_bytes:
+        raise MalformedFrame(f"a frame of {length} bytes is over the limit of {max_bytes} bytes")
+    return _read_exactly(connection, length) if length else b""
+
+
+def _read_exactly(connection: socket.socket, count: int, at_start: bool = False) -> bytes | None:
+    data = connection.recv(count)
+    if not data:
+        if at_start:
+            return None
+        raise ConnectionError("the connection closed in the middle of a frame")
+    while len(data) < count:
+        more = connection.recv(count - len(data))
+        if not more:
+            raise ConnectionError("the connection closed in the middle of a frame")
+        data += more
+    return data
+
+
+# -- the site's end ----------------------------------------------------------------
+StepHandler = Callable[[str, StepFrame], StepResult | None]
+"""(session id, frame) -> the executed step's result (None when the frame did not execute); raises to refuse"""
+StatusOf = Callable[[Exception], tuple[str, str, int | None]]
+"""exception -> (status name, message, refused step), as the gRPC service reports it"""
+
+
+class LinkServer:
+    """Serves the step link on ``listen`` (HOST:PORT, port 0: a free one) with one thread per connection.
+
+    ``token``: the site's access token that every HELLO must carry (None: no token, loopback only);
+    ``max_connections`` more are refused at once.
+    """
+
+    def __init__(self, site: str, handle: StepHandler, status_of: StatusOf, listen: str, token: str | None,
+                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8) -> None:
+        host, _, port = listen.rpartition(":")
+        self.site = site
+        self._handle, self._status_of = handle, status_of
+        self._expected = None if token is None else _digest(wire.bearer(token))
+        self._max_frame_bytes = max_frame_bytes
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._listener = socket.create_server((host.strip("[]"), int(port)),
+                                              family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self.port = self._listener.getsockname()[1]
+        self.address = f"{host}:{self.port}"
+        self.refused = 0
+        self._thread = threading.Thread(target=self._accept, name=f"site-{site}-link", daemon=True)
+        self._thread.start()
+
+    @property
+    def info(self) -> str:
+        """The value of :data:`INFO_KEY` in the site's Describe info."""
+        return f"tcp {self.address}"
+
+    def stop(self) -> None:
+        """Stop accepting and close every connection."""
+        _close(self._listener)  # the shutdown wakes the thread blocked in accept()
+        with self._lock:
+            connections, self._connections = set(self._connections), set()
+        for connection in connections:
+            _close(connection)
+        self._thread.join(2.0)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, peer = self._listener.accept()
+            except OSError:
+                return  # the listener was closed
+            if not self._slots.acquire(blocking=False):
+                log.warning("site %s: step link connection from %s refused: too many connections", self.site, peer)
+                _close(connection)
+                continue
+            with self._lock:
+                self._connections.add(connection)
+            threading.Thread(target=self._serve, args=(connection, peer), name=f"site-{self.site}-link-conn",
+                             daemon=True).start()
+
+    def _serve(self, connection: socket.socket, peer: object) -> None:
+        try:
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection.settimeout(HELLO_TIMEOUT_S)
+            session = self._hello(connection, peer)
+            if session is None:
+                return
+            connection.settimeout(None)
+            while True:
+                payload = read_frame(connection, self._max_frame_bytes)
+                if payload is None:
+                    return
+                try:
+                    frame = parse_step(payload)
+                except MalformedFrame as exc:
+                    log.warning("site %s: malformed step frame from %s: %s", self.site, peer, exc)
+                    connection.sendall(error_frame("INVALID_ARGUMENT", f"malformed step frame: {exc}", None))
+                    return
+                try:
+                    reply = result_frame(frame.step, self._handle(session, frame))
+                except Exception as exc:  # noqa: BLE001 - every failure becomes an ERROR frame
+                    code, message, step = self._status_of(exc)
+                    reply = error_frame(code, message, step)
+                connection.sendall(reply)
+        except MalformedFrame as exc:
+            log.warning("site %s: step link from %s: %s", self.site, peer, exc)
+            _send_quietly(connection, error_frame("INVALID_ARGUMENT", f"malformed frame: {exc}", None))
+        except OSError:
+            pass  # the client went away (or the link is stopping): nothing to answer
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+            _close(connection)
+            self._slots.release()
+
+    def _hello(self, connection: socket.socket, peer: object) -> str | None:
+        """The session id of a valid HELLO (after a WELCOME); None after refusing it."""
+        payload = read_frame(connection, 4096)
+        if payload is None:
+            return None
+        try:
+            kind, major, _minor = _HELLO.unpack_from(payload)
+            offset = _HELLO.size
+            (length,) = _TEXT.unpack_from(payload, offset)
+            token = payload[offset + _TEXT.size:offset + _TEXT.size + length].decode()
+            offset += _TEXT.size + length
+            (length,) = _TEXT.unpack_from(payload, offset)
+            session = payload[offset + _TEXT.size:offset + _TEXT.size + length].decode()
+            if kind != HELLO or offset + _TEXT.size + length != len(payload):
+                raise ValueError("not a hello frame")
+        except (struct.error, ValueError) as exc:
+            raise MalformedFrame(f"the first frame must be a HELLO: {exc}") from None
+        if self._expected is not None and not hmac.compare_digest(_digest(wire.bearer(token)), self._expected):
+            self.refused += 1
+            log.warning("site %s: step link from %s refused (%s)", self.site, peer, "wrong token" if token else "no token")
+            message = (f"site {self.site} refused the access token: it is not this site's token" if token else
+                       f"site {self.site} needs an access token (token_file in the experiment's module table)")
+            connection.sendall(error_frame("UNAUTHENTICATED", message, None))
+            return None
+        if major != wire.PROTOCOL.major:
+            connection.sendall(error_frame("FAILED_PRECONDITION", wire.version_refusal(
+                pb.ProtocolVersion(major=major, minor=_minor), f"client at {peer}") or "", None))
+            return None
+        connection.sendall(_framed(bytes((WELCOME,))))
+        return session
+
+
+def serves_link(listen: str, tls: bool, token: str | None, insecure: bool) -> str | None:
+    """Why a site of this access may not serve its link on ``listen``; None when it may."""
+    if tls and token is None:
+        return ("a site with TLS and no token does not serve the step link (the link has no TLS to authenticate "
+                "clients with); give the site a --token-file too, or use the gRPC stream")
+    if not is_loopback(listen) and not insecure:
+        return (f"the step link on {listen}: the link has no TLS, it serves on loopback only unless the network "
+                "is trusted (--insecure)")
+    return None
+
+
+# -- the client's end --------------------------------------------------------------
+class LinkConnection:
+    """A client's connection to a site's link, bound to the open session by its HELLO."""
+
+    def __init__(self, address: str, token: str | None, session_id: str, timeout_s: float,
+                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        host, _, port = address.rpartition(":")
+        self._max_frame_bytes = max_frame_bytes
+        self._socket = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
+        try:
+            self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._socket.sendall(hello_frame(token, session_id))
+            reply = read_frame(self._socket, max_frame_bytes)
+            if reply is None:
+                raise ConnectionError("the site closed the step link at its HELLO")
+            if reply != bytes((WELCOME,)):
+                parse_reply(reply)  # an ERROR raises LinkError
+                raise MalformedFrame("the site answered the HELLO with a step reply")
+        except BaseException:
+            self.close()
+            raise
+
+    def exchange(self, frame: bytes, timeout_s: float) -> StepResult | int:
+        """Send a STEP frame; its reply (see :func:`parse_reply`), or TimeoutError after ``timeout_s`` (s)."""
+        self._socket.settimeout(timeout_s)
+        self._socket.sendall(frame)
+        reply = read_frame(self._socket, self._max_frame_bytes)
+        if reply is None:
+            raise ConnectionError("the site closed the step link")
+        return parse_reply(reply)
+
+    def close(self) -> None:
+        _close(self._socket)
+
+
+def link_address(info: dict[str, str]) -> str | None:
+    """HOST:PORT of the link a site's Describe info offers; None when it offers none."""
+    scheme, _, address = info.get(INFO_KEY, "").partition(" ")
+    return address if scheme == "tcp" and address else None
+
+
+def _send_quietly(connection: socket.socket, data: bytes) -> None:
+    try:
+        connection.sendall(data)
+    except OSError:
+        pass
+
+
+def _close(connection: socket.socket) -> None:
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    connection.close()

@@ -1,0 +1,173 @@
+"""The step link (modules.link) of real `hybridsim site` daemons on 127.0.0.1.
+
+The hosted module is the 2-DOF spring pair K = [[2, -1], [-1, 2]] kN/m, so
+every force is K d worked by hand: d = (1, 0) mm gives (2, -1) N.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import struct
+import time
+
+import numpy as np
+import pytest
+
+from coordinator.credentials import ClientCredentials
+from coordinator.daemons import LocalDaemon
+from coordinator.remote import RemoteModule
+from modules import link
+from modules.base import Command, ModuleError, Session, StepRefused, StepResult
+from modules.linear import LinearModule
+from modules.security import SiteAccess
+from modules.server import SiteServer
+
+CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
+K = np.array(CONFIG["stiffness"])
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    with LocalDaemon("linear", CONFIG, name="left", private=True) as running:
+        yield running
+
+
+def remote(daemon: LocalDaemon, **options) -> RemoteModule:
+    return RemoteModule(daemon.address, name="left", deadline_s=5, transport="link", credentials=daemon.credentials,
+                        **options)
+
+
+def link_of(daemon: LocalDaemon) -> tuple[str, str]:
+    """(link address, session id) of a fresh session the daemon opened over gRPC."""
+    module = RemoteModule(daemon.address, name="left", deadline_s=5, credentials=daemon.credentials)
+    address = link.link_address(module.describe().info)
+    module.open(Session(0.01, ("x1", "x2")))
+    assert address is not None
+    return address, module._session_id
+
+
+def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_record(daemon):
+    module = remote(daemon)
+    module.open(Session(0.01, ("x1", "x2"), run_id="link"))
+    forces = []
+    for n in range(50):
+        module.propose(n, Command(0.01 * n, np.array([1e-3 * n, 0.0]), velocity=np.array([0.1, 0.0])))
+        forces.append(module.execute(n).force)
+        module.commit(n)
+    np.testing.assert_allclose(forces, [K @ [1e-3 * n, 0.0] for n in range(50)], rtol=1e-15, atol=0)
+    assert forces[1] == pytest.approx([2.0, -1.0], abs=1e-12)
+    stats = module.close()
+    module.disconnect()
+    assert (stats["proposed"], stats["executed"], stats["committed"], stats["retried"]) == (50, 50, 50, 0)
+
+    address, session = link_of(daemon)
+    connection = link.LinkConnection(address, daemon.credentials.token, session, timeout_s=5)
+    frame = link.step_frame(0, None, Command(0.0, np.array([2e-3, 1e-3])), execute=True)
+    first, again = connection.exchange(frame, 5), connection.exchange(frame, 5)
+    connection.close()
+    assert isinstance(first, StepResult) and first.step == 0
+    np.testing.assert_array_equal(first.force, again.force)
+    assert list(first.force) == pytest.approx([3.0, 0.0], abs=1e-12)  # K (2, 1) mm
+
+
+def test_a_refused_step_on_the_link_is_a_step_refused_naming_the_site(daemon):
+    module = remote(daemon)
+    module.open(Session(0.01, ("x1", "x2")))
+    for bad in ([1.0], [0.0, np.inf]):
+        with pytest.raises(StepRefused, match=f"^step 5 refused: site left at {daemon.address}: displacement has"):
+            module.propose(5, Command(0.05, np.array(bad)))
+            module.execute(5)
+    module.propose(6, Command(0.06, np.array([1e-3, 0.0])))
+    assert list(module.execute(6).force) == pytest.approx([2.0, -1.0], abs=1e-12)
+    module.close()
+    module.disconnect()
+
+
+def test_the_link_refuses_a_missing_or_wrong_token_before_any_step(daemon):
+    address, session = link_of(daemon)
+    for token, reason in ((None, "needs an access token"), ("x" * 43, "refused the access token")):
+        with pytest.raises(link.LinkError, match=reason) as info:
+            link.LinkConnection(address, token, session, timeout_s=5)
+        assert info.value.code == "UNAUTHENTICATED"
+    wrong = RemoteModule(daemon.address, name="left", deadline_s=5, transport="link",
+                         credentials=daemon.credentials, link_address=address)
+    wrong.open(Session(0.01, ("x1", "x2")))
+    wrong._credentials = ClientCredentials(token="y" * 43)  # the gRPC session is open; the link sees another token
+    with pytest.raises(ModuleError, match=f"^site left at {daemon.address}: execute of step 0: UNAUTHENTICATED: "
+                                          "site left refused the access token"):
+        wrong.propose(0, Command(0.0, np.zeros(2)))
+        wrong.execute(0)
+    wrong.disconnect()
+
+
+def raw_link(address: str, token: str | None, session: str) -> socket.socket:
+    host, _, port = address.rpartition(":")
+    connection = socket.create_connection((host, int(port)), timeout=5)
+    connection.sendall(link.hello_frame(token, session))
+    assert link.read_frame(connection, 1024) == bytes((link.WELCOME,))
+    return connection
+
+
+@pytest.mark.parametrize("payload", [b"\x02\x00", b"\x09" + bytes(29), struct.pack("<BBqqdH", 2, 0x40, 0, 0, 0.0, 0),
+                                     struct.pack("<BBqqdH", 2, 6, 1, 0, 0.01, 2) + bytes(8)])
+def test_a_malformed_frame_is_refused_and_the_connection_closed_and_the_site_serves_on(daemon, payload):
+    address, session = link_of(daemon)
+    connection = raw_link(address, daemon.credentials.token, session)
+    connection.sendall(struct.pack("<I", len(payload)) + payload)
+    with pytest.raises(link.LinkError, match="malformed step frame") as info:
+        link.parse_reply(link.read_frame(connection, 1024))
+    assert info.value.code == "INVALID_ARGUMENT"
+    assert connection.recv(1) == b""  # closed by the site
+    connection.close()
+    test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_record(daemon)
+
+
+def test_an_oversized_frame_or_a_first_frame_that_is_no_hello_is_refused(daemon):
+    address, session = link_of(daemon)
+    connection = raw_link(address, daemon.credentials.token, session)
+    connection.sendall(struct.pack("<I", 2**31))
+    with pytest.raises(link.LinkError, match="over the limit of"):
+        link.parse_reply(link.read_frame(connection, 1024))
+    connection.close()
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(link.step_frame(0, None, Command(0.0, np.zeros(2)), execute=True))
+        with pytest.raises(link.LinkError, match="the first frame must be a HELLO"):
+            link.parse_reply(link.read_frame(connection, 1024))
+
+
+def test_a_killed_daemon_stops_the_link_client_within_its_deadline_naming_the_site_and_step():
+    with LocalDaemon("linear", CONFIG, name="right") as daemon:
+        module = RemoteModule(daemon.address, name="right", deadline_s=1.0, transport="link")
+        module.open(Session(0.01, ("x1", "x2")))
+        for n in range(5):
+            module.propose(n, Command(0.01 * n, np.array([1e-3 * n, 0.0])))
+            module.execute(n)
+            module.commit(n)
+        os.kill(daemon.pid, signal.SIGKILL)
+        start = time.monotonic()
+        with pytest.raises(ModuleError) as info:
+            module.propose(5, Command(0.05, np.zeros(2)))
+            module.execute(5)
+        assert time.monotonic() - start < 1.0 + 0.3
+        assert str(info.value).startswith(f"site right at {daemon.address}: execute of step 5: step link to 127.0.0.1:")
+        assert "lost: " in str(info.value)
+
+
+def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
+    assert "TLS and no token" in link.serves_link("127.0.0.1:0", tls=True, token=None, insecure=False)
+    assert "loopback only" in link.serves_link("0.0.0.0:0", tls=False, token="t" * 32, insecure=False)
+    assert link.serves_link("0.0.0.0:0", tls=False, token=None, insecure=True) is None
+    with pytest.raises(ModuleError, match="the step link on 0.0.0.0:0: the link has no TLS"):
+        SiteServer(lambda: LinearModule.from_config(CONFIG), "wide", link_listen="0.0.0.0:0",
+                   access=SiteAccess(token="t" * 32))
+    server = SiteServer(lambda: LinearModule.from_config(CONFIG), "nolink", link_listen=None)
+    try:
+        module = RemoteModule(server.address, name="nolink", deadline_s=2, transport="link")
+        with pytest.raises(ModuleError, match="the site serves no step link"):
+            module.open(Session(0.01, ("x1", "x2")))
+        module.disconnect()
+    finally:
+        server.stop(0)
