@@ -33,9 +33,9 @@ def stalling_kind(monkeypatch):
     monkeypatch.setitem(KINDS, "stalling", f"{__name__}:StallingSpring")
 
 
-def experiment(tmp_path, stall_at: int = -1):
+def experiment(tmp_path, stall_at: int = -1, duration: float = 7.0):
     return parse_experiment({
-        "experiment": {"name": "paced", "dt": 0.01, "duration": 7.0},
+        "experiment": {"name": "paced", "dt": 0.01, "duration": duration},
         "structure": {"dofs": ["x"], "mass_diagonal": [1000.0], "influence": [1.0]},
         "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv")},
         "modules": [{"name": "lab", "kind": "stalling",
@@ -57,3 +57,19 @@ def test_a_paced_run_takes_its_simulated_time_and_counts_a_stalled_step_late(tmp
     unpaced = run_experiment(experiment(tmp_path)).summary
     assert unpaced["realtime"] is False and unpaced["late_steps"] == 0
     assert unpaced["loop_wall_s"] < 0.5 * 7.0  # without pacing it runs faster than real time
+
+
+def test_the_work_after_a_step_counts_in_its_step_time_and_lateness_but_not_in_its_compute_time(tmp_path,
+                                                                                                 stalling_kind):
+    """A listener (recording, a monitor) that takes 50 ms after step 100 eats that step's 10 ms slot."""
+
+    def slow_listener(n, arrays):
+        if n == 100:
+            time.sleep(0.05)
+
+    summary = run_experiment(experiment(tmp_path, duration=1.5), realtime=True, listeners=[slow_listener]).summary
+    assert summary["late_steps"] >= 1
+    assert summary["max_lateness_us"] >= 35e3  # 50 ms of listener in a 10 ms slot: about 40 ms past its end
+    assert summary["step_time_us"]["max"] >= 50e3  # the whole step, issue to the end of its listeners
+    assert summary["compute_time_us"]["max"] < 40e3  # issue to commit: a linear spring, far below the stall
+    assert summary["compute_time_us"]["p50"] <= summary["step_time_us"]["p50"]
