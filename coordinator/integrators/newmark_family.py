@@ -64,8 +64,8 @@ class NewmarkFamilyIntegrator(Integrator):
         r_tilde = np.asarray(restoring_force, float)
         np.subtract(self._next_load, c.dot(self._pred_v, work), out=rhs)
         rhs -= r_tilde
-        rhs *= 1.0 + alpha
-        if alpha:
+        if alpha:  # with alpha = 0 the weight 1 + alpha = 1 would multiply exactly: skipped
+            rhs *= 1.0 + alpha
             c.dot(self.velocity, work)
             work += self.restoring_force
             work -= self.load
