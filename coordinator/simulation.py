@@ -189,6 +189,8 @@ class _Run:
             index = np.array([lookup[d] for d in description.dof_names], dtype=int)
             slots.append(ModuleSlot(spec.name, module, description, index, where))
         self.partition = Partition(len(dofs), slots)
+        self._full_row = np.zeros(len(dofs))
+        """where a condensed state is expanded to all DOFs before it is recorded"""
         if self.partition.unowned.size:
             names = [dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
@@ -344,12 +346,11 @@ class _Run:
         a["step_id"][n] = start.step_id
         a["ground_acceleration"][n] = ground
         a["wall_step_s"][n] = wall
-        for key, values, onto in (("displacement", integrator.displacement, reduction.expand),
-                                  ("velocity", integrator.velocity, reduction.expand),
-                                  ("acceleration", integrator.acceleration, reduction.expand),
-                                  ("restoring_force", integrator.restoring_force, reduction.place)):
-            row = a[key][n]
-            row[...] = onto(values, row)  # condensed: computed in the row itself; otherwise copied into it
+        full = self._full_row  # condensed: each value is computed here, then copied into its row
+        a["displacement"][n] = reduction.expand(integrator.displacement, full)
+        a["velocity"][n] = reduction.expand(integrator.velocity, full)
+        a["acceleration"][n] = reduction.expand(integrator.acceleration, full)
+        a["restoring_force"][n] = reduction.place(integrator.restoring_force, full)
         for (disp, force), result in zip(history.modules, self.partition.last_results):
             disp[n] = result.displacement
             force[n] = result.force
