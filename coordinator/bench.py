@@ -7,15 +7,19 @@ one process so that ratios compare like with like:
   synchronous stack, and through grpc.aio), and of a raw TCP echo (the floor under any wire
   protocol), with the payload of a 10-DOF step;
 - ``step_us``: the coordinator's step (propose + execute at every module in parallel, commit)
-  with 1, 2, 4 and 8 linear site daemons, and ``step_over_echo`` its ratio to the gRPC echo;
+  with 1, 2, 4 and 8 linear site daemons over the gRPC Steps stream, and ``step_over_echo`` its
+  ratio to the gRPC echo; ``step_us_link`` the same over the sites' step links (modules.link, what a
+  run on this machine uses) and ``step_link_over_tcp_echo`` its ratio to the raw TCP echo;
 - ``dof_scaling``: the in-process alpha-OS step over 10 to 2000 condensed DOFs and the
   exponent of a power-law fit (1 is linear, 2 is the dense mat-vec);
 - ``hybrid_over_monolithic``: the maRTHS frame as OpenSees site daemons plus a linear module,
   against the whole frame under OpenSees' AlphaOS, same record (ratio of loop wall times);
 - ``marths_realtime_factor``: simulated seconds per wall second of the benchmark loop, in process and
-  with the experimental site and the plant as daemons (two round trips per 1024 Hz tick);
+  with the experimental site and the plant as daemons (two round trips per 1024 Hz tick, on the
+  daemons' step links);
 - ``realtime_late_steps_pct``: the design-card run (coordinator, frame, site, plant: four processes)
-  paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz; the details give
+  paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (the site reaching
+  its plant daemon on the daemon's step link, ten round trips per step); the details give
   the same with the plant inside the site's process, as a lab's real-time controller has it.
 """
 
@@ -162,19 +166,22 @@ def wire_figures(calls: int) -> dict[str, Any]:
         addresses = [daemon.start() for daemon in daemons]
         echo = grpc_echo_us(addresses[0], calls)
         aio = grpc_aio_echo_us(addresses[0], calls)
-        steps = {}
+        steps: dict[str, dict[str, float]] = {"stream": {}, "link": {}}
         for count in DAEMON_COUNTS:
-            remotes = [RemoteModule(a, name=f"site{n}") for n, a in enumerate(addresses[:count])]
-            try:
-                steps[str(count)] = partition_step_us(remotes, calls)
-            finally:
-                for remote in remotes:
-                    remote.disconnect()
+            for transport, figures in steps.items():
+                remotes = [RemoteModule(a, name=f"site{n}", transport=transport)  # type: ignore[arg-type]
+                           for n, a in enumerate(addresses[:count])]
+                try:
+                    figures[str(count)] = partition_step_us(remotes, calls)
+                finally:
+                    for remote in remotes:
+                        remote.disconnect()
     finally:
         for daemon in daemons:
             daemon.stop()
-    return {"echo_us": {"grpc": echo, "tcp": tcp, "grpc_asyncio": aio}, "step_us": steps,
-            "step_over_echo": {count: value / echo for count, value in steps.items()}}
+    return {"echo_us": {"grpc": echo, "tcp": tcp, "grpc_asyncio": aio}, "step_us": steps["stream"],
+            "step_over_echo": {count: value / echo for count, value in steps["stream"].items()},
+            "step_us_link": steps["link"], "step_link_over_tcp_echo": {c: v / tcp for c, v in steps["link"].items()}}
 
 
 def dof_scaling(dofs: Sequence[int] = (10, 30, 100, 300, 1000, 2000), steps: int = 400) -> dict[str, Any]:

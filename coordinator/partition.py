@@ -3,7 +3,8 @@
 Each module answers for its own DOFs; the partition scatters the global
 trial displacement into module slices, gathers their restoring forces back
 and sums them (DOFs shared by several modules get the sum).  Calls to the
-modules of one step go out in parallel when any of them is remote.
+modules of one step go out in parallel when any of them is remote (the last
+module's call in the calling thread, the others on a thread pool).
 """
 
 from __future__ import annotations
@@ -70,10 +71,20 @@ class Partition:
             except (ModuleError, OSError, RuntimeError) as exc:
                 raise ModuleStepError(slot, step, exc) from exc
 
+        calls = list(zip(self.slots, *per_slot))
         if self._pool is None or not parallel:
-            return [guarded(s, *args) for s, *args in zip(self.slots, *per_slot)]
-        futures = [self._pool.submit(guarded, s, *args) for s, *args in zip(self.slots, *per_slot)]
-        return [f.result() for f in futures]
+            return [guarded(s, *args) for s, *args in calls]
+        # the last module's call runs in this thread while the pool runs the others: one hand-off fewer
+        futures = [self._pool.submit(guarded, s, *args) for s, *args in calls[:-1]]
+        last_slot, *last_args = calls[-1]
+        try:
+            last: T | BaseException = guarded(last_slot, *last_args)
+        except ModuleStepError as exc:
+            last = exc
+        results = [f.result() for f in futures]  # the first failure in module order is the one raised
+        if isinstance(last, ModuleStepError):
+            raise last
+        return [*results, last]  # type: ignore[list-item]
 
     def open(self, session_for: Callable[[ModuleSlot], Session]) -> None:
         self._each(0, lambda s: s.module.open(session_for(s)))

@@ -13,7 +13,9 @@ moves (NTCP's propose/execute split at experimental sites).
 
 ``transport="link"`` carries the steps (and only they) as fixed binary
 frames on the site's step link (:mod:`modules.link`, TCP beside the gRPC
-service); everything else stays on gRPC.
+service); everything else stays on gRPC.  The default, ``"auto"``, takes the
+link where the site offers one this client can reach (a site on this
+machine, or a link served beyond loopback), else the ``Steps`` stream.
 
 Every call has a deadline (``deadline_s``).  An unreachable site is retried
 until the deadline runs out (the step IDs make a resent step harmless: the
@@ -38,8 +40,9 @@ from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
 from modules import link, wire
 from modules.base import Command, Description, ModuleError, Session, StepRefused, StepResult
+from modules.security import is_loopback
 
-Transport = Literal["stream", "unary", "link"]
+Transport = Literal["auto", "stream", "unary", "link"]
 T = TypeVar("T")
 
 _RETRY_FIRST_S = 0.02
@@ -93,7 +96,7 @@ class _StepStream:
 class RemoteModule:
     """The module served by a ``hybridsim site`` daemon at ``address``.
 
-    RemoteModule(address, name="", deadline_s=10.0, transport="stream", two_phase=False, latency=None,
+    RemoteModule(address, name="", deadline_s=10.0, transport="auto", two_phase=False, latency=None,
                  credentials=None, link_address=None)
 
     address     HOST:PORT of the site (e.g. "127.0.0.1:50051", "left:50051")
@@ -102,11 +105,14 @@ class RemoteModule:
                 first call (describe) also waits this long for a site
                 that is still starting
     transport   "stream" (one bidirectional Steps call for the session),
-                "unary" (one Step call per step) or "link" (each step as
+                "unary" (one Step call per step), "link" (each step as
                 one fixed binary frame on the site's step link, TCP beside
                 the gRPC service: see modules.link; the fastest, for a site
                 on the same machine or a trusted network; the other calls
-                stay on gRPC)
+                stay on gRPC) or "auto" (the link where the site offers one
+                this client reaches, as its last ``describe`` said, else
+                the stream; the stream when ``latency`` is given), decided
+                at ``open``
     two_phase   send each proposal on its own round trip (see module doc)
     latency     a :class:`coordinator.latency.Latency` added to every round
                 trip (emulates a distant lab)
@@ -124,20 +130,22 @@ class RemoteModule:
     is_remote = True
     """calls wait on the network: the coordinator calls several modules in parallel"""
 
-    def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "stream",
+    def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "auto",
                  two_phase: bool = False, latency: Latency | None = None,
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
                  credentials: ClientCredentials | None = None, link_address: str | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
-        if transport not in ("stream", "unary", "link"):
-            raise ValueError(f"transport must be 'stream', 'unary' or 'link', not {transport!r}")
+        if transport not in ("auto", "stream", "unary", "link"):
+            raise ValueError(f"transport must be 'auto', 'stream', 'unary' or 'link', not {transport!r}")
         if transport == "link" and latency is not None:
             raise ValueError("latency emulation delays gRPC calls: use transport 'stream' or 'unary' with it")
         self.address = address
         self.name = name or address
         self.deadline_s = float(deadline_s)
         self.transport = transport
+        self.steps_on: Transport = "stream" if transport == "auto" else transport
+        """the transport the steps of the open session take ("auto" resolved at ``open``)"""
         self.two_phase = two_phase
         self._latency = latency
         self._credentials = credentials or ClientCredentials()
@@ -163,16 +171,14 @@ class RemoteModule:
         reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=wire.PROTOCOL))
         self._check_version(reply.version)
         description = wire.description_from_proto(reply)
-        self._link_address = self._link_override or link.link_address(description.info)
+        self._link_address = self._link_override or link.link_address(description.info, is_loopback(self.address))
         return description
 
     def open(self, session: Session) -> None:
         self._end_stream()
         if self.transport == "link" and self._link_address is None:
             self.describe()
-            if self._link_address is None:
-                raise ModuleError(f"{self.label}: the site serves no step link (a site with TLS and no token "
-                                  "serves none): use transport 'stream'")
+        self.steps_on = self._steps_transport()
         reply = self._unary("open", None, self._connected().Open, wire.session_to_proto(session))
         self._check_version(reply.version)
         self._session_id = reply.session_id
@@ -229,10 +235,20 @@ class RemoteModule:
         self._channel = self._stub = None
         self._link_address = self._link_override
 
+    def _steps_transport(self) -> Transport:
+        if self.transport != "auto":
+            if self.transport == "link" and self._link_address is None:
+                raise ModuleError(f"{self.label}: the site serves no step link (a site with TLS and no token "
+                                  "serves none): use transport 'stream'")
+            return self.transport
+        reachable = self._link_address is not None and (is_loopback(self.address) or not (
+            self._link_address.startswith(link.UNIX) or is_loopback(self._link_address)))
+        return "link" if reachable and self._latency is None else "stream"
+
     # -- steps on the wire -------------------------------------------------
     def _send_step(self, what: str, step: int, command: Command | None, execute: bool) -> StepResult | None:
         """One lockstep message (the noted commit, ``command`` if given, execute if asked); the result if executed."""
-        if self.transport == "link":
+        if self.steps_on == "link":
             frame = link.step_frame(step, self._commit, command, execute)
             reply = self._with_retries(what, step, lambda timeout: self._link_exchange(frame, timeout))
             self._commit = None
@@ -242,7 +258,7 @@ class RemoteModule:
             request.commit_step = self._commit
         if command is not None:
             request.command.CopyFrom(wire.command_to_proto(command))
-        if self.transport == "stream":
+        if self.steps_on == "stream":
             answer = self._with_retries(what, step, lambda timeout: self._stream_exchange(request, timeout))
         else:
             answer = self._unary(what, step, self._connected().Step, request)
@@ -338,7 +354,7 @@ class RemoteModule:
         if isinstance(exc, TimeoutError):
             return ModuleError(f"{where}: no reply within the deadline of {self.deadline_s:g} s")
         if isinstance(exc, ConnectionError):
-            return ModuleError(f"{where}: {exc}" if self.transport != "link" else
+            return ModuleError(f"{where}: {exc}" if self.steps_on != "link" else
                                f"{where}: step link to {self._link_address} lost: {exc}")
         if isinstance(exc, link.MalformedFrame):
             return ModuleError(f"{where}: the site's step link sent a malformed reply: {exc}")

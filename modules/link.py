@@ -40,6 +40,7 @@ import struct
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -51,7 +52,9 @@ from modules.security import _digest, is_loopback
 log = logging.getLogger("hybridsim.site")
 
 INFO_KEY = "hybridsim.link"
-"""key of a site's Describe info that gives its link address ("tcp HOST:PORT"); absent: no link"""
+"""key of a site's Describe info that gives its link: "tcp HOST:PORT" [" unix PATH"]; absent: no link"""
+UNIX = "unix:"
+"""prefix of a link address that is the path of a Unix domain socket (a site on the same machine)"""
 
 HELLO, STEP = 1, 2
 WELCOME, RESULT, DONE, ERROR = 1, 2, 3, 4
@@ -67,6 +70,8 @@ _DONE = struct.Struct("<Bq")
 _ERROR = struct.Struct("<BBqB")
 HELLO_TIMEOUT_S = 5.0
 """how long a new connection may take to send its HELLO (s)"""
+_MIN_TIMEOUT_S = 1e-4
+"""the shortest socket timeout a client sets (s): a timeout of 0 would make the socket non-blocking"""
 
 
 class LinkError(Exception):
@@ -210,11 +215,14 @@ class LinkServer:
     """Serves the step link on ``listen`` (HOST:PORT, port 0: a free one) with one thread per connection.
 
     ``token``: the site's access token that every HELLO must carry (None: no token, loopback only);
-    ``max_connections`` more are refused at once.
+    ``max_connections`` more are refused at once.  ``unix_folder`` (a folder private to this user) also
+    serves the link on a Unix domain socket there, for clients on this machine: a shorter way through
+    the kernel than TCP on loopback, and one that other users cannot even connect to.
     """
 
     def __init__(self, site: str, handle: StepHandler, status_of: StatusOf, listen: str, token: str | None,
-                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8) -> None:
+                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8,
+                 unix_folder: Path | None = None) -> None:
         host, _, port = listen.rpartition(":")
         self.site = site
         self._handle, self._status_of = handle, status_of
@@ -227,28 +235,50 @@ class LinkServer:
                                               family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.port = self._listener.getsockname()[1]
         self.address = f"{host}:{self.port}"
+        listeners = [self._listener]
+        self.unix_path = None if unix_folder is None else self._unix(Path(unix_folder) / "link.sock", listeners)
         self.refused = 0
-        self._thread = threading.Thread(target=self._accept, name=f"site-{site}-link", daemon=True)
-        self._thread.start()
+        self._listeners = listeners
+        self._threads = [threading.Thread(target=self._accept, args=(listener,), name=f"site-{site}-link", daemon=True)
+                         for listener in listeners]
+        for thread in self._threads:
+            thread.start()
+
+    def _unix(self, path: Path, listeners: list[socket.socket]) -> Path | None:
+        """``path`` once a Unix socket listens there (added to ``listeners``); None where none can."""
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            unix.bind(str(path))
+            unix.listen()
+        except OSError as exc:  # e.g. a path longer than the 107 bytes a socket address holds
+            unix.close()
+            log.info("site %s: no step link on a Unix socket at %s: %s", self.site, path, exc)
+            return None
+        listeners.append(unix)
+        return path
 
     @property
     def info(self) -> str:
         """The value of :data:`INFO_KEY` in the site's Describe info."""
-        return f"tcp {self.address}"
+        return f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {self.unix_path}")
 
     def stop(self) -> None:
-        """Stop accepting and close every connection."""
-        _close(self._listener)  # the shutdown wakes the thread blocked in accept()
+        """Stop accepting and close every connection (and remove the Unix socket)."""
+        for listener in self._listeners:
+            _close(listener)  # the shutdown wakes the thread blocked in accept()
         with self._lock:
             connections, self._connections = set(self._connections), set()
         for connection in connections:
             _close(connection)
-        self._thread.join(2.0)
+        for thread in self._threads:
+            thread.join(2.0)
+        if self.unix_path is not None:
+            self.unix_path.unlink(missing_ok=True)
 
-    def _accept(self) -> None:
+    def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
-                connection, peer = self._listener.accept()
+                connection, peer = listener.accept()
             except OSError:
                 return  # the listener was closed
             if not self._slots.acquire(blocking=False):
@@ -262,7 +292,8 @@ class LinkServer:
 
     def _serve(self, connection: socket.socket, peer: object) -> None:
         try:
-            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if connection.family != socket.AF_UNIX:
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection.settimeout(HELLO_TIMEOUT_S)
             session = self._hello(connection, peer)
             if session is None:
@@ -344,11 +375,22 @@ class LinkConnection:
 
     def __init__(self, address: str, token: str | None, session_id: str, timeout_s: float,
                  max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES) -> None:
-        host, _, port = address.rpartition(":")
+        """``address``: HOST:PORT, or :data:`UNIX` + the path of the site's Unix socket."""
         self._max_frame_bytes = max_frame_bytes
-        self._socket = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
-        try:
+        if address.startswith(UNIX):
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
+            try:
+                self._socket.connect(address.removeprefix(UNIX))
+            except BaseException:
+                self.close()
+                raise
+        else:
+            host, _, port = address.rpartition(":")
+            self._socket = socket.create_connection((host.strip("[]"), int(port)),
+                                                    timeout=max(timeout_s, _MIN_TIMEOUT_S))
             self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
             self._socket.sendall(hello_frame(token, session_id))
             reply = read_frame(self._socket, max_frame_bytes)
             if reply is None:
@@ -362,7 +404,7 @@ class LinkConnection:
 
     def exchange(self, frame: bytes, timeout_s: float) -> StepResult | int:
         """Send a STEP frame; its reply (see :func:`parse_reply`), or TimeoutError after ``timeout_s`` (s)."""
-        self._socket.settimeout(timeout_s)
+        self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
         self._socket.sendall(frame)
         reply = read_frame(self._socket, self._max_frame_bytes)
         if reply is None:
@@ -373,10 +415,14 @@ class LinkConnection:
         _close(self._socket)
 
 
-def link_address(info: dict[str, str]) -> str | None:
-    """HOST:PORT of the link a site's Describe info offers; None when it offers none."""
-    scheme, _, address = info.get(INFO_KEY, "").partition(" ")
-    return address if scheme == "tcp" and address else None
+def link_address(info: dict[str, str], same_machine: bool = False) -> str | None:
+    """The address of the link a site's Describe info offers: HOST:PORT, or for a client on the site's
+    machine (``same_machine``) its Unix socket (:data:`UNIX` + path) where that exists; None: no link."""
+    words = info.get(INFO_KEY, "").split(" ")
+    offers = dict(zip(words[::2], words[1::2]))
+    if same_machine and "unix" in offers and Path(offers["unix"]).is_socket():
+        return UNIX + offers["unix"]
+    return offers.get("tcp") or None
 
 
 def _send_quietly(connection: socket.socket, data: bytes) -> None:

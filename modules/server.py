@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import logging
 import secrets
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, NoReturn
 
 import grpc
@@ -330,8 +333,9 @@ class SiteServer:
     ``health_listen`` (a loopback HOST:PORT) serves grpc.health.v1 alone in
     plaintext, for a probe that holds no credentials (a compose healthcheck).
     ``link_listen`` (HOST:PORT; None: none) serves the step link (modules.link)
-    beside the service, with the site's token; Describe tells clients where.
-    A site with TLS and no token serves no link.
+    beside the service, with the site's token, on TCP and on a Unix socket in
+    a folder private to this user; Describe tells clients where.  A site with
+    TLS and no token serves no link.
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
@@ -387,10 +391,12 @@ class SiteServer:
         if refusal:
             raise ModuleError(refusal)
         site = self.servicer.site
+        self._link_folder = Path(tempfile.mkdtemp(prefix="hybridsim-link-"))  # private: mode 0700
         try:
             link = LinkServer(site, self.servicer.link_step, lambda exc: _link_status(site, exc), listen,
-                              self.access.token, max_frame_bytes)
+                              self.access.token, max_frame_bytes, unix_folder=self._link_folder)
         except OSError as exc:
+            shutil.rmtree(self._link_folder, ignore_errors=True)
             raise ModuleError(f"cannot serve the step link on {listen}: {exc.strerror}") from None
         self.servicer.link_info = link.info
         return link
@@ -405,6 +411,7 @@ class SiteServer:
         self._server.stop(grace_s).wait()
         if self._link is not None:
             self._link.stop()
+            shutil.rmtree(self._link_folder, ignore_errors=True)
         if self._health_server is not None:
             self._health_server.stop(0).wait()
         log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)

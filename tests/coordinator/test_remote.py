@@ -221,7 +221,7 @@ class SlowSpring(LinearModule):
         return super()._trial(step, command)
 
 
-@pytest.mark.parametrize("transport", ["stream", "unary"])
+@pytest.mark.parametrize("transport", ["stream", "unary", "link"])
 def test_a_silent_site_raises_within_the_deadline(transport):
     server = SiteServer(lambda: SlowSpring([Dof("x1"), Dof("x2")], STIFFNESS), "slow")
     try:

@@ -11,6 +11,7 @@ import signal
 import socket
 import struct
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -48,8 +49,7 @@ def link_of(daemon: LocalDaemon) -> tuple[str, str]:
     return address, module._session_id
 
 
-def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_record(daemon):
-    module = remote(daemon)
+def fifty_steps_give_k_d(module: RemoteModule) -> None:
     module.open(Session(0.01, ("x1", "x2"), run_id="link"))
     forces = []
     for n in range(50):
@@ -61,6 +61,15 @@ def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_re
     stats = module.close()
     module.disconnect()
     assert (stats["proposed"], stats["executed"], stats["committed"], stats["retried"]) == (50, 50, 50, 0)
+
+
+@pytest.mark.parametrize("way", ["unix", "tcp"])
+def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_record(daemon, way):
+    info = RemoteModule(daemon.address, credentials=daemon.credentials).describe().info
+    unix = link.link_address(info, same_machine=True)
+    assert unix.startswith(link.UNIX) and unix.endswith("/link.sock")
+    assert Path(unix.removeprefix(link.UNIX)).parent.stat().st_mode & 0o077 == 0  # only this user gets in
+    fifty_steps_give_k_d(remote(daemon, link_address=None if way == "unix" else link.link_address(info)))
 
     address, session = link_of(daemon)
     connection = link.LinkConnection(address, daemon.credentials.token, session, timeout_s=5)
@@ -121,7 +130,7 @@ def test_a_malformed_frame_is_refused_and_the_connection_closed_and_the_site_ser
     assert info.value.code == "INVALID_ARGUMENT"
     assert connection.recv(1) == b""  # closed by the site
     connection.close()
-    test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_record(daemon)
+    fifty_steps_give_k_d(remote(daemon))
 
 
 def test_an_oversized_frame_or_a_first_frame_that_is_no_hello_is_refused(daemon):
@@ -152,8 +161,8 @@ def test_a_killed_daemon_stops_the_link_client_within_its_deadline_naming_the_si
             module.propose(5, Command(0.05, np.zeros(2)))
             module.execute(5)
         assert time.monotonic() - start < 1.0 + 0.3
-        assert str(info.value).startswith(f"site right at {daemon.address}: execute of step 5: step link to 127.0.0.1:")
-        assert "lost: " in str(info.value)
+        assert str(info.value).startswith(f"site right at {daemon.address}: execute of step 5: step link to unix:/")
+        assert "link.sock lost: " in str(info.value)
 
 
 def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
