@@ -63,7 +63,8 @@ class LocalDaemon:
     ``start()`` returns the address ("127.0.0.1:PORT"), ``stop()`` the exit
     code; as a context manager it does both.  ``launch()`` only starts the
     process: launch several daemons, then ``start()`` each, to boot them in
-    parallel.  Errors (a bad config, a daemon
+    parallel (and ``terminate()`` several, then ``stop()`` each, to stop them
+    in parallel).  Errors (a bad config, a daemon
     that dies while starting) raise ModuleError with the end of its log.
     """
 
@@ -147,6 +148,11 @@ class LocalDaemon:
             self.stop()
             raise
         return self.address
+
+    def terminate(self) -> None:
+        """Send SIGTERM and return at once (``stop()`` then waits for the exit): stops several daemons at once."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
 
     def stop(self, timeout_s: float = 5.0) -> int | None:
         """SIGTERM, wait up to ``timeout_s`` (then SIGKILL); return the exit code (None if never started)."""

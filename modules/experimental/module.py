@@ -95,6 +95,39 @@ class ModuleBackend:
                               f"{state['sample']}: a trial step of an experimental site cannot be taken back")
 
 
+class _AtRest:
+    """A lab whose actuators never move: the backend of the throwaway site that :func:`prime_site` runs."""
+
+    def __init__(self, channels: int = 2) -> None:
+        self._strokes = np.zeros(channels)
+
+    def reading(self) -> np.ndarray:
+        return self._strokes.copy()
+
+    def drive(self, command: np.ndarray) -> np.ndarray:
+        return self._strokes.copy()
+
+    def commit(self) -> None:
+        """Nothing moved."""
+
+    def state(self) -> None:
+        return None
+
+    def set_state(self, state: None) -> None:
+        """Nothing to restore."""
+
+
+def prime_site(config: Mapping[str, Any]) -> None:
+    """Run two samples of a throwaway site of ``config`` at rest, so that the compiled per-sample kernels
+    (modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
+    real-time controller is loaded before its clock starts)."""
+    site = build_site(config, _AtRest())
+    site.start()
+    for _ in range(2):
+        site.advance(np.zeros(3))
+        site.commit()
+
+
 def build_site(config: Mapping[str, Any], backend: ControlBackend,
                compensators: Sequence[Compensator] | None = None) -> ExperimentalSite:
     """The site a config describes, around ``backend``; ``compensators`` replace the config's own (and its
@@ -137,8 +170,9 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     (``link = "grpc"``, the default).
     """
     if "plant" in table:
-        from modules.plant.module import build_lab
+        from modules.plant.module import build_lab, prime_lab
 
+        prime_lab(table["plant"])
         return build_lab(table["plant"]), None, None
     daemon, credentials = None, None
     if "daemon" in table:
@@ -225,6 +259,7 @@ class ExperimentalModule(StepLedger):
             raise ModuleError(f"experimental module: the session dt ({session.dt} s) must be a whole number of "
                               f"control samples ({self.control_dt} s)")
         self._close_plant()
+        prime_site(self.config)
         backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt)
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)

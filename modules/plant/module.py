@@ -79,6 +79,13 @@ def build_lab(config: Mapping[str, Any]) -> VirtualLab:
                       float(config.get("units_per_metre", 1000.0)))
 
 
+def prime_lab(config: Mapping[str, Any]) -> None:
+    """Drive a throwaway lab of ``config`` one sample at rest, so that its compiled per-sample kernels
+    (modules.kernels) are loaded into this process before a test's first step, not during it."""
+    lab = build_lab(config)
+    lab.drive(np.zeros(len(lab.daq.gains)))
+
+
 class PlantModule(StepLedger):
     """A :class:`VirtualLab` as a module: strokes in, measured strokes out, lockstep at the control sample."""
 
@@ -105,6 +112,7 @@ class PlantModule(StepLedger):
         if not math.isclose(session.dt, self.control_dt, rel_tol=1e-12):
             raise ModuleError(f"plant module: the session dt ({session.dt} s) must be the control sample "
                               f"({self.control_dt} s); a plant is driven one sample per step")
+        prime_lab(self.config)
         self.lab = build_lab(self.config)
         self._committed = None
 
