@@ -21,7 +21,7 @@ from modules.linear import LinearModule
 from modules.server import SiteServer
 
 STIFFNESS = [[2000.0, -1000.0], [-1000.0, 2000.0]]
-MODES = [("stream", False), ("stream", True), ("unary", False), ("unary", True)]
+MODES = [("stream", False), ("stream", True), ("unary", False), ("unary", True), ("link", False), ("link", True)]
 
 
 def linear() -> LinearModule:
@@ -65,6 +65,20 @@ def test_a_remote_module_runs_steps_checkpoints_and_restores(site, transport, tw
     assert (stats["proposed"], stats["executed"], stats["committed"]) == (4, 4, 3)
     assert stats["wire_retries"] == 0
     module.disconnect()
+
+
+def test_auto_takes_the_link_of_a_site_on_this_machine_and_the_stream_otherwise(site):
+    assert opened(site.address).steps_on == "link"
+    assert opened(site.address, latency=Latency(fixed_s=0.0)).steps_on == "stream"  # latency delays gRPC calls
+    undescribed = RemoteModule(site.address, name="left")
+    undescribed.open(Session(0.01, ("x1", "x2")))
+    assert undescribed.steps_on == "stream"  # auto goes by the site's Describe, and none was asked for
+    server = SiteServer(linear, "nolink", link_listen=None)
+    try:
+        module = opened(server.address)
+        assert module.steps_on == "stream" and step(module, 0, [1e-3, 0.0]) == pytest.approx([2.0, -1.0])
+    finally:
+        server.stop(0)
 
 
 class CountingSpring(StepLedger):
