@@ -12,8 +12,8 @@ round trip instead, for sites where every site must accept before any site
 moves (NTCP's propose/execute split at experimental sites).
 
 ``transport="link"`` carries the steps (and only they) as fixed binary
-frames on the site's step link (:mod:`modules.link`, TCP beside the gRPC
-service); everything else stays on gRPC.  The default, ``"auto"``, takes the
+frames on the site's step link (:mod:`modules.link`: a Unix socket or TCP
+beside the gRPC service); everything else stays on gRPC.  The default, ``"auto"``, takes the
 link where the site offers one this client can reach (a site on this
 machine, or a link served beyond loopback), else the ``Steps`` stream.
 
@@ -291,17 +291,14 @@ class RemoteModule:
             return self._link.exchange(frame, timeout_s)
         except link.LinkError:
             raise  # the site answered: the connection is sound
-        except (TimeoutError, ConnectionError, link.MalformedFrame):
+        except BaseException as exc:
             self._end_stream()
-            raise
-        except OSError as exc:  # e.g. no route to the host: retried like a refused connection
-            self._end_stream()
-            raise ConnectionError(exc.strerror or str(exc)) from None
-        except BaseException:
-            self._end_stream()
+            if isinstance(exc, OSError) and not isinstance(exc, (TimeoutError, ConnectionError)):
+                raise ConnectionError(exc.strerror or str(exc)) from None  # e.g. no route: retried like a refusal
             raise
 
     def _end_stream(self) -> None:
+        """Drop the session's Steps stream and step link connection, if open."""
         if self._stream is not None:
             self._stream.close()
             self._stream = None
