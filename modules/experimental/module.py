@@ -27,7 +27,7 @@ Config table::
     backend = {plant = {...}}                   # a plant config: the lab in this process
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
-                                                # with a daemon: link = "tcp" (its step link) or "grpc"
+                                                # with a daemon: link = "auto" (default), "tcp" or "grpc"
     record = "site.h5"                          # optional: the site's record, written at close
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
@@ -166,8 +166,9 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
     127.0.0.1 with that config (and stops at close).  With a daemon,
     ``link = "tcp"`` sends the control samples over the daemon's step link
-    (fixed binary frames, modules.link) instead of the gRPC stream
-    (``link = "grpc"``, the default).
+    (fixed binary frames, modules.link), ``link = "grpc"`` over its gRPC
+    Steps stream, and ``link = "auto"`` (the default) over the link when the
+    daemon runs on this machine, else over the stream.
     """
     if "plant" in table:
         from modules.plant.module import build_lab, prime_lab
@@ -195,12 +196,13 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
 
 
 def plant_transport(table: Mapping[str, Any]) -> str:
-    """The RemoteModule transport of the backend table's ``link``: "grpc" (default) or "tcp"."""
-    links = {"grpc": "stream", "tcp": "link"}
-    if table.get("link", "grpc") not in links:
-        raise ModuleError(f"experimental module: backend.link must be 'grpc' (the plant daemon's Steps stream) or "
-                          f"'tcp' (its step link, modules.link), not {table['link']!r}")
-    return links[table.get("link", "grpc")]
+    """The RemoteModule transport of the backend table's ``link``: "auto" (default), "tcp" or "grpc"."""
+    links = {"auto": "auto", "grpc": "stream", "tcp": "link"}
+    if table.get("link", "auto") not in links:
+        raise ModuleError(f"experimental module: backend.link must be 'auto' (the step link of a plant daemon on "
+                          f"this machine, else its Steps stream), 'grpc' (the Steps stream) or 'tcp' (the step link, "
+                          f"modules.link), not {table['link']!r}")
+    return links[table.get("link", "auto")]
 
 
 def _output_path(base_dir: Path | None, value: object) -> Path:

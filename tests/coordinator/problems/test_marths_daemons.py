@@ -19,7 +19,7 @@ def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> No
     np.testing.assert_array_equal(daemons.history.commands, inprocess.history.commands)
 
 
-@pytest.mark.parametrize("link", ["grpc", "tcp"])
+@pytest.mark.parametrize("link", ["grpc", "auto"])
 def test_a_site_can_start_its_own_plant_daemon(link: str) -> None:
     from coordinator.problems import marths_parts
     from modules.base import Session

@@ -121,7 +121,7 @@ def test_a_bad_command_generation_is_refused_when_the_module_is_built() -> None:
 
 def test_a_bad_plant_link_is_refused_when_the_module_is_built() -> None:
     config = marths_parts.site_config("none", backend={"address": "127.0.0.1:1", "link": "udp"})
-    with pytest.raises(ModuleError, match="backend.link must be 'grpc' .* or 'tcp' .*, not 'udp'"):
+    with pytest.raises(ModuleError, match="backend.link must be 'auto' .*, 'grpc' .* or 'tcp' .*, not 'udp'"):
         build_module("experimental", config)
 
 
