@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import secrets
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -382,6 +383,7 @@ class SiteServer:
                  f", step link on {self._link.address}" if self._link else "")
 
     def _start_link(self, listen: str | None, max_frame_bytes: int) -> LinkServer | None:
+        self._link_folder: Path | None = None
         if listen is None:
             return None
         refusal = serves_link(listen, self.access.tls is not None, self.access.token, self.access.insecure)
@@ -391,12 +393,12 @@ class SiteServer:
         if refusal:
             raise ModuleError(refusal)
         site = self.servicer.site
-        self._link_folder = Path(tempfile.mkdtemp(prefix="hybridsim-link-"))  # private: mode 0700
+        self._link_folder = _private_folder() if hasattr(socket, "AF_UNIX") else None
         try:
             link = LinkServer(site, self.servicer.link_step, lambda exc: _link_status(site, exc), listen,
                               self.access.token, max_frame_bytes, unix_folder=self._link_folder)
         except OSError as exc:
-            shutil.rmtree(self._link_folder, ignore_errors=True)
+            self._remove_link_folder()
             raise ModuleError(f"cannot serve the step link on {listen}: {exc.strerror}") from None
         self.servicer.link_info = link.info
         return link
@@ -411,14 +413,27 @@ class SiteServer:
         self._server.stop(grace_s).wait()
         if self._link is not None:
             self._link.stop()
-            shutil.rmtree(self._link_folder, ignore_errors=True)
+            self._remove_link_folder()
         if self._health_server is not None:
             self._health_server.stop(0).wait()
         log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
 
+    def _remove_link_folder(self) -> None:
+        if self._link_folder is not None:
+            shutil.rmtree(self._link_folder, ignore_errors=True)
+
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the server stops; True if it did within ``timeout_s``."""
         return self._server.wait_for_termination(timeout_s)
+
+
+def _private_folder() -> Path | None:
+    """A new folder only this user may enter (for the link's Unix socket); None where none can be made."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="hybridsim-link-"))  # mode 0700
+    except OSError as exc:
+        log.info("no step link on a Unix socket: cannot make its folder: %s", exc)
+        return None
 
 
 def _bind(server: grpc.Server, listen: str, credentials: grpc.ServerCredentials | None) -> int:
