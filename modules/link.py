@@ -11,12 +11,12 @@ whose first byte says what it is (all integers little-endian)::
 
     client -> site
       HELLO  u8 1, u16 major, u16 minor, u16 len, token, u16 len, session id
-      STEP   u8 2, u8 flags, i64 step, i64 commit step, f64 time, u16 n,
+      STEP   u8 2, u8 flags, i64 step, i64 commit step, f64 time, u32 n,
              n doubles displacement [, n velocity] [, n acceleration]
              flags: 1 commit, 2 command, 4 execute, 8 velocity, 16 acceleration
     site -> client
       WELCOME u8 1
-      RESULT  u8 2, i64 step, u16 n, n doubles displacement, n doubles force
+      RESULT  u8 2, i64 step, u32 n, n doubles displacement, n doubles force
       DONE    u8 3, i64 step                        (a step that did not execute)
       ERROR   u8 4, u8 has refused step, i64 refused step, u8 len, status name, message (UTF-8)
 
@@ -64,8 +64,8 @@ _FLAGS = COMMIT | COMMAND | EXECUTE | VELOCITY | ACCELERATION
 _LENGTH = struct.Struct("<I")
 _HELLO = struct.Struct("<BHH")
 _TEXT = struct.Struct("<H")
-_STEP = struct.Struct("<BBqqdH")
-_RESULT = struct.Struct("<BqH")
+_STEP = struct.Struct("<BBqqdI")
+_RESULT = struct.Struct("<BqI")
 _DONE = struct.Struct("<Bq")
 _ERROR = struct.Struct("<BBqB")
 HELLO_TIMEOUT_S = 5.0

@@ -119,8 +119,8 @@ def raw_link(address: str, token: str | None, session: str) -> socket.socket:
     return connection
 
 
-@pytest.mark.parametrize("payload", [b"\x02\x00", b"\x09" + bytes(29), struct.pack("<BBqqdH", 2, 0x40, 0, 0, 0.0, 0),
-                                     struct.pack("<BBqqdH", 2, 6, 1, 0, 0.01, 2) + bytes(8)])
+@pytest.mark.parametrize("payload", [b"\x02\x00", b"\x09" + bytes(31), struct.pack("<BBqqdI", 2, 0x40, 0, 0, 0.0, 0),
+                                     struct.pack("<BBqqdI", 2, 6, 1, 0, 0.01, 2) + bytes(8)])
 def test_a_malformed_frame_is_refused_and_the_connection_closed_and_the_site_serves_on(daemon, payload):
     address, session = link_of(daemon)
     connection = raw_link(address, daemon.credentials.token, session)
