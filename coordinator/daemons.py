@@ -83,6 +83,7 @@ class LocalDaemon:
         self._process: subprocess.Popen[bytes] | None = None
         self._folder: Path | None = None
         self._launched = 0.0
+        self._terminated = False
         self.address = ""
 
     @property
@@ -151,8 +152,9 @@ class LocalDaemon:
 
     def terminate(self) -> None:
         """Send SIGTERM and return at once (``stop()`` then waits for the exit): stops several daemons at once."""
-        if self._process is not None and self._process.poll() is None:
+        if self._process is not None and self._process.poll() is None and not self._terminated:
             self._process.send_signal(signal.SIGTERM)
+            self._terminated = True
 
     def stop(self, timeout_s: float = 5.0) -> int | None:
         """SIGTERM, wait up to ``timeout_s`` (then SIGKILL); return the exit code (None if never started)."""
@@ -161,8 +163,10 @@ class LocalDaemon:
         self.address = ""
         if process is None:
             return None
+        terminated, self._terminated = self._terminated, False
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            if not terminated:  # one SIGTERM: a second one while the daemon handles the first can hang it
+                process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout_s)
             except subprocess.TimeoutExpired:

@@ -143,3 +143,16 @@ def test_a_daemon_that_cannot_start_raises_with_the_end_of_its_log():
     message = str(info.value)
     assert message.startswith("site broken: the linear daemon exited with code 2 while starting; its log ends: ")
     assert "give 'stiffness' (a matrix) or 'stiffness_file'" in message
+
+
+def test_daemons_terminated_together_each_stop_cleanly_on_one_sigterm():
+    daemons = [LocalDaemon("linear", CONFIG, name=f"pair{n}") for n in range(2)]
+    for daemon in daemons:
+        daemon.launch()
+    for daemon in daemons:
+        daemon.start()
+    start = time.monotonic()
+    for daemon in daemons:
+        daemon.terminate()
+    assert [daemon.stop() for daemon in daemons] == [0, 0]  # a clean exit, not the SIGKILL after 5 s
+    assert time.monotonic() - start < 4.0
