@@ -41,7 +41,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from coordinator.credentials import ClientCredentials
 from coordinator.errors import UsageError
 from coordinator.integrators import INTEGRATORS
 from coordinator.motion import GroundMotion, MotionError, read_motion
+from coordinator.remote import Transport
 from modules.registry import KINDS
 
 
@@ -78,6 +79,9 @@ class ModuleSpec:
     deadline_s: float = 10.0
     credentials: ClientCredentials | None = None
     """TLS and token for the site at ``address`` (keys ``tls``, ``token_file``; see docs/security.md)"""
+    transport: Transport = "auto"
+    """how steps reach a daemon: "auto" (its step link when on this machine, else the Steps stream), "link",
+    "stream" or "unary" (see docs/wire_speed.md)"""
 
 
 @dataclass(frozen=True)
@@ -280,7 +284,8 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         where = f"modules[{i}]"
         if not isinstance(spec, dict):
             raise ExperimentError(f"{where} must be a table")
-        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s", "tls", "token_file"})
+        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s", "tls", "token_file",
+                            "transport"})
         name = _get(spec, f"{where}.name", str)
         if name in names:
             raise ExperimentError(f"{where}.name: module name {name!r} is used twice")
@@ -301,7 +306,14 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         address = _get(spec, f"{where}.address", str, default=None)
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
         credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
-        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials))
+        transport = _get(spec, f"{where}.transport", str, default="auto")
+        if transport not in get_args(Transport):
+            raise ExperimentError(f"{where}.transport: {transport!r} is not a transport; use one of "
+                                  f"{', '.join(get_args(Transport))}")
+        if transport != "auto" and address is None:
+            raise ExperimentError(f"{where}.transport: a module in process has no transport; "
+                                  "give an address or drop it")
+        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport))
     return tuple(out)
 
 

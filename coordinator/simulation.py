@@ -134,7 +134,8 @@ def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack,
 
         address = spec.address if daemon is None else daemon.start()
         credentials = spec.credentials if daemon is None else daemon.credentials
-        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, credentials=credentials)
+        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, transport=spec.transport,
+                              credentials=credentials)
         stack.callback(module.disconnect)
         return spec, module, f"{'local daemon' if spec.address == 'local' else 'daemon'} at {address}"
 

@@ -30,8 +30,10 @@ def frame() -> Experiment:
     return shortened(load_experiment(EXAMPLES / "frame_three_linear.toml"))
 
 
-def at(experiment: Experiment, addresses: dict[str, str], deadline_s: float = 10.0) -> Experiment:
-    modules = tuple(dataclasses.replace(m, address=addresses[m.name], deadline_s=deadline_s) for m in experiment.modules)
+def at(experiment: Experiment, addresses: dict[str, str], deadline_s: float = 10.0,
+       transport: str = "auto") -> Experiment:
+    modules = tuple(dataclasses.replace(m, address=addresses[m.name], deadline_s=deadline_s, transport=transport)
+                    for m in experiment.modules)
     return dataclasses.replace(experiment, modules=modules)
 
 
@@ -40,9 +42,11 @@ def in_process(tmp_path_factory):
     return run_experiment(frame(), output=tmp_path_factory.mktemp("frame") / "in_process.h5")
 
 
-def test_three_local_daemons_give_the_in_process_response(in_process, tmp_path):
+@pytest.mark.parametrize("transport", ["auto", "stream"])  # the step link of a daemon on this machine; gRPC
+def test_three_local_daemons_give_the_in_process_response(in_process, tmp_path, transport):
     experiment = frame()
-    remote = run_experiment(at(experiment, {m.name: "local" for m in experiment.modules}), output=tmp_path / "remote.h5")
+    remote = run_experiment(at(experiment, {m.name: "local" for m in experiment.modules}, transport=transport),
+                            output=tmp_path / "remote.h5")
     scale = np.max(np.abs(in_process.displacement), axis=0)
     assert np.max(np.abs(remote.displacement - in_process.displacement) / scale) < 1e-12
     assert np.max(np.abs(remote.restoring_force - in_process.restoring_force)) <= 1e-12 * np.max(

@@ -45,6 +45,10 @@ CASES = {
     "bad DOF kind": (BASE.replace('config = { dofs = ["x"],', 'config = { dofs = ["x"], kinds = ["rot"],'),
                      "kind must be 'translation' or 'rotation'"),
     "evaluation without a site": (BASE + '\n[evaluation]\nproblem = "marths"\n', "missing key evaluation.site"),
+    "unknown transport": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "local"\ntransport = "udp"'),
+                          "modules[0].transport: 'udp' is not a transport; use one of auto, stream, unary, link"),
+    "transport in process": (BASE.replace('kind = "linear"', 'kind = "linear"\ntransport = "stream"'),
+                             "a module in process has no transport"),
 }
 
 
