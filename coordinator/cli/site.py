@@ -18,10 +18,13 @@ import argparse
 import json
 import logging
 import os
+import select
 import signal
+import socket
 import sys
-import threading
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,9 @@ from modules.security import CredentialError, SiteAccess, SiteTLS, read_token
 from modules.server import SiteServer
 
 log = logging.getLogger("hybridsim.site")
+
+_PARENT_CHECK_S = 0.5
+"""how often a site started with --parent-pid checks that its parent still runs (s)"""
 
 
 def register(sub: Any) -> None:
@@ -132,15 +138,34 @@ def main(args: argparse.Namespace) -> int:
                             health_listen=health_listen)
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda signum, frame: stop.set())
-    if args.port_file:
-        _write_port(args.port_file, server.port)
-    print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}", flush=True)
-    while not stop.wait(0.5):
-        if args.parent_pid is not None and os.getppid() != args.parent_pid:
-            log.info("site %s: its parent process %d exited", name, args.parent_pid)
-            break
-    server.stop()
+    with _stop_signals() as stop_signal:
+        if args.port_file:
+            _write_port(args.port_file, server.port)
+        print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}", flush=True)
+        while not select.select([stop_signal], [], [], _PARENT_CHECK_S)[0]:
+            if args.parent_pid is not None and os.getppid() != args.parent_pid:
+                log.info("site %s: its parent process %d exited", name, args.parent_pid)
+                break
+        server.stop()
     return 0
+
+
+@contextmanager
+def _stop_signals() -> Iterator[socket.socket]:
+    """A socket that becomes readable when SIGTERM or SIGINT arrives (later ones are ignored: the site stops).
+
+    The interpreter's C-level handler writes the signal to the socket (signal.set_wakeup_fd) and the Python
+    handler does nothing, so no handler takes a lock the main thread may hold: an Event.set() in a handler
+    deadlocks when the signal lands while the main thread is inside the same Event's wait or set.
+    """
+    writer, reader = socket.socketpair()
+    writer.setblocking(False)  # set_wakeup_fd needs a non-blocking descriptor
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: None)
+    try:
+        yield reader
+    finally:
+        signal.set_wakeup_fd(previous)
+        writer.close()
+        reader.close()

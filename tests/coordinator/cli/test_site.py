@@ -15,6 +15,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from coordinator.cli import main
 from coordinator.cli.certs import make_certificates
+from coordinator.remote import RemoteModule
+from modules import link
 from tests.coordinator.test_remote import free_port
 
 
@@ -148,3 +150,35 @@ def test_insecure_serves_beyond_loopback_and_the_health_port_answers_without_cre
         out, err = process.communicate(timeout=10)
     assert process.returncode == 0
     assert f"listening on 0.0.0.0:{port} (no authentication), health on 127.0.0.1:{health_port}" in err
+
+
+def test_a_burst_of_stop_signals_stops_the_site_cleanly_and_removes_its_link_folder(config, tmp_path):
+    """The signal handler takes no lock the main thread may hold (an Event.set() in a handler deadlocks when the
+    signal lands inside the same Event's wait): a burst of SIGTERM and SIGINT stops the site with exit code 0."""
+    process = subprocess.Popen([Path(sys.executable).with_name("hybridsim"), "site", "linear", "--config", config,
+                                "--listen", "127.0.0.1:0", "--port-file", tmp_path / "port"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1500):
+            if (tmp_path / "port").exists() or process.poll() is not None:
+                break
+            time.sleep(0.02)
+        port = int((tmp_path / "port").read_text())
+        module = RemoteModule(f"127.0.0.1:{port}", name="left", deadline_s=10)
+        unix = link.link_address(module.describe().info, same_machine=True)
+        module.disconnect()
+        assert unix is not None and unix.startswith(link.UNIX)
+        folder = Path(unix.removeprefix(link.UNIX)).parent
+        assert folder.is_dir()
+        for n in range(200):
+            try:
+                process.send_signal(signal.SIGINT if n % 2 else signal.SIGTERM)
+            except ProcessLookupError:
+                break
+        out, err = process.communicate(timeout=4)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, err
+    assert "stopped after 0 session(s)" in err
+    assert not folder.exists()
