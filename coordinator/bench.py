@@ -15,16 +15,17 @@ one process so that ratios compare like with like:
 - ``hybrid_over_monolithic``: the maRTHS frame as OpenSees site daemons plus a linear module,
   against the whole frame under OpenSees' AlphaOS, same record (ratio of loop wall times);
 - ``marths_realtime_factor``: simulated seconds per wall second of the benchmark loop, in process and
-  with the experimental site and the plant as daemons (two round trips per 1024 Hz tick, on the
-  daemons' step links);
+  with the experimental site and the plant as daemons (two round trips per 1024 Hz tick), on the
+  daemons' step links and (``daemons_grpc``) on their gRPC Steps streams;
 - ``realtime_late_steps_pct``: the design-card run (coordinator, frame, site, plant: four processes)
-  paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (the site reaching
-  its plant daemon on the daemon's step link, ten round trips per step); the details give
-  the same with the plant inside the site's process, as a lab's real-time controller has it.
+  paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (ten site-to-plant
+  round trips per step on the plant daemon's step link); the details give the same over gRPC alone and
+  with the plant inside the site's process, as a lab's real-time controller has it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import statistics
 import subprocess
@@ -210,15 +211,23 @@ def power_law_exponent(x: Sequence[float], y: Sequence[float]) -> float:
 
 def hybrid_over_monolithic(duration: float = 5.0) -> dict[str, float]:
     """Wall time of the hybrid OpenSees frame's integration loop (site daemons, started beforehand) over that
-    of the monolithic AlphaOS run (model build included: OpenSees has no separate start-up to leave out)."""
+    of the monolithic AlphaOS run (model build included: OpenSees has no separate start-up to leave out).
+
+    The ratio is the run's default (steps on the sites' step links); ``hybrid_grpc_s`` is the same loop with
+    every step on the gRPC Steps streams."""
     from modules.opensees.models import marths_frame
     from modules.opensees.monolithic import alpha_os_response
 
     table = tomllib.loads((EXAMPLES / "opensees_frame_hybrid.toml").read_text())
     table["experiment"]["duration"] = duration
     experiment = parse_experiment(table, base_dir=EXAMPLES)
-    with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
-        hybrid = run_experiment(experiment, output=Path(folder) / "hybrid.h5").summary["loop_wall_s"]
+    loops = {}
+    for key, transport in (("hybrid_s", "auto"), ("hybrid_grpc_s", "stream")):
+        modules = tuple(m if m.address is None else dataclasses.replace(m, transport=transport)
+                        for m in experiment.modules)
+        with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
+            loops[key] = run_experiment(dataclasses.replace(experiment, modules=modules),
+                                        output=Path(folder) / "hybrid.h5").summary["loop_wall_s"]
     start = time.perf_counter()
     if experiment.damping.rayleigh is None:
         raise ValueError("hybrid_over_monolithic needs the example's damping as rayleigh = [a, b]")
@@ -226,41 +235,55 @@ def hybrid_over_monolithic(duration: float = 5.0) -> dict[str, float]:
                       alpha=experiment.integrator_options.get("alpha", -0.05),
                       record=marths_frame.control_nodes(experiment.dofs), rayleigh=experiment.damping.rayleigh)
     monolithic = time.perf_counter() - start
-    return {"hybrid_s": hybrid, "monolithic_s": monolithic, "ratio": hybrid / monolithic}
+    return {**loops, "monolithic_s": monolithic, "ratio": loops["hybrid_s"] / monolithic}
 
 
-def marths_realtime_factor(duration: float = 20.0) -> dict[str, float]:
+def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     """Simulated seconds per wall second of the benchmark loop in process and with the site and plant as daemons.
 
-    The daemons' figure includes starting and stopping them (a few seconds), as a user would see it.
+    In process: the loop once the process has its one-time work done (record, reference run, loaded
+    kernels), which a first 1 s run does and ``first_run_s`` reports.  As daemons: start-up and stop
+    included, as a user would see it, every sample on the daemons' step links ("daemons") and on
+    their gRPC Steps streams ("daemons_grpc").
     """
     from coordinator.problems import marths
-    from coordinator.problems.marths_campaign import run_one
+    from coordinator.problems.marths_daemons import run_on_daemons
 
     spec = marths.RunSpec(duration=duration)
     simulated = (spec.ticks() - 1) / 1024.0
-    factors = {}
-    for topology in ("inprocess", "daemons"):
+    start = time.perf_counter()
+    marths.run(marths.RunSpec(duration=1.0))
+    first_run_s = time.perf_counter() - start
+    start = time.perf_counter()
+    marths.run(spec)
+    factors: dict[str, Any] = {"inprocess": simulated / (time.perf_counter() - start)}
+    for key, link in (("daemons", "tcp"), ("daemons_grpc", "grpc")):
+        timings: dict[str, float] = {}
         start = time.perf_counter()
-        run_one(spec, topology=topology, keep_history=False)
-        factors[topology] = simulated / (time.perf_counter() - start)
+        run_on_daemons(spec, link=link, timings=timings)
+        factors[key] = simulated / (time.perf_counter() - start)
+        factors[f"{key}_timings_s"] = timings
+    factors["first_run_s"] = first_run_s
     return factors
 
 
 def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plant_daemon: bool = True,
-                        plant_link: str = "tcp") -> dict[str, float]:
+                        grpc_only: bool = False) -> dict[str, float]:
     """The design-card maRTHS run in real-time mode at Dt = 10/1024 s with the site loop at 1024 Hz.
 
-    ``plant_link``: how the site reaches its plant daemon, every control sample ("tcp": the daemon's
-    step link, modules.link; "grpc": its Steps stream).
+    Steps travel as the run's defaults choose (the daemons' step links on this machine); ``grpc_only``
+    sends every step, coordinator to site and site to plant, over the gRPC Steps streams instead.
     """
     from coordinator.problems.marths_hybrid import design_card
 
     with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
         experiment = design_card(Path(folder), duration, dt=samples_per_step / 1024.0, plant_daemon=plant_daemon)
-        if plant_daemon:
-            site = next(m for m in experiment.modules if m.kind == "experimental")
-            site.config["backend"]["link"] = plant_link
+        if grpc_only:
+            experiment = dataclasses.replace(experiment, modules=tuple(
+                dataclasses.replace(m, transport="stream") for m in experiment.modules))
+            if plant_daemon:
+                site = next(m for m in experiment.modules if m.kind == "experimental")
+                site.config["backend"]["link"] = "grpc"
         summary = run_experiment(experiment, realtime=True).summary
     return {"late_steps_pct": summary["late_steps_pct"], "steps": summary["steps"],
             "step_p50_us": summary["step_time_us"]["p50"], "step_p99_us": summary["step_time_us"]["p99"],
@@ -275,7 +298,9 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     realtime = marths_realtime_factor(duration)
     hybrid = hybrid_over_monolithic(1.0 if quick else 5.0)
     late = realtime_late_steps(duration)
+    late_grpc = realtime_late_steps(duration, grpc_only=True)
     late_at_site = realtime_late_steps(duration, plant_daemon=False)
     return {**wire, "marths_realtime_factor": realtime, "dof_scaling": scaling,
             "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
-            "details": {"hybrid_over_monolithic": hybrid, "realtime": late, "realtime_plant_at_site": late_at_site}}
+            "details": {"hybrid_over_monolithic": hybrid, "realtime": late, "realtime_grpc": late_grpc,
+                        "realtime_plant_at_site": late_at_site}}
