@@ -240,16 +240,31 @@ class RemoteModule:
             if self.transport == "link" and self._link_address is None:
                 raise ModuleError(f"{self.label}: the site serves no step link (a site with TLS and no token "
                                   "serves none): use transport 'stream'")
+            if self.transport == "link" and self._token_in_clear_text():
+                raise ModuleError(f"{self.label}: the access token would travel to the step link at "
+                                  f"{self._link_address} in clear text (the link has no TLS): use transport 'stream', "
+                                  "or a link_address on loopback behind a tunnel")
             return self.transport
-        reachable = self._link_address is not None and (is_loopback(self.address) or not (
-            self._link_address.startswith(link.UNIX) or is_loopback(self._link_address)))
-        return "link" if reachable and self._latency is None else "stream"
+        on_this_machine = self._link_address is not None and (
+            self._link_address.startswith(link.UNIX) or is_loopback(self._link_address))
+        reachable = self._link_address is not None and (is_loopback(self.address) or not on_this_machine)
+        usable = reachable and self._latency is None and not self._token_in_clear_text()
+        return "link" if usable else "stream"
+
+    def _token_in_clear_text(self) -> bool:
+        """Whether the step link would carry the access token beyond this machine (the link has no TLS)."""
+        address = self._link_address
+        return bool(self._credentials.token) and address is not None and not (
+            address.startswith(link.UNIX) or is_loopback(address))
 
     # -- steps on the wire -------------------------------------------------
     def _send_step(self, what: str, step: int, command: Command | None, execute: bool) -> StepResult | None:
         """One lockstep message (the noted commit, ``command`` if given, execute if asked); the result if executed."""
         if self.steps_on == "link":
-            frame = link.step_frame(step, self._commit, command, execute)
+            try:
+                frame = link.step_frame(step, self._commit, command, execute)
+            except ValueError as exc:  # vectors of different lengths: the site would refuse them the same way
+                raise self._refused(step, str(exc)) from None
             reply = self._with_retries(what, step, lambda timeout: self._link_exchange(frame, timeout))
             self._commit = None
             return reply if isinstance(reply, StepResult) else None
@@ -337,7 +352,8 @@ class RemoteModule:
             except (grpc.RpcError, link.LinkError, link.MalformedFrame, TimeoutError, ConnectionError) as exc:
                 retryable = isinstance(exc, ConnectionError) or (
                     isinstance(exc, grpc.RpcError) and exc.code() is grpc.StatusCode.UNAVAILABLE
-                    and _TLS_REFUSED not in (exc.details() or ""))
+                    and _TLS_REFUSED not in (exc.details() or "")) or (
+                    isinstance(exc, link.LinkError) and exc.code == link.UNAVAILABLE)
                 if retryable and time.monotonic() + pause < deadline:
                     self.stats["wire_retries"] += 1
                     time.sleep(pause)

@@ -59,6 +59,8 @@ UNIX = "unix:"
 HELLO, STEP = 1, 2
 WELCOME, RESULT, DONE, ERROR = 1, 2, 3, 4
 COMMIT, COMMAND, EXECUTE, VELOCITY, ACCELERATION = 1, 2, 4, 8, 16
+UNAVAILABLE = "UNAVAILABLE"
+"""the status of an ERROR frame that a client may retry (as gRPC's UNAVAILABLE): the site has no connection free"""
 _FLAGS = COMMIT | COMMAND | EXECUTE | VELOCITY | ACCELERATION
 
 _LENGTH = struct.Struct("<I")
@@ -114,13 +116,17 @@ def step_frame(step: int, commit_step: int | None, command: Command | None, exec
     if command is None:
         return _framed(_STEP.pack(STEP, flags, step, commit_step or 0, 0.0, 0))
     vectors = [np.asarray(command.displacement, dtype="<f8")]
-    for flag, values in ((VELOCITY, command.velocity), (ACCELERATION, command.acceleration)):
+    n = vectors[0].size
+    if vectors[0].shape != (n,):
+        raise ValueError(f"displacement must be a vector, not an array of shape {vectors[0].shape}")
+    for flag, name, values in ((VELOCITY, "velocity", command.velocity),
+                               (ACCELERATION, "acceleration", command.acceleration)):
         if values is not None:
             flags |= flag
             vectors.append(np.asarray(values, dtype="<f8"))
-    n = vectors[0].size
-    if any(v.shape != (n,) for v in vectors):
-        raise ValueError(f"a command's vectors must all have {n} values")
+            if vectors[-1].shape != (n,):
+                raise ValueError(f"{name} has {vectors[-1].size} values, the displacement {n} (a step frame "
+                                 "carries vectors of one length)")
     header = _STEP.pack(STEP, flags | COMMAND, step, commit_step or 0, float(command.time), n)
     return _framed(header + b"".join(v.tobytes() for v in vectors))
 
@@ -228,6 +234,7 @@ class LinkServer:
         self._handle, self._status_of = handle, status_of
         self._expected = None if token is None else _digest(wire.bearer(token))
         self._max_frame_bytes = max_frame_bytes
+        self._max_connections = max_connections
         self._slots = threading.BoundedSemaphore(max_connections)
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -282,7 +289,10 @@ class LinkServer:
             except OSError:
                 return  # the listener was closed
             if not self._slots.acquire(blocking=False):
-                log.warning("site %s: step link connection from %s refused: too many connections", self.site, peer)
+                log.warning("site %s: step link connection from %s refused: too many connections", self.site,
+                            peer or "its Unix socket")
+                _send_quietly(connection, error_frame(UNAVAILABLE, f"site {self.site} serves at most "
+                                                      f"{self._max_connections} step link connections at once", None))
                 _close(connection)
                 continue
             with self._lock:
@@ -332,7 +342,7 @@ class LinkServer:
         if payload is None:
             return None
         try:
-            kind, major, _minor = _HELLO.unpack_from(payload)
+            kind, major, minor = _HELLO.unpack_from(payload)
             offset = _HELLO.size
             (length,) = _TEXT.unpack_from(payload, offset)
             token = payload[offset + _TEXT.size:offset + _TEXT.size + length].decode()
@@ -352,7 +362,7 @@ class LinkServer:
             return None
         if major != wire.PROTOCOL.major:
             connection.sendall(error_frame("FAILED_PRECONDITION", wire.version_refusal(
-                pb.ProtocolVersion(major=major, minor=_minor), f"client at {peer}") or "", None))
+                pb.ProtocolVersion(major=major, minor=minor), f"client at {peer}") or "", None))
             return None
         connection.sendall(_framed(bytes((WELCOME,))))
         return session

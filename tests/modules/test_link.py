@@ -19,7 +19,9 @@ import pytest
 from coordinator.credentials import ClientCredentials
 from coordinator.daemons import LocalDaemon
 from coordinator.remote import RemoteModule
-from modules import link
+from hybridsim.v1 import module_pb2 as pb
+from hybridsim.v1 import module_pb2_grpc as pb_grpc
+from modules import link, wire
 from modules.base import Command, ModuleError, Session, StepRefused, StepResult
 from modules.linear import LinearModule
 from modules.security import SiteAccess
@@ -41,12 +43,14 @@ def remote(daemon: LocalDaemon, **options) -> RemoteModule:
 
 
 def link_of(daemon: LocalDaemon) -> tuple[str, str]:
-    """(link address, session id) of a fresh session the daemon opened over gRPC."""
-    module = RemoteModule(daemon.address, name="left", deadline_s=5, credentials=daemon.credentials)
-    address = link.link_address(module.describe().info)
-    module.open(Session(0.01, ("x1", "x2")))
+    """(TCP link address, session id) of a fresh session the daemon opened over gRPC."""
+    with daemon.credentials.channel(daemon.address) as channel:
+        stub = pb_grpc.ModuleStub(channel)
+        address = link.link_address(wire.description_from_proto(
+            stub.Describe(pb.DescribeRequest(version=wire.PROTOCOL), timeout=5)).info)
+        session_id = stub.Open(wire.session_to_proto(Session(0.01, ("x1", "x2"))), timeout=5).session_id
     assert address is not None
-    return address, module._session_id
+    return address, session_id
 
 
 def fifty_steps_give_k_d(module: RemoteModule) -> None:
@@ -100,15 +104,20 @@ def test_the_link_refuses_a_missing_or_wrong_token_before_any_step(daemon):
         with pytest.raises(link.LinkError, match=reason) as info:
             link.LinkConnection(address, token, session, timeout_s=5)
         assert info.value.code == "UNAUTHENTICATED"
-    wrong = RemoteModule(daemon.address, name="left", deadline_s=5, transport="link",
-                         credentials=daemon.credentials, link_address=address)
-    wrong.open(Session(0.01, ("x1", "x2")))
-    wrong._credentials = ClientCredentials(token="y" * 43)  # the gRPC session is open; the link sees another token
-    with pytest.raises(ModuleError, match=f"^site left at {daemon.address}: execute of step 0: UNAUTHENTICATED: "
-                                          "site left refused the access token"):
-        wrong.propose(0, Command(0.0, np.zeros(2)))
-        wrong.execute(0)
-    wrong.disconnect()
+    other = SiteServer(lambda: LinearModule.from_config(CONFIG), "other", access=SiteAccess(token="y" * 43))
+    try:  # a link_address that leads to another site's link (a tunnel to the wrong port): its HELLO is refused
+        other_link = link.link_address(RemoteModule(other.address, credentials=ClientCredentials(token="y" * 43))
+                                       .describe().info)
+        wrong = RemoteModule(daemon.address, name="left", deadline_s=5, transport="link",
+                             credentials=daemon.credentials, link_address=other_link)
+        wrong.open(Session(0.01, ("x1", "x2")))
+        with pytest.raises(ModuleError, match=f"^site left at {daemon.address}: execute of step 0: UNAUTHENTICATED: "
+                                              "site other refused the access token"):
+            wrong.propose(0, Command(0.0, np.zeros(2)))
+            wrong.execute(0)
+        wrong.disconnect()
+    finally:
+        other.stop(0)
 
 
 def raw_link(address: str, token: str | None, session: str) -> socket.socket:
@@ -177,6 +186,58 @@ def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
         module = RemoteModule(server.address, name="nolink", deadline_s=2, transport="link")
         with pytest.raises(ModuleError, match="the site serves no step link"):
             module.open(Session(0.01, ("x1", "x2")))
+        module.disconnect()
+    finally:
+        server.stop(0)
+
+
+def test_vectors_of_different_lengths_are_a_step_refused_naming_the_site_as_over_grpc(daemon):
+    module = remote(daemon)
+    module.open(Session(0.01, ("x1", "x2")))
+    with pytest.raises(StepRefused, match=f"^step 3 refused: site left at {daemon.address}: velocity has 1 values"):
+        module.propose(3, Command(0.03, np.array([1e-3, 0.0]), velocity=np.array([0.1])))
+        module.execute(3)
+    module.propose(4, Command(0.04, np.array([1e-3, 0.0])))
+    assert list(module.execute(4).force) == pytest.approx([2.0, -1.0], abs=1e-12)
+    module.close()
+    module.disconnect()
+
+
+def test_the_access_token_never_travels_the_link_beyond_loopback(daemon):
+    """The link has no TLS: a link_address off this machine takes the token only over the gRPC stream (TLS)."""
+    beyond = "192.0.2.10:9"  # TEST-NET-1: nothing answers there
+    module = RemoteModule(daemon.address, name="left", deadline_s=2, transport="link", credentials=daemon.credentials,
+                          link_address=beyond)
+    with pytest.raises(ModuleError, match=f"^site left at {daemon.address}: the access token would travel to the "
+                                          f"step link at {beyond} in clear text"):
+        module.open(Session(0.01, ("x1", "x2")))
+    module.disconnect()
+    auto = RemoteModule(daemon.address, name="left", deadline_s=5, credentials=daemon.credentials, link_address=beyond)
+    auto.describe()
+    fifty_steps_give_k_d(auto)
+    assert auto.steps_on == "stream"
+
+
+def test_a_site_with_every_link_connection_taken_answers_unavailable_and_serves_once_one_is_free():
+    server = SiteServer(lambda: LinearModule.from_config(CONFIG), "busy")
+    try:
+        module = RemoteModule(server.address, name="busy", deadline_s=1.0, transport="link")
+        module.open(Session(0.01, ("x1", "x2")))
+        address = link.link_address(module.describe().info)
+        taken = [link.LinkConnection(address, None, "", timeout_s=5) for _ in range(8)]
+        start, retries = time.monotonic(), module.stats["wire_retries"]
+        with pytest.raises(ModuleError, match=f"^site busy at {server.address}: execute of step 0: UNAVAILABLE: "
+                                              "site busy serves at most 8 step link connections at once"):
+            module.propose(0, Command(0.0, np.array([1e-3, 0.0])))
+            module.execute(0)
+        assert time.monotonic() - start < 1.0 + 0.3  # retried within the deadline, as gRPC's UNAVAILABLE is
+        assert module.stats["wire_retries"] - retries >= 3
+        taken.pop().close()
+        module.propose(0, Command(0.0, np.array([1e-3, 0.0])))
+        assert list(module.execute(0).force) == pytest.approx([2.0, -1.0], abs=1e-12)
+        for connection in taken:
+            connection.close()
+        module.close()
         module.disconnect()
     finally:
         server.stop(0)
