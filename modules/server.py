@@ -21,6 +21,7 @@ an access token, or neither (then on loopback only, unless insecure).
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import shutil
 import socket
@@ -427,13 +428,46 @@ class SiteServer:
         return self._server.wait_for_termination(timeout_s)
 
 
+LINK_FOLDER_PREFIX = "hybridsim-link-"
+"""the name of a site's link folder in the temporary folder: this prefix, the site's process id, "-", a random part"""
+
+
 def _private_folder() -> Path | None:
-    """A new folder only this user may enter (for the link's Unix socket); None where none can be made."""
+    """A new folder only this user may enter (for the link's Unix socket); None where none can be made.
+
+    The folders that sites killed before they could stop (SIGKILL) left behind are removed first."""
+    remove_stale_link_folders(Path(tempfile.gettempdir()))
     try:
-        return Path(tempfile.mkdtemp(prefix="hybridsim-link-"))  # mode 0700
+        return Path(tempfile.mkdtemp(prefix=f"{LINK_FOLDER_PREFIX}{os.getpid()}-"))  # mode 0700
     except OSError as exc:
         log.info("no step link on a Unix socket: cannot make its folder: %s", exc)
         return None
+
+
+def remove_stale_link_folders(folder: Path) -> list[Path]:
+    """Remove this user's link folders in ``folder`` whose site process no longer runs; the removed ones."""
+    removed = []
+    for path in folder.glob(f"{LINK_FOLDER_PREFIX}*-*"):
+        pid = path.name.removeprefix(LINK_FOLDER_PREFIX).partition("-")[0]
+        try:
+            ours = path.lstat().st_uid == os.getuid() and not path.is_symlink()
+        except OSError:
+            continue
+        if ours and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _bind(server: grpc.Server, listen: str, credentials: grpc.ServerCredentials | None) -> int:

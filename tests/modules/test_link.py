@@ -10,6 +10,8 @@ import os
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from modules import link, wire
 from modules.base import Command, ModuleError, Session, StepRefused, StepResult
 from modules.linear import LinearModule
 from modules.security import SiteAccess
-from modules.server import SiteServer
+from modules.server import LINK_FOLDER_PREFIX, SiteServer, remove_stale_link_folders
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 K = np.array(CONFIG["stiffness"])
@@ -160,6 +162,7 @@ def test_a_killed_daemon_stops_the_link_client_within_its_deadline_naming_the_si
     with LocalDaemon("linear", CONFIG, name="right") as daemon:
         module = RemoteModule(daemon.address, name="right", deadline_s=1.0, transport="link")
         module.open(Session(0.01, ("x1", "x2")))
+        folder = Path(link.link_address(module.describe().info, same_machine=True).removeprefix(link.UNIX)).parent
         for n in range(5):
             module.propose(n, Command(0.01 * n, np.array([1e-3 * n, 0.0])))
             module.execute(n)
@@ -172,6 +175,20 @@ def test_a_killed_daemon_stops_the_link_client_within_its_deadline_naming_the_si
         assert time.monotonic() - start < 1.0 + 0.3
         assert str(info.value).startswith(f"site right at {daemon.address}: execute of step 5: step link to unix:/")
         assert "link.sock lost: " in str(info.value)
+    assert folder.is_dir()  # a killed site could not remove its link folder: the next site to start does
+    SiteServer(lambda: LinearModule.from_config(CONFIG), "next").stop(0)
+    assert not folder.exists()
+
+
+def test_only_link_folders_of_this_user_s_sites_that_no_longer_run_are_removed(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()  # its process id no longer runs
+    dead, alive = (tmp_path / f"{LINK_FOLDER_PREFIX}{pid}-abc" for pid in (ended.pid, os.getpid()))
+    for folder in (dead, alive, tmp_path / f"{LINK_FOLDER_PREFIX}old"):
+        folder.mkdir()
+        (folder / "link.sock").touch()
+    assert remove_stale_link_folders(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, f"{LINK_FOLDER_PREFIX}old"])
 
 
 def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
