@@ -273,12 +273,12 @@ class LinkServer:
         """Stop accepting and close every connection (and remove the Unix socket)."""
         for listener in self._listeners:
             _close(listener)  # the shutdown wakes the thread blocked in accept()
+        for thread in self._threads:
+            thread.join(2.0)  # before closing the connections: one accepted meanwhile is closed too
         with self._lock:
             connections, self._connections = set(self._connections), set()
         for connection in connections:
             _close(connection)
-        for thread in self._threads:
-            thread.join(2.0)
         if self.unix_path is not None:
             self.unix_path.unlink(missing_ok=True)
 
