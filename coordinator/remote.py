@@ -238,8 +238,8 @@ class RemoteModule:
     def _steps_transport(self) -> Transport:
         if self.transport != "auto":
             if self.transport == "link" and self._link_address is None:
-                raise ModuleError(f"{self.label}: the site serves no step link (a site with TLS and no token "
-                                  "serves none): use transport 'stream'")
+                raise ModuleError(f"{self.label}: the site serves no step link (a site with mutual TLS serves "
+                                  "none): use transport 'stream'")
             if self.transport == "link" and self._token_in_clear_text():
                 raise ModuleError(f"{self.label}: the access token would travel to the step link at "
                                   f"{self._link_address} in clear text (the link has no TLS): use transport 'stream', "

@@ -25,9 +25,9 @@ propose, then execute, stopping at the first refusal; a resent frame is
 answered from the module's record.  The HELLO binds the connection to the
 open session and carries the site's access token (compared in constant
 time; checked before any step frame is read).  The link serves on loopback
-unless the site is told its network is trusted; a site with TLS and no token
-does not serve it (the link has no TLS, so it could not authenticate its
-clients as the site's certificates do).  A malformed frame is answered with
+unless the site is told its network is trusted; a site with mutual TLS
+does not serve it, token or not (the link has no TLS, so it could not check
+its clients' certificates as the site's gRPC service does).  A malformed frame is answered with
 an INVALID_ARGUMENT error and the connection is closed.
 """
 
@@ -368,11 +368,13 @@ class LinkServer:
         return session
 
 
-def serves_link(listen: str, tls: bool, token: str | None, insecure: bool) -> str | None:
-    """Why a site of this access may not serve its link on ``listen``; None when it may."""
-    if tls and token is None:
-        return ("a site with TLS and no token does not serve the step link (the link has no TLS to authenticate "
-                "clients with); give the site a --token-file too, or use the gRPC stream")
+def serves_link(listen: str, client_certificates: bool, insecure: bool) -> str | None:
+    """Why a site of this access may not serve its link on ``listen``; None when it may.
+
+    ``client_certificates``: the site accepts only clients with a certificate of its CA (mutual TLS)."""
+    if client_certificates:
+        return ("a site with mutual TLS does not serve the step link (the link has no TLS to check its clients' "
+                "certificates with; a token alone would let in a client without one): its clients use the gRPC stream")
     if not is_loopback(listen) and not insecure:
         return (f"the step link on {listen}: the link has no TLS, it serves on loopback only unless the network "
                 "is trusted (--insecure)")

@@ -337,7 +337,7 @@ class SiteServer:
     ``link_listen`` (HOST:PORT; None: none) serves the step link (modules.link)
     beside the service, with the site's token, on TCP and on a Unix socket in
     a folder private to this user; Describe tells clients where.  A site with
-    TLS and no token serves no link.
+    mutual TLS serves no link.
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
@@ -387,7 +387,8 @@ class SiteServer:
         self._link_folder: Path | None = None
         if listen is None:
             return None
-        refusal = serves_link(listen, self.access.tls is not None, self.access.token, self.access.insecure)
+        tls = self.access.tls
+        refusal = serves_link(listen, tls is not None and tls.client_ca is not None, self.access.insecure)
         if refusal and is_loopback(listen):
             log.info("site %s: %s", self.servicer.site, refusal)
             return None

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from coordinator.cli.certs import make_certificates
 from coordinator.credentials import ClientCredentials
 from coordinator.daemons import LocalDaemon
 from coordinator.remote import RemoteModule
@@ -192,9 +193,9 @@ def test_only_link_folders_of_this_user_s_sites_that_no_longer_run_are_removed(t
 
 
 def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
-    assert "TLS and no token" in link.serves_link("127.0.0.1:0", tls=True, token=None, insecure=False)
-    assert "loopback only" in link.serves_link("0.0.0.0:0", tls=False, token="t" * 32, insecure=False)
-    assert link.serves_link("0.0.0.0:0", tls=False, token=None, insecure=True) is None
+    assert "mutual TLS" in link.serves_link("127.0.0.1:0", client_certificates=True, insecure=False)
+    assert "loopback only" in link.serves_link("0.0.0.0:0", client_certificates=False, insecure=False)
+    assert link.serves_link("0.0.0.0:0", client_certificates=False, insecure=True) is None
     with pytest.raises(ModuleError, match="the step link on 0.0.0.0:0: the link has no TLS"):
         SiteServer(lambda: LinearModule.from_config(CONFIG), "wide", link_listen="0.0.0.0:0",
                    access=SiteAccess(token="t" * 32))
@@ -258,3 +259,23 @@ def test_a_site_with_every_link_connection_taken_answers_unavailable_and_serves_
         module.disconnect()
     finally:
         server.stop(0)
+
+
+def test_a_site_with_mutual_tls_and_a_token_serves_no_link_its_clients_take_the_stream(tmp_path):
+    """The link cannot check client certificates: the token alone must not let in a client without one."""
+    make_certificates(tmp_path, ["left"], tokens=True)
+    token = (tmp_path / "left.token").read_text().strip()
+    tls = ["--tls-cert", tmp_path / "left.crt", "--tls-key", tmp_path / "left.key", "--tls-ca", tmp_path / "ca.crt"]
+    client = ClientCredentials(ca=(tmp_path / "ca.crt").read_bytes(), certificate=(tmp_path / "coordinator.crt")
+                               .read_bytes(), private_key=(tmp_path / "coordinator.key").read_bytes(), token=token)
+    with LocalDaemon("linear", CONFIG, name="left", site_args=[*tls, "--token-file", tmp_path / "left.token"],
+                     credentials=client) as daemon:
+        address = daemon.address
+        assert link.INFO_KEY not in RemoteModule(address, credentials=client).describe().info
+        with pytest.raises(ModuleError, match="the site serves no step link"):
+            RemoteModule(address, name="left", deadline_s=5, transport="link", credentials=client).open(
+                Session(0.01, ("x1", "x2")))
+        auto = RemoteModule(address, name="left", deadline_s=5, credentials=client)
+        auto.describe()
+        fifty_steps_give_k_d(auto)
+        assert auto.steps_on == "stream"
