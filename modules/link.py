@@ -288,9 +288,9 @@ class LinkServer:
                 connection, peer = listener.accept()
             except OSError:
                 return  # the listener was closed
+            peer = peer or f"the Unix socket {self.unix_path}"  # a Unix socket's client has no address
             if not self._slots.acquire(blocking=False):
-                log.warning("site %s: step link connection from %s refused: too many connections", self.site,
-                            peer or "its Unix socket")
+                log.warning("site %s: step link connection from %s refused: too many connections", self.site, peer)
                 _send_quietly(connection, error_frame(UNAVAILABLE, f"site {self.site} serves at most "
                                                       f"{self._max_connections} step link connections at once", None))
                 _close(connection)
