@@ -14,8 +14,7 @@ moves (NTCP's propose/execute split at experimental sites).
 ``transport="link"`` carries the steps (and only they) as fixed binary
 frames on the site's step link (:mod:`modules.link`: a Unix socket or TCP
 beside the gRPC service); everything else stays on gRPC.  The default, ``"auto"``, takes the
-link where the site offers one this client can reach (a site on this
-machine, or a link served beyond loopback), else the ``Steps`` stream.
+link where the site's Unix socket is on this machine, else the ``Steps`` stream.
 
 Every call has a deadline (``deadline_s``).  An unreachable site is retried
 until the deadline runs out (the step IDs make a resent step harmless: the
@@ -109,10 +108,10 @@ class RemoteModule:
                 one fixed binary frame on the site's step link, TCP beside
                 the gRPC service: see modules.link; the fastest, for a site
                 on the same machine or a trusted network; the other calls
-                stay on gRPC) or "auto" (the link where the site offers one
-                this client reaches, as its last ``describe`` said, else
-                the stream; the stream when ``latency`` is given), decided
-                at ``open``
+                stay on gRPC) or "auto" (the link where the Unix socket
+                its last ``describe`` offered is on this machine, else the
+                stream; the stream when ``latency`` is given), decided at
+                ``open``
     two_phase   send each proposal on its own round trip (see module doc)
     latency     a :class:`coordinator.latency.Latency` added to every round
                 trip (emulates a distant lab)
@@ -245,11 +244,10 @@ class RemoteModule:
                                   f"{self._link_address} in clear text (the link has no TLS): use transport 'stream', "
                                   "or a link_address on loopback behind a tunnel")
             return self.transport
-        on_this_machine = self._link_address is not None and (
-            self._link_address.startswith(link.UNIX) or is_loopback(self._link_address))
-        reachable = self._link_address is not None and (is_loopback(self.address) or not on_this_machine)
-        usable = reachable and self._latency is None and not self._token_in_clear_text()
-        return "link" if usable else "stream"
+        # auto takes only the site's Unix socket, found on this filesystem in a folder private to the site's
+        # user: a loopback TCP port in a Describe may be another machine's (a container behind a mapped port)
+        on_this_machine = self._link_address is not None and self._link_address.startswith(link.UNIX)
+        return "link" if on_this_machine and self._latency is None else "stream"
 
     def _token_in_clear_text(self) -> bool:
         """Whether the step link would carry the access token beyond this machine (the link has no TLS)."""

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -16,6 +17,7 @@ from coordinator.latency import Latency
 from coordinator.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
+from modules import link
 from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
 from modules.linear import LinearModule
 from modules.server import SiteServer
@@ -77,6 +79,21 @@ def test_auto_takes_the_link_of_a_site_on_this_machine_and_the_stream_otherwise(
     try:
         module = opened(server.address)
         assert module.steps_on == "stream" and step(module, 0, [1e-3, 0.0]) == pytest.approx([2.0, -1.0])
+    finally:
+        server.stop(0)
+
+
+def test_auto_takes_no_tcp_link_whose_unix_socket_is_not_on_this_machine():
+    """A site in a container behind a mapped loopback port: its Describe offers a Unix socket this filesystem does
+    not have and a loopback TCP port that is the container's, not this machine's; only ``link`` insists on it."""
+    server = SiteServer(linear, "contained")
+    try:
+        offers = RemoteModule(server.address, name="contained").describe().info[link.INFO_KEY].split(" ")
+        Path(dict(zip(offers[::2], offers[1::2]))["unix"]).unlink()
+        module = opened(server.address)
+        assert module.steps_on == "stream" and step(module, 0, [1e-3, 0.0]) == pytest.approx([2.0, -1.0])
+        insisting = opened(server.address, transport="link")
+        assert insisting.steps_on == "link" and step(insisting, 0, [0.0, 1e-3]) == pytest.approx([-1.0, 2.0])
     finally:
         server.stop(0)
 
