@@ -124,18 +124,26 @@ def test_tls_without_a_client_ca_needs_a_token(capsys, config, tmp_path):
         "then need a certificate that CA signed) or --token-file")
 
 
+def started_site(config: Path, tmp_path: Path, *options: str) -> tuple[subprocess.Popen, int]:
+    """`hybridsim site linear` as a process with ``options``, once it has written its port file."""
+    process = subprocess.Popen([Path(sys.executable).with_name("hybridsim"), "site", "linear", "--config", config,
+                                "--port-file", tmp_path / "port", *options],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(1500):
+        if (tmp_path / "port").exists() or process.poll() is not None:
+            break
+        time.sleep(0.02)
+    if not (tmp_path / "port").exists():
+        process.kill()
+        raise AssertionError(f"the site did not start: {process.communicate()[1]}")
+    return process, int((tmp_path / "port").read_text())
+
+
 def test_insecure_serves_beyond_loopback_and_the_health_port_answers_without_credentials(config, tmp_path):
     health_port = free_port()
-    process = subprocess.Popen([Path(sys.executable).with_name("hybridsim"), "site", "linear", "--config", config,
-                                "--listen", "0.0.0.0:0", "--insecure", "--port-file", tmp_path / "port",
-                                "--health-listen", f"127.0.0.1:{health_port}"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process, port = started_site(config, tmp_path, "--listen", "0.0.0.0:0", "--insecure",
+                                 "--health-listen", f"127.0.0.1:{health_port}")
     try:
-        for _ in range(1500):
-            if (tmp_path / "port").exists() or process.poll() is not None:
-                break
-            time.sleep(0.02)
-        port = int((tmp_path / "port").read_text())
         for address in (f"127.0.0.1:{port}", f"127.0.0.1:{health_port}"):
             with grpc.insecure_channel(address) as channel:
                 reply = health_pb2_grpc.HealthStub(channel).Check(
@@ -155,15 +163,8 @@ def test_insecure_serves_beyond_loopback_and_the_health_port_answers_without_cre
 def test_a_burst_of_stop_signals_stops_the_site_cleanly_and_removes_its_link_folder(config, tmp_path):
     """The signal handler takes no lock the main thread may hold (an Event.set() in a handler deadlocks when the
     signal lands inside the same Event's wait): a burst of SIGTERM and SIGINT stops the site with exit code 0."""
-    process = subprocess.Popen([Path(sys.executable).with_name("hybridsim"), "site", "linear", "--config", config,
-                                "--listen", "127.0.0.1:0", "--port-file", tmp_path / "port"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process, port = started_site(config, tmp_path, "--listen", "127.0.0.1:0")
     try:
-        for _ in range(1500):
-            if (tmp_path / "port").exists() or process.poll() is not None:
-                break
-            time.sleep(0.02)
-        port = int((tmp_path / "port").read_text())
         module = RemoteModule(f"127.0.0.1:{port}", name="left", deadline_s=10)
         unix = link.link_address(module.describe().info, same_machine=True)
         module.disconnect()
