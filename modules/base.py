@@ -244,6 +244,8 @@ class StepLedger(abc.ABC):
             raise StepRefused(step, "step was already proposed with a different command")
         if step <= self._last_step:
             raise StepRefused(step, f"step IDs must increase: the last step was {self._last_step}")
+        if not math.isfinite(command.time):
+            raise StepRefused(step, f"the command's time must be a finite number of seconds, not {command.time}")
         disp = check_vector(step, "displacement", command.displacement, n)
         vel = None if command.velocity is None else check_vector(step, "velocity", command.velocity, n)
         acc = None if command.acceleration is None else check_vector(step, "acceleration", command.acceleration, n)

@@ -75,6 +75,9 @@ def test_bad_input_is_refused_with_clear_errors_and_the_daemon_serves_the_next_c
         with pytest.raises(StepRefused, match=f"site left at {daemon.address}: displacement has"):
             module.propose(5, Command(0.05, np.array(bad)))
             module.execute(5)
+    with pytest.raises(StepRefused, match=f"site left at {daemon.address}: the command's time must be a finite"):
+        module.propose(5, Command(np.nan, np.array([0.0, 0.0])))
+        module.execute(5)
     assert run_steps(module, range(6, 8))[1] == pytest.approx([14.0, -7.0])
     module.close()
 
