@@ -46,6 +46,17 @@ def _held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, com
     return out
 
 
+@kernel
+def _held_response(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray,
+                   commands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The states x_0 .. x_{N-1} under ``commands`` (N x inputs) from ``x``, and x_N: :func:`_held_step` N times."""
+    states = np.empty((commands.shape[0], x.size))
+    for k in range(commands.shape[0]):
+        states[k] = x
+        x = _held_step(transition, input_map, x, commands[k])
+    return states, x
+
+
 class Actuators(Protocol):
     def position(self) -> np.ndarray: ...
 
@@ -89,11 +100,8 @@ class LinearActuators:
         Open loop only (the commands do not depend on the positions); the
         same recursion as ``position`` / ``advance``, and the state moves on.
         """
-        commands = np.asarray(commands, float)
-        states = np.empty((commands.shape[0], self._x.size))
-        for k, command in enumerate(commands):
-            states[k] = self._x
-            self.advance(command)
+        states, self._x = _held_response(self.transition, self.input_map, self._x,
+                                         np.ascontiguousarray(commands, dtype=float))
         return states @ self.output_map.T
 
 
