@@ -199,8 +199,8 @@ class NewmarkMap:
         return self.transition.shape[0]
 
     def advance(self, state: np.ndarray, ag: float, force: np.ndarray) -> np.ndarray:
-        """s_k from s_{k-1}, ag_k (m/s^2) and f_k (N, N*m)."""
-        return self.transition @ state + self.ground * ag + self.feedback @ force
+        """s_k from s_{k-1}, ag_k (m/s^2) and f_k (N, N*m) (``dot``: the same BLAS product as ``@``, cheaper)."""
+        return self.transition.dot(state) + self.ground * ag + self.feedback.dot(force)
 
     def displacements(self, ground_acceleration: np.ndarray) -> np.ndarray:
         """U_k (N x dofs, m and rad SAP sign) for F = 0, starting at rest: the reference run."""

@@ -83,7 +83,7 @@ class LinearActuators:
         return cls(phi, gamma, c)
 
     def position(self) -> np.ndarray:
-        return self.output_map @ self._x
+        return self.output_map.dot(self._x)
 
     def advance(self, command: np.ndarray) -> None:
         self._x = _held_step(self.transition, self.input_map, self._x, np.asarray(command, float))
