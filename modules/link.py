@@ -41,6 +41,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import numpy as np
 
@@ -52,7 +53,8 @@ from modules.security import _digest, is_loopback
 log = logging.getLogger("hybridsim.site")
 
 INFO_KEY = "hybridsim.link"
-"""key of a site's Describe info that gives its link: "tcp HOST:PORT" [" unix PATH"]; absent: no link"""
+"""key of a site's Describe info that gives its link: "tcp HOST:PORT" [" unix PATH"], PATH percent-encoded
+(RFC 3986: a space is %20; a path of letters, digits, "/_.-~" reads as itself); absent: no link"""
 UNIX = "unix:"
 """prefix of a link address that is the path of a Unix domain socket (a site on the same machine)"""
 
@@ -72,6 +74,12 @@ _DONE = struct.Struct("<Bq")
 _ERROR = struct.Struct("<BBqB")
 HELLO_TIMEOUT_S = 5.0
 """how long a new connection may take to send its HELLO (s)"""
+IDLE_TIMEOUT_S = 600.0
+"""how long the site keeps a link connection that sends nothing (s): far longer than any pause between the
+steps of a live run, and a client whose connection was closed reconnects and resends at its next step"""
+KEEPALIVE_S = {"TCP_KEEPIDLE": 30, "TCP_KEEPINTVL": 10, "TCP_KEEPCNT": 3}
+"""TCP keepalive of an accepted link connection, where the platform has these options: probe after 30 s of
+silence, every 10 s, give up after 3 unanswered (a client gone without a FIN frees its slot within 60 s)"""
 _MIN_TIMEOUT_S = 1e-4
 """the shortest socket timeout a client sets (s): a timeout of 0 would make the socket non-blocking"""
 
@@ -223,18 +231,21 @@ class LinkServer:
     ``token``: the site's access token that every HELLO must carry (None: no token, loopback only);
     ``max_connections`` more are refused at once.  ``unix_folder`` (a folder private to this user) also
     serves the link on a Unix domain socket there, for clients on this machine: a shorter way through
-    the kernel than TCP on loopback, and one that other users cannot even connect to.
+    the kernel than TCP on loopback, and one that other users cannot even connect to.  A connection that
+    sends nothing for ``idle_timeout_s`` (s) is closed, and TCP keepalive (:data:`KEEPALIVE_S`) closes one
+    whose client vanished without a word, so that neither holds a slot for ever.
     """
 
     def __init__(self, site: str, handle: StepHandler, status_of: StatusOf, listen: str, token: str | None,
                  max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8,
-                 unix_folder: Path | None = None) -> None:
+                 unix_folder: Path | None = None, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         host, _, port = listen.rpartition(":")
         self.site = site
         self._handle, self._status_of = handle, status_of
         self._expected = None if token is None else _digest(wire.bearer(token))
         self._max_frame_bytes = max_frame_bytes
         self._max_connections = max_connections
+        self._idle_timeout_s = idle_timeout_s
         self._slots = threading.BoundedSemaphore(max_connections)
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -267,7 +278,7 @@ class LinkServer:
     @property
     def info(self) -> str:
         """The value of :data:`INFO_KEY` in the site's Describe info."""
-        return f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {self.unix_path}")
+        return f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {quote(str(self.unix_path))}")
 
     def stop(self) -> None:
         """Stop accepting and close every connection (and remove the Unix socket)."""
@@ -303,12 +314,12 @@ class LinkServer:
     def _serve(self, connection: socket.socket, peer: object) -> None:
         try:
             if connection.family != socket.AF_UNIX:
-                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _tune_tcp(connection)
             connection.settimeout(HELLO_TIMEOUT_S)
             session = self._hello(connection, peer)
             if session is None:
                 return
-            connection.settimeout(None)
+            connection.settimeout(self._idle_timeout_s)  # a timeout (an OSError) ends the connection below
             while True:
                 payload = read_frame(connection, self._max_frame_bytes)
                 if payload is None:
@@ -328,6 +339,8 @@ class LinkServer:
         except MalformedFrame as exc:
             log.warning("site %s: step link from %s: %s", self.site, peer, exc)
             _send_quietly(connection, error_frame("INVALID_ARGUMENT", f"malformed frame: {exc}", None))
+        except TimeoutError:
+            log.info("site %s: step link connection from %s closed: it sent nothing within its timeout", self.site, peer)
         except OSError:
             pass  # the client went away (or the link is stopping): nothing to answer
         finally:
@@ -432,9 +445,19 @@ def link_address(info: dict[str, str], same_machine: bool = False) -> str | None
     machine (``same_machine``) its Unix socket (:data:`UNIX` + path) where that exists; None: no link."""
     words = info.get(INFO_KEY, "").split(" ")
     offers = dict(zip(words[::2], words[1::2]))
-    if same_machine and "unix" in offers and Path(offers["unix"]).is_socket():
-        return UNIX + offers["unix"]
+    unix = unquote(offers.get("unix", ""))
+    if same_machine and unix and Path(unix).is_socket():
+        return UNIX + unix
     return offers.get("tcp") or None
+
+
+def _tune_tcp(connection: socket.socket) -> None:
+    """No Nagle delay, and keepalive probes (:data:`KEEPALIVE_S`, those the platform has) on a TCP connection."""
+    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for name, value in KEEPALIVE_S.items():
+        if hasattr(socket, name):
+            connection.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
 
 
 def _send_quietly(connection: socket.socket, data: bytes) -> None:

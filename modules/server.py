@@ -42,7 +42,7 @@ from grpc_reflection.v1alpha import reflection
 from hybridsim.v1 import module_pb2 as pb
 from modules import wire
 from modules.base import Command, Module, ModuleError, StepRefused, StepResult, check_vector
-from modules.link import INFO_KEY, LinkServer, StepFrame, serves_link
+from modules.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
 from modules.security import SiteAccess, is_loopback
 
 log = logging.getLogger("hybridsim.site")
@@ -337,13 +337,15 @@ class SiteServer:
     ``link_listen`` (HOST:PORT; None: none) serves the step link (modules.link)
     beside the service, with the site's token, on TCP and on a Unix socket in
     a folder private to this user; Describe tells clients where.  A site with
-    mutual TLS serves no link.
+    mutual TLS serves no link.  A link connection that sends nothing for
+    ``link_idle_timeout_s`` (s) is closed (its client reconnects at its next step).
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
                  interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
-                 health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0") -> None:
+                 health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0",
+                 link_idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         refusal = access.listen_refusal(listen)
         if refusal:
             raise ModuleError(refusal)
@@ -375,16 +377,22 @@ class SiteServer:
             health_pb2_grpc.add_HealthServicer_to_server(self._health, self._health_server)
             self.health_address = f"{health_listen.rpartition(':')[0]}:{_bind(self._health_server, health_listen, None)}"
             self._health_server.start()
-        self._link = self._start_link(link_listen, max_message_bytes)
-        self._server.start()
+        self._link: LinkServer | None = None
+        self._link_folder: Path | None = None
+        try:
+            self._link = self._start_link(link_listen, max_message_bytes, link_idle_timeout_s)
+            self._server.start()
+        except BaseException:  # stop what started before the failure: no folder, thread or port is left behind
+            self._server.stop(0)
+            self._stop_beside_grpc()
+            raise
         for service in ("", wire.SERVICE_NAME):
             self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         log.info("site %s: %s module listening on %s (%s)%s%s", site, self.servicer.kind, self.address, access.mode,
                  f", health on {self.health_address}" if self.health_address else "",
                  f", step link on {self._link.address}" if self._link else "")
 
-    def _start_link(self, listen: str | None, max_frame_bytes: int) -> LinkServer | None:
-        self._link_folder: Path | None = None
+    def _start_link(self, listen: str | None, max_frame_bytes: int, idle_timeout_s: float) -> LinkServer | None:
         if listen is None:
             return None
         tls = self.access.tls
@@ -398,9 +406,9 @@ class SiteServer:
         self._link_folder = _private_folder() if hasattr(socket, "AF_UNIX") else None
         try:
             link = LinkServer(site, self.servicer.link_step, lambda exc: _link_status(site, exc), listen,
-                              self.access.token, max_frame_bytes, unix_folder=self._link_folder)
-        except OSError as exc:
-            self._remove_link_folder()
+                              self.access.token, max_frame_bytes, unix_folder=self._link_folder,
+                              idle_timeout_s=idle_timeout_s)
+        except OSError as exc:  # the caller removes the folder
             raise ModuleError(f"cannot serve the step link on {listen}: {exc.strerror}") from None
         self.servicer.link_info = link.info
         return link
@@ -413,12 +421,16 @@ class SiteServer:
         self._health.enter_graceful_shutdown()
         self.servicer.close("ended by the site's shutdown")
         self._server.stop(grace_s).wait()
+        self._stop_beside_grpc()
+        log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
+
+    def _stop_beside_grpc(self) -> None:
+        """Stop the step link (and remove its folder) and the health server, those of them that run."""
         if self._link is not None:
             self._link.stop()
-            self._remove_link_folder()
+        self._remove_link_folder()
         if self._health_server is not None:
             self._health_server.stop(0).wait()
-        log.info("site %s: stopped after %d session(s)", self.servicer.site, self.servicer.sessions)
 
     def _remove_link_folder(self) -> None:
         if self._link_folder is not None:

@@ -7,11 +7,14 @@ every force is K d worked by hand: d = (1, 0) mm gives (2, -1) N.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +32,7 @@ from modules.base import Command, ModuleError, Session, StepRefused, StepResult
 from modules.linear import LinearModule
 from modules.security import SiteAccess
 from modules.server import LINK_FOLDER_PREFIX, SiteServer, remove_stale_link_folders
+from tests.coordinator.test_remote import free_port
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 K = np.array(CONFIG["stiffness"])
@@ -279,3 +283,97 @@ def test_a_site_with_mutual_tls_and_a_token_serves_no_link_its_clients_take_the_
         auto.describe()
         fifty_steps_give_k_d(auto)
         assert auto.steps_on == "stream"
+
+
+def test_a_link_connection_that_sends_nothing_is_closed_and_its_client_reconnects_and_resends():
+    """Eight clients that vanished (they send nothing) take every slot; the idle timeout frees them, and a
+    client whose own connection the site closed meanwhile steps on transparently, each step applied once."""
+    server = SiteServer(lambda: LinearModule.from_config(CONFIG), "idle", link_idle_timeout_s=0.3)
+    try:
+        module = RemoteModule(server.address, name="idle", deadline_s=5.0, transport="link")
+        module.open(Session(0.01, ("x1", "x2")))
+        module.propose(0, Command(0.0, np.array([1e-3, 0.0])))
+        assert list(module.execute(0).force) == pytest.approx([2.0, -1.0], abs=1e-12)
+        module.commit(0)
+        address = link.link_address(module.describe().info)
+        vanished = [link.LinkConnection(address, None, "", timeout_s=5) for _ in range(7)]  # with the module's: 8
+        start = time.monotonic()
+        for connection in vanished:
+            assert connection._socket.recv(1) == b""  # closed by the site
+        assert 0.3 <= time.monotonic() - start < 0.3 + 1.0
+        retries = module.stats["wire_retries"]
+        module.propose(1, Command(0.01, np.array([0.0, 1e-3])))
+        assert list(module.execute(1).force) == pytest.approx([-1.0, 2.0], abs=1e-12)
+        assert module.stats["wire_retries"] - retries == 1  # its connection was closed too: one reconnection
+        module.commit(1)
+        stats = module.close()
+        assert (stats["proposed"], stats["executed"], stats["committed"]) == (2, 2, 2)
+        module.disconnect()
+        for connection in vanished:
+            connection.close()
+    finally:
+        server.stop(0)
+
+
+def test_accepted_tcp_link_connections_probe_with_keepalive():
+    server = SiteServer(lambda: LinearModule.from_config(CONFIG), "alive")
+    try:
+        address = link.link_address(RemoteModule(server.address).describe().info)
+        client = link.LinkConnection(address, None, "", timeout_s=5)
+        (accepted,) = server._link._connections
+        assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        for name, value in link.KEEPALIVE_S.items():
+            if hasattr(socket, name):
+                assert accepted.getsockopt(socket.IPPROTO_TCP, getattr(socket, name)) == value
+        client.close()
+    finally:
+        server.stop(0)
+
+
+def test_a_link_folder_whose_path_holds_spaces_is_offered_and_taken(monkeypatch):
+    base = Path(tempfile.mkdtemp(prefix="hs link %20 "))  # short: a Unix socket address holds 107 bytes
+    monkeypatch.setattr(tempfile, "tempdir", str(base))  # what tempfile.gettempdir() (TMPDIR) gives the site
+    server = SiteServer(lambda: LinearModule.from_config(CONFIG), "spaced")
+    try:
+        module = RemoteModule(server.address, name="spaced", deadline_s=5)
+        unix = link.link_address(module.describe().info, same_machine=True)
+        assert unix == f"{link.UNIX}{server._link.unix_path}" and " link %20 " in unix
+        fifty_steps_give_k_d(module)
+        assert module.steps_on == "link"
+    finally:
+        server.stop(0)
+        shutil.rmtree(base)
+
+
+def test_a_link_info_of_an_earlier_site_with_a_plain_path_still_reads(tmp_path):
+    with socket.socket(socket.AF_UNIX) as unix:
+        unix.bind(str(tmp_path / "link.sock"))
+        info = {link.INFO_KEY: f"tcp 127.0.0.1:5 unix {tmp_path / 'link.sock'}"}
+        assert link.link_address(info, same_machine=True) == f"{link.UNIX}{tmp_path / 'link.sock'}"
+        assert link.link_address(info) == "127.0.0.1:5"
+
+
+def link_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if "-link" in thread.name]
+
+
+def own_link_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{LINK_FOLDER_PREFIX}{os.getpid()}-*"))
+
+
+@pytest.mark.parametrize("taken_by", ["grpc", "link"])
+def test_a_site_that_fails_to_start_leaves_no_link_folder_thread_or_health_port(taken_by):
+    """A busy gRPC port fails before the link starts; a busy link port after the health server started."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = f"127.0.0.1:{taken.getsockname()[1]}"
+        health = f"127.0.0.1:{free_port()}"
+        folders, threads = own_link_folders(), link_threads()
+        with pytest.raises(ModuleError, match=f"cannot (serve the step link on|listen on) {busy}"):
+            SiteServer(lambda: LinearModule.from_config(CONFIG), "failed", health_listen=health,
+                       **({"listen": busy} if taken_by == "grpc" else {"link_listen": busy}))
+    assert own_link_folders() == folders and link_threads() == threads
+    host, _, port = health.rpartition(":")
+    with pytest.raises(ConnectionRefusedError):  # the health server that had started is stopped
+        socket.create_connection((host, int(port)), timeout=5).close()
