@@ -389,7 +389,7 @@ def serves_link(listen: str, client_certificates: bool, insecure: bool) -> str |
         return ("a site with mutual TLS does not serve the step link (the link has no TLS to check its clients' "
                 "certificates with; a token alone would let in a client without one): its clients use the gRPC stream")
     if not is_loopback(listen) and not insecure:
-        return (f"the step link on {listen}: the link has no TLS, it serves on loopback only unless the network "
+        return (f"--link-listen {listen}: the step link has no TLS, it serves on loopback only unless the network "
                 "is trusted (--insecure)")
     return None
 

@@ -409,7 +409,7 @@ class SiteServer:
                               self.access.token, max_frame_bytes, unix_folder=self._link_folder,
                               idle_timeout_s=idle_timeout_s)
         except OSError as exc:  # the caller removes the folder
-            raise ModuleError(f"cannot serve the step link on {listen}: {exc.strerror}") from None
+            raise ModuleError(f"--link-listen {listen}: cannot serve the step link there: {exc.strerror}") from None
         self.servicer.link_info = link.info
         return link
 

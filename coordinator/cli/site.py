@@ -10,6 +10,10 @@ Who may command it: clients with a certificate of the CA (--tls-cert
 --tls-key --tls-ca, mutual TLS), clients with the access token
 (--token-file), or, with neither, only processes on this machine: a site
 without TLS or a token listens on loopback only, unless --insecure.
+
+Beside gRPC the site serves its step link (fixed binary step frames) on a
+Unix socket and on --link-listen (TCP, loopback unless --insecure; none:
+no link); a site with mutual TLS serves none.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--config", type=Path, required=True, help="the module's configuration table (.toml or .json)")
     parser.add_argument("--listen", default="127.0.0.1:50051",
                         help="HOST:PORT to serve on; port 0 picks a free one (default: %(default)s)")
+    parser.add_argument("--link-listen", default="127.0.0.1:0", metavar="HOST:PORT",
+                        help="serve the step link (docs/wire_speed.md) on this TCP address too, beside a Unix socket; "
+                             "port 0 picks a free one; 'none': serve no link (default: %(default)s)")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
@@ -107,10 +114,11 @@ def load_config(path: Path) -> dict[str, Any]:
     return table
 
 
-def _listen_address(text: str, option: str = "--listen") -> str:
+def _listen_address(text: str, option: str = "--listen", alternative: str = "") -> str:
+    """``text`` when it is HOST:PORT; else UsageError naming ``option`` (and the ``alternative`` it also takes)."""
     host, colon, port = text.rpartition(":")
     if not (colon and host and port.isdigit() and int(port) < 65536):
-        raise UsageError(f"{option}: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0), not {text!r}")
+        raise UsageError(f"{option}: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0){alternative}, not {text!r}")
     return text
 
 
@@ -125,6 +133,7 @@ def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     listen = _listen_address(args.listen)
     health_listen = None if args.health_listen is None else _listen_address(args.health_listen, "--health-listen")
+    link_listen = None if args.link_listen == "none" else _listen_address(args.link_listen, "--link-listen", " or none")
     access = site_access(args)
     refusal = access.listen_refusal(listen)
     if refusal:
@@ -135,7 +144,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
                             max_message_bytes=int(args.max_message_mib * 2**20), access=access,
-                            health_listen=health_listen)
+                            health_listen=health_listen, link_listen=link_listen)
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
     with _stop_signals() as stop_signal:

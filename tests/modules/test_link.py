@@ -200,7 +200,7 @@ def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
     assert "mutual TLS" in link.serves_link("127.0.0.1:0", client_certificates=True, insecure=False)
     assert "loopback only" in link.serves_link("0.0.0.0:0", client_certificates=False, insecure=False)
     assert link.serves_link("0.0.0.0:0", client_certificates=False, insecure=True) is None
-    with pytest.raises(ModuleError, match="the step link on 0.0.0.0:0: the link has no TLS"):
+    with pytest.raises(ModuleError, match="^--link-listen 0.0.0.0:0: the step link has no TLS"):
         SiteServer(lambda: LinearModule.from_config(CONFIG), "wide", link_listen="0.0.0.0:0",
                    access=SiteAccess(token="t" * 32))
     server = SiteServer(lambda: LinearModule.from_config(CONFIG), "nolink", link_listen=None)
@@ -370,7 +370,7 @@ def test_a_site_that_fails_to_start_leaves_no_link_folder_thread_or_health_port(
         busy = f"127.0.0.1:{taken.getsockname()[1]}"
         health = f"127.0.0.1:{free_port()}"
         folders, threads = own_link_folders(), link_threads()
-        with pytest.raises(ModuleError, match=f"cannot (serve the step link on|listen on) {busy}"):
+        with pytest.raises(ModuleError, match=f"^(--link-listen {busy}: cannot serve the step link there|cannot listen on {busy})"):
             SiteServer(lambda: LinearModule.from_config(CONFIG), "failed", health_listen=health,
                        **({"listen": busy} if taken_by == "grpc" else {"link_listen": busy}))
     assert own_link_folders() == folders and link_threads() == threads

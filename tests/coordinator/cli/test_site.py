@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import grpc
+import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -17,6 +18,7 @@ from coordinator.cli import main
 from coordinator.cli.certs import make_certificates
 from coordinator.remote import RemoteModule
 from modules import link
+from modules.base import Command, Session
 from tests.coordinator.test_remote import free_port
 
 
@@ -183,3 +185,43 @@ def test_a_burst_of_stop_signals_stops_the_site_cleanly_and_removes_its_link_fol
     assert process.returncode == 0, err
     assert "stopped after 0 session(s)" in err
     assert not folder.exists()
+
+
+def test_a_bad_refused_or_busy_link_listen_address_names_the_option(capsys, config):
+    site = ("linear", "--config", str(config), "--listen", "127.0.0.1:0")
+    assert error_of(capsys, *site, "--link-listen", "50052") == \
+        "hybridsim site: error: --link-listen: give HOST:PORT (e.g. 127.0.0.1:50051 or 0.0.0.0:0) or none, not '50052'"
+    assert error_of(capsys, *site, "--link-listen", "0.0.0.0:0").startswith(
+        f"hybridsim site: error: site left (linear, {config}): --link-listen 0.0.0.0:0: the step link has no TLS, "
+        "it serves on loopback only unless the network is trusted (--insecure)")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = error_of(capsys, *site, "--link-listen", f"127.0.0.1:{port}")
+    assert line.startswith(f"hybridsim site: error: site left (linear, {config}): --link-listen 127.0.0.1:{port}: "
+                           "cannot serve the step link there")
+
+
+@pytest.mark.parametrize("link_listen", ["port", "none"])
+def test_link_listen_sets_the_step_link_s_address_or_serves_none(config, tmp_path, link_listen):
+    address = f"127.0.0.1:{free_port()}" if link_listen == "port" else "none"
+    process, port = started_site(config, tmp_path, "--listen", "127.0.0.1:0", "--link-listen", address)
+    try:
+        info = RemoteModule(f"127.0.0.1:{port}", deadline_s=10).describe().info
+        if link_listen == "none":
+            assert link.INFO_KEY not in info
+        else:
+            assert link.link_address(info) == address
+            module = RemoteModule(f"127.0.0.1:{port}", name="left", deadline_s=10, transport="link",
+                                  link_address=address)
+            module.open(Session(0.01, ("x",)))
+            module.propose(0, Command(0.0, np.array([0.25])))
+            assert list(module.execute(0).force) == [0.25]  # stiffness 1 N/m: the force is the displacement
+            module.close()
+            module.disconnect()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 0, err
+    assert ("step link on" in err) is (link_listen == "port")
