@@ -92,13 +92,17 @@ def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_re
     assert list(first.force) == pytest.approx([3.0, 0.0], abs=1e-12)  # K (2, 1) mm
 
 
-def test_a_refused_step_on_the_link_is_a_step_refused_naming_the_site(daemon):
+@pytest.mark.parametrize("command, refusal", [
+    (Command(0.05, np.array([1.0])), "displacement has 1 values"),
+    (Command(0.05, np.array([0.0, np.inf])), "displacement has"),
+    (Command(0.05, np.array([1e-3, 0.0]), velocity=np.array([0.1])), "velocity has 1 values"),  # as over gRPC
+])
+def test_a_refused_step_on_the_link_is_a_step_refused_naming_the_site_and_the_next_step_runs(daemon, command, refusal):
     module = remote(daemon)
     module.open(Session(0.01, ("x1", "x2")))
-    for bad in ([1.0], [0.0, np.inf]):
-        with pytest.raises(StepRefused, match=f"^step 5 refused: site left at {daemon.address}: displacement has"):
-            module.propose(5, Command(0.05, np.array(bad)))
-            module.execute(5)
+    with pytest.raises(StepRefused, match=f"^step 5 refused: site left at {daemon.address}: {refusal}"):
+        module.propose(5, command)
+        module.execute(5)
     module.propose(6, Command(0.06, np.array([1e-3, 0.0])))
     assert list(module.execute(6).force) == pytest.approx([2.0, -1.0], abs=1e-12)
     module.close()
@@ -211,18 +215,6 @@ def test_a_site_serves_no_link_where_it_could_not_authenticate_its_clients():
         module.disconnect()
     finally:
         server.stop(0)
-
-
-def test_vectors_of_different_lengths_are_a_step_refused_naming_the_site_as_over_grpc(daemon):
-    module = remote(daemon)
-    module.open(Session(0.01, ("x1", "x2")))
-    with pytest.raises(StepRefused, match=f"^step 3 refused: site left at {daemon.address}: velocity has 1 values"):
-        module.propose(3, Command(0.03, np.array([1e-3, 0.0]), velocity=np.array([0.1])))
-        module.execute(3)
-    module.propose(4, Command(0.04, np.array([1e-3, 0.0])))
-    assert list(module.execute(4).force) == pytest.approx([2.0, -1.0], abs=1e-12)
-    module.close()
-    module.disconnect()
 
 
 def test_the_access_token_never_travels_the_link_beyond_loopback(daemon):
@@ -370,7 +362,8 @@ def test_a_site_that_fails_to_start_leaves_no_link_folder_thread_or_health_port(
         busy = f"127.0.0.1:{taken.getsockname()[1]}"
         health = f"127.0.0.1:{free_port()}"
         folders, threads = own_link_folders(), link_threads()
-        with pytest.raises(ModuleError, match=f"^(--link-listen {busy}: cannot serve the step link there|cannot listen on {busy})"):
+        refusal = f"^(--link-listen {busy}: cannot serve the step link there|cannot listen on {busy})"
+        with pytest.raises(ModuleError, match=refusal):
             SiteServer(lambda: LinearModule.from_config(CONFIG), "failed", health_listen=health,
                        **({"listen": busy} if taken_by == "grpc" else {"link_listen": busy}))
     assert own_link_folders() == folders and link_threads() == threads
