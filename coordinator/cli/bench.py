@@ -38,7 +38,7 @@ def format_table(f: dict[str, Any]) -> str:
     for count, us in f["step_us"].items():
         lines.append(f"{count:>8}{us:>13.0f}{f['step_over_echo'][count]:>13.2f}"
                      f"{f['step_us_link'][count]:>13.0f}{f['step_link_over_tcp_echo'][count]:>12.2f}")
-    rt = f["marths_realtime_factor"]
+    rt = f["details"]["marths_loop"]
     lines.append(f"maRTHS benchmark loop: {rt['inprocess']:.1f}x real time in process (first 1 s run with its "
                  f"one-time work: {rt['first_run_s']:.2f} s); with the site and the plant as daemons, start-up "
                  f"included: {rt['daemons']:.2f}x on the step links, {rt['daemons_grpc']:.2f}x on gRPC streams")
