@@ -16,7 +16,8 @@ one process so that ratios compare like with like:
   against the whole frame under OpenSees' AlphaOS, same record (ratio of loop wall times);
 - ``marths_realtime_factor``: simulated seconds per wall second of the benchmark loop, in process and
   with the experimental site and the plant as daemons (two round trips per 1024 Hz tick), on the
-  daemons' step links and (``daemons_grpc``) on their gRPC Steps streams;
+  daemons' step links (``details.marths_loop`` adds them on gRPC Steps streams, the timings and the
+  first run);
 - ``realtime_late_steps_pct``: the design-card run (coordinator, frame, site, plant: four processes)
   paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (ten site-to-plant
   round trips per step on the plant daemon's step link); the details give the same over gRPC alone and
