@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import numba
+import numpy as np
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -23,3 +24,12 @@ def kernel(function: F) -> F:
         return numba.njit(cache=True)(function)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available"
         return numba.njit(function)
+
+
+@kernel
+def dot(x: np.ndarray, y: np.ndarray) -> float:
+    """sum_i x_i y_i in index order: the inner product the other kernels build on (over ``y``'s length)."""
+    total = 0.0
+    for i in range(y.size):
+        total += x[i] * y[i]
+    return total

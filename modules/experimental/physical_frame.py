@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from modules.kernels import kernel
+from modules.kernels import dot, kernel
 
 
 @dataclass(frozen=True)
@@ -111,12 +111,7 @@ def _feedback_sample(psi: np.ndarray, k: np.ndarray, c: np.ndarray, m: np.ndarra
         q[i], velocity[i] = q_i, v_i
     force = np.empty(k.shape[0])
     for r in range(k.shape[0]):
-        kq = cv = ma = 0.0
-        for j in range(dofs):
-            kq += k[r, j] * q[j]
-            cv += c[r, j] * velocity[j]
-            ma += m[r, j] * acceleration[j]
-        force[r] = kq + cv + ma
+        force[r] = dot(k[r], q) + dot(c[r], velocity) + dot(m[r], acceleration)
     return force
 
 

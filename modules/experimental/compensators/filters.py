@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.signal
 
-from modules.kernels import kernel
+from modules.kernels import dot, kernel
 
 
 def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[float], list[float]]:
@@ -27,19 +27,13 @@ def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[flo
 @kernel
 def _feedback(a: np.ndarray, w: np.ndarray) -> float:
     """-sum_{i>=1} a_i w(k-i): the state's part of w(k)."""
-    total = 0.0
-    for i in range(w.size):
-        total += a[i + 1] * w[i]
-    return -total
+    return -dot(a[1:], w)
 
 
 @kernel
 def df2_free_response(b: np.ndarray, a: np.ndarray, w: np.ndarray) -> float:
     """z(k) = b0 (-sum a_i w(k-i)) + sum_{i>=1} b_i w(k-i): the output of this sample for a zero input."""
-    free = 0.0
-    for i in range(w.size):
-        free += b[i + 1] * w[i]
-    return b[0] * _feedback(a, w) + free
+    return b[0] * _feedback(a, w) + dot(b[1:], w)
 
 
 @kernel

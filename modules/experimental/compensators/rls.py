@@ -27,15 +27,7 @@ import numpy as np
 
 from modules.experimental.compensators.base import Compensator
 from modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
-from modules.kernels import kernel
-
-
-@kernel
-def _dot(x: np.ndarray, y: np.ndarray) -> float:
-    total = 0.0
-    for i in range(x.size):
-        total += x[i] * y[i]
-    return total
+from modules.kernels import dot, kernel
 
 
 @kernel
@@ -59,14 +51,14 @@ def rls_sample(theta: np.ndarray, p: np.ndarray, psi: np.ndarray, phi: np.ndarra
     _shift_in(psi, target)
     _shift_in(phi, df2_advance(b, a, measurement_w, measured))
     for i in range(taps):  # gain = P phi / (lambda + phi^T P phi)
-        gain[i] = _dot(p[i], phi)
-    denominator = forgetting + _dot(phi, gain)
+        gain[i] = dot(p[i], phi)
+    denominator = forgetting + dot(phi, gain)
     for i in range(taps):
         gain[i] /= denominator
-    prediction = _dot(theta, phi)
-    gain_psi = _dot(gain, psi)
+    prediction = dot(theta, phi)
+    gain_psi = dot(gain, psi)
     free = df2_free_response(b, a, command_w)
-    command = (_dot(theta, psi) + gain_psi * (free - prediction)) / (1.0 - b[0] * gain_psi)
+    command = (dot(theta, psi) + gain_psi * (free - prediction)) / (1.0 - b[0] * gain_psi)
     filtered_command = b[0] * command + free
     df2_advance(b, a, command_w, command)
     for j in range(taps):  # P = (P - g phi^T P) / lambda, column by column
