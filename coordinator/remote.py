@@ -29,7 +29,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 import grpc
 
@@ -135,8 +135,8 @@ class RemoteModule:
                  credentials: ClientCredentials | None = None, link_address: str | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
-        if transport not in ("auto", "stream", "unary", "link"):
-            raise ValueError(f"transport must be 'auto', 'stream', 'unary' or 'link', not {transport!r}")
+        if transport not in get_args(Transport):
+            raise ValueError(f"transport must be one of {', '.join(get_args(Transport))}, not {transport!r}")
         if transport == "link" and latency is not None:
             raise ValueError("latency emulation delays gRPC calls: use transport 'stream' or 'unary' with it")
         self.address = address

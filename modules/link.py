@@ -255,7 +255,6 @@ class LinkServer:
         self.address = f"{host}:{self.port}"
         listeners = [self._listener]
         self.unix_path = None if unix_folder is None else self._unix(Path(unix_folder) / "link.sock", listeners)
-        self.refused = 0
         self._listeners = listeners
         self._threads = [threading.Thread(target=self._accept, args=(listener,), name=f"site-{site}-link", daemon=True)
                          for listener in listeners]
@@ -367,7 +366,6 @@ class LinkServer:
         except (struct.error, ValueError) as exc:
             raise MalformedFrame(f"the first frame must be a HELLO: {exc}") from None
         if self._expected is not None and not hmac.compare_digest(_digest(wire.bearer(token)), self._expected):
-            self.refused += 1
             log.warning("site %s: step link from %s refused (%s)", self.site, peer, "wrong token" if token else "no token")
             message = (f"site {self.site} refused the access token: it is not this site's token" if token else
                        f"site {self.site} needs an access token (token_file in the experiment's module table)")
