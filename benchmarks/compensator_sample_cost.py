@@ -17,11 +17,11 @@ import time
 
 import numpy as np
 
-from coordinator.problems import marths_data
-from modules.experimental.compensators.inverse import InverseCompensation
-from modules.experimental.compensators.narx import NarxCompensator, Terms, measurement_filter
-from modules.experimental.compensators.polynomial import PolynomialExtrapolation
-from modules.experimental.compensators.rls import RlsCompensator
+from hybridsim.coordinator.problems import marths_data
+from hybridsim.modules.experimental.compensators.inverse import InverseCompensation
+from hybridsim.modules.experimental.compensators.narx import NarxCompensator, Terms, measurement_filter
+from hybridsim.modules.experimental.compensators.polynomial import PolynomialExtrapolation
+from hybridsim.modules.experimental.compensators.rls import RlsCompensator
 
 FS = 1024.0
 

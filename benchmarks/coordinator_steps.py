@@ -15,8 +15,8 @@ import platform
 import tempfile
 from pathlib import Path
 
-from coordinator.experiment import load_experiment
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.simulation import run_experiment
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CASES = {

@@ -5,7 +5,7 @@
 In one run: starts eight `hybridsim site linear` daemons (10 DOFs each) on
 127.0.0.1, measures the round trip of a bare unary Echo (p50), then the
 coordinator's step (propose + execute at every module in parallel, then
-commit, through coordinator.partition and RemoteModule, exactly as a run
+commit, through hybridsim.coordinator.partition and RemoteModule, exactly as a run
 does) with 1, 2, 4 and 8 daemons, over the Steps stream and over unary Step
 calls, and prints each step time and its ratio to the echo.  The in-process
 step (the same modules in the coordinator's process) is the baseline.
@@ -20,10 +20,10 @@ import platform
 
 import grpc
 
-from coordinator.bench import DAEMON_COUNTS, WARMUP, chain_config, grpc_echo_us, partition_step_us
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
-from modules.linear import LinearModule
+from hybridsim.coordinator.bench import DAEMON_COUNTS, WARMUP, chain_config, grpc_echo_us, partition_step_us
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.modules.linear import LinearModule
 
 
 

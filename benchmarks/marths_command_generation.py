@@ -25,10 +25,10 @@ import json
 
 import numpy as np
 
-from coordinator.problems import marths, marths_data, marths_parts
-from coordinator.problems.marths_structure import FEEDBACK_DOFS, FRAME_SIGN, numerical_map
-from modules.base import Session
-from modules.registry import build_module
+from hybridsim.coordinator.problems import marths, marths_data, marths_parts
+from hybridsim.coordinator.problems.marths_structure import FEEDBACK_DOFS, FRAME_SIGN, numerical_map
+from hybridsim.wire.contract import Session
+from hybridsim.modules.registry import build_module
 
 
 def tracking_j2(samples: int, generation: str | dict, behind: bool, compensator: str,

@@ -18,7 +18,7 @@ import os
 import platform
 import time
 
-from coordinator.problems import marths, marths_daemons
+from hybridsim.coordinator.problems import marths, marths_daemons
 
 
 def measure(record: str, duration: float | None) -> dict[str, dict[str, float]]:

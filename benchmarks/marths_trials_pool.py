@@ -16,8 +16,8 @@ import json
 import os
 import time
 
-from coordinator.problems import marths
-from coordinator.problems.marths_campaign import run_campaign
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.marths_campaign import run_campaign
 
 
 def _cold() -> None:

@@ -23,10 +23,10 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from coordinator.experiment import parse_experiment
-from coordinator.monitor.session import monitoring
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.monitor.session import monitoring
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
-from modules.base import Command, Module, Session
-from modules.opensees import OpenSeesModule
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire.contract import Command, Module, Session
+from hybridsim.modules.opensees import OpenSeesModule
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -7,7 +7,7 @@ Side by side in one run on this machine (p50 of ``--calls`` round trips after a 
 - floors: a raw TCP echo (Python at both ends), the gRPC unary Echo of a site daemon (the sync server)
   and of a grpc.aio server (one event loop, no thread hand-off), with the payload of a 10-DOF step;
 - the coordinator's step with one 10-DOF linear daemon over the Steps stream, unary Step calls and the
-  step link (modules.link);
+  step link (hybridsim.wire.link);
 - the three-process maRTHS benchmark (loop, experimental-site daemon, plant daemon; Dt = 1/1024 s, one
   control sample per step) with both hops on gRPC streams and on step links: start-up, loop time per
   tick, real-time factor with start-up (as `hybridsim bench` reports it) and without;
@@ -25,9 +25,9 @@ import platform
 import subprocess
 import sys
 
-from coordinator.bench import SITE_DOFS, chain_config, grpc_echo_us, partition_step_us, realtime_late_steps, tcp_echo_us
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
+from hybridsim.coordinator.bench import SITE_DOFS, chain_config, grpc_echo_us, partition_step_us, realtime_late_steps, tcp_echo_us
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
 
 _AIO_ECHO_SERVER = """
 import asyncio, grpc
@@ -76,8 +76,8 @@ def floors(calls: int) -> dict[str, float]:
 
 def three_process(duration: float) -> dict[str, dict[str, float]]:
     """The three-process maRTHS loop with both hops on gRPC streams and on step links."""
-    from coordinator.problems import marths
-    from coordinator.problems.marths_daemons import run_on_daemons
+    from hybridsim.coordinator.problems import marths
+    from hybridsim.coordinator.problems.marths_daemons import run_on_daemons
 
     spec = marths.RunSpec(duration=duration)
     ticks = spec.ticks()

@@ -8,7 +8,7 @@ one process so that ratios compare like with like:
   protocol), with the payload of a 10-DOF step;
 - ``step_us``: the coordinator's step (propose + execute at every module in parallel, commit)
   with 1, 2, 4 and 8 linear site daemons over the gRPC Steps stream, and ``step_over_echo`` its
-  ratio to the gRPC echo; ``step_us_link`` the same over the sites' step links (modules.link, what a
+  ratio to the gRPC echo; ``step_us_link`` the same over the sites' step links (hybridsim.wire.link, what a
   run on this machine uses) and ``step_link_over_tcp_echo`` its ratio to the raw TCP echo;
 - ``dof_scaling``: the in-process alpha-OS step over 10 to 2000 condensed DOFs and the
   exponent of a power-law fit (1 is linear, 2 is the dense mat-vec);
@@ -41,14 +41,14 @@ from typing import Any
 import grpc
 import numpy as np
 
-from coordinator.daemons import LocalDaemon
-from coordinator.experiment import parse_experiment
-from coordinator.partition import ModuleSlot, Partition
-from coordinator.remote import RemoteModule
-from coordinator.simulation import run_experiment
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.partition import ModuleSlot, Partition
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules.base import Module, Session
+from hybridsim.wire.contract import Module, Session
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SITE_DOFS = 10
@@ -137,7 +137,7 @@ def tcp_echo_us(calls: int) -> float:
 
 
 def partition_step_us(modules: Sequence[Module], calls: int) -> float:
-    """The coordinator's step over ``modules`` (each on its own DOFs), as coordinator.partition runs it."""
+    """The coordinator's step over ``modules`` (each on its own DOFs), as hybridsim.coordinator.partition runs it."""
     slots = []
     for n, module in enumerate(modules):
         description = module.describe()
@@ -216,8 +216,8 @@ def hybrid_over_monolithic(duration: float = 5.0) -> dict[str, float]:
 
     The ratio is the run's default (steps on the sites' step links); ``hybrid_grpc_s`` is the same loop with
     every step on the gRPC Steps streams."""
-    from modules.opensees.models import marths_frame
-    from modules.opensees.monolithic import alpha_os_response
+    from hybridsim.modules.opensees.models import marths_frame
+    from hybridsim.modules.opensees.monolithic import alpha_os_response
 
     table = tomllib.loads((EXAMPLES / "opensees_frame_hybrid.toml").read_text())
     table["experiment"]["duration"] = duration
@@ -247,8 +247,8 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     included, as a user would see it, every sample on the daemons' step links ("daemons") and on
     their gRPC Steps streams ("daemons_grpc").
     """
-    from coordinator.problems import marths
-    from coordinator.problems.marths_daemons import run_on_daemons
+    from hybridsim.coordinator.problems import marths
+    from hybridsim.coordinator.problems.marths_daemons import run_on_daemons
 
     spec = marths.RunSpec(duration=duration)
     simulated = (spec.ticks() - 1) / 1024.0
@@ -275,7 +275,7 @@ def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plan
     Steps travel as the run's defaults choose (the daemons' step links on this machine); ``grpc_only``
     sends every step, coordinator to site and site to plant, over the gRPC Steps streams instead.
     """
-    from coordinator.problems.marths_hybrid import design_card
+    from hybridsim.coordinator.problems.marths_hybrid import design_card
 
     with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
         experiment = design_card(Path(folder), duration, dt=samples_per_step / 1024.0, plant_daemon=plant_daemon)

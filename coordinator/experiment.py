@@ -45,12 +45,13 @@ from typing import Any, get_args
 
 import numpy as np
 
-from coordinator.credentials import ClientCredentials
-from coordinator.errors import UsageError
-from coordinator.integrators import INTEGRATORS
-from coordinator.motion import GroundMotion, MotionError, read_motion
-from coordinator.remote import Transport
-from modules.registry import KINDS
+from hybridsim.wire.credentials import ClientCredentials
+from hybridsim.wire.security import CredentialError
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.integrators import INTEGRATORS
+from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
+from hybridsim.wire.remote import Transport
+from hybridsim.modules.registry import KINDS
 
 
 class ExperimentError(UsageError):
@@ -305,7 +306,10 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         _finite(config, f"{where}.config")
         address = _get(spec, f"{where}.address", str, default=None)
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
-        credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
+        try:
+            credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
+        except CredentialError as exc:
+            raise ExperimentError(str(exc)) from None
         transport = _get(spec, f"{where}.transport", str, default="auto")
         if transport not in get_args(Transport):
             raise ExperimentError(f"{where}.transport: {transport!r} is not a transport; use one of "
@@ -320,7 +324,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
 def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
     if spec is None:
         return None
-    from coordinator.problems import EVALUATIONS
+    from hybridsim.coordinator.problems import EVALUATIONS
 
     if not isinstance(spec, dict):
         raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")

@@ -16,8 +16,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from coordinator.errors import RunStopped
-from modules.base import Command, Description, Module, ModuleError, Session, StepResult
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.wire.contract import Command, Description, Module, ModuleError, Session, StepResult
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ from itertools import count
 
 import numpy as np
 
-from coordinator.partition import Partition
+from hybridsim.coordinator.partition import Partition
 
 
 @dataclass(frozen=True)

@@ -26,20 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coordinator.control import RunAborted, RunControl, StepListener
-from coordinator.errors import RunStopped, UsageError
-from coordinator.experiment import Experiment, ModuleSpec, parse_experiment
-from coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
-from coordinator.pacing import Pacer
-from coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
-from coordinator.partition import ModuleSlot, ModuleStepError, Partition
-from coordinator.pretest import pretest
-from coordinator.recorder import Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint, read_results
-from modules.base import Module, ModuleError, Session
-from modules.registry import build_module
+from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
+from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.experiment import Experiment, ModuleSpec, parse_experiment
+from hybridsim.coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
+from hybridsim.coordinator.pacing import Pacer
+from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
+from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
+from hybridsim.coordinator.pretest import pretest
+from hybridsim.coordinator.recorder import Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint, read_results
+from hybridsim.wire.contract import Module, ModuleError, Session
+from hybridsim.modules.registry import build_module
 
 if TYPE_CHECKING:
-    from coordinator.daemons import LocalDaemon
+    from hybridsim.wire.daemons import LocalDaemon
 
 
 @dataclass
@@ -70,7 +70,7 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
     """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
-    with the index of every completed step (see ``coordinator.control``).  ``realtime`` paces the
+    with the index of every completed step (see ``hybridsim.coordinator.control``).  ``realtime`` paces the
     steps to the wall clock (see :class:`Pacer`).
     """
     with contextlib.ExitStack() as stack:
@@ -104,14 +104,14 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
 
 
 def stored_experiment(attrs: dict[str, Any]) -> Experiment:
-    """The experiment stored in a results file's attributes (:func:`coordinator.recorder.read_attributes`)."""
+    """The experiment stored in a results file's attributes (:func:`hybridsim.coordinator.recorder.read_attributes`)."""
     return parse_experiment(json.loads(attrs["experiment_table"]), base_dir=Path(attrs["base_dir"]),
                             source=attrs["source"])
 
 
 def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> list[tuple[ModuleSpec, Module, str]]:
     """The modules of ``specs``; the local daemons boot in parallel (all launched before any is waited for)."""
-    from coordinator.daemons import LocalDaemon
+    from hybridsim.wire.daemons import LocalDaemon
 
     daemons: dict[str, LocalDaemon] = {}
     for spec in specs:
@@ -130,7 +130,7 @@ def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack,
     with _named(spec):
         if spec.address is None:
             return spec, build_module(spec.kind, spec.config, spec.base_dir), "in process"
-        from coordinator.remote import RemoteModule
+        from hybridsim.wire.remote import RemoteModule
 
         address = spec.address if daemon is None else daemon.start()
         credentials = spec.credentials if daemon is None else daemon.credentials
@@ -420,7 +420,7 @@ def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_S
 
 def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
     """The reference problem's criteria of a finished run, also stored in the results file (attribute "J")."""
-    from coordinator.problems import evaluate
+    from hybridsim.coordinator.problems import evaluate
 
     figures = evaluate(experiment, results)
     annotate(results, "J", figures["J"])

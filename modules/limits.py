@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Module, ModuleError, Session, StepRefused, StepResult
+from hybridsim.wire.contract import Command, Description, Module, ModuleError, Session, StepRefused, StepResult
 
 LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
 Confirm = Callable[[str], bool]

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Dof, ModuleError, StepLedger, resolve_config_path
+from hybridsim.modules.base import StepLedger, resolve_config_path
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 
 
 def _square(name: str, matrix: Any, n: int) -> np.ndarray:

@@ -13,15 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from modules.base import MAX_CONFIG_NUMBERS, Module, ModuleError, count_numbers
-from modules.limits import Confirm, terminal_confirm, with_limits
+from hybridsim.modules.base import MAX_CONFIG_NUMBERS, count_numbers
+from hybridsim.wire.contract import Module, ModuleError
+from hybridsim.modules.limits import Confirm, terminal_confirm, with_limits
 
 KINDS: dict[str, str] = {
-    "linear": "modules.linear:LinearModule",
-    "spring": "modules.spring:SpringModule",
-    "opensees": "modules.opensees:OpenSeesModule",
-    "plant": "modules.plant.module:PlantModule",
-    "experimental": "modules.experimental.module:ExperimentalModule",
+    "linear": "hybridsim.modules.linear:LinearModule",
+    "spring": "hybridsim.modules.spring:SpringModule",
+    "opensees": "hybridsim.modules.opensees:OpenSeesModule",
+    "plant": "hybridsim.modules.plant.module:PlantModule",
+    "experimental": "hybridsim.modules.experimental.module:ExperimentalModule",
 }
 
 
@@ -30,7 +31,7 @@ def build_module(kind: str, config: Mapping[str, Any], base_dir: Path | None = N
     """Build a module of ``kind`` from its config table (paths relative to ``base_dir``).
 
     A ``limits`` table in the config puts the module behind the site's safety limits
-    (``modules.limits``); ``confirm`` asks the operator where the limits require it.
+    (``hybridsim.modules.limits``); ``confirm`` asks the operator where the limits require it.
     """
     try:
         target = KINDS[kind]

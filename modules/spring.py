@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Dof, ModuleError, StepLedger
-from modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError
+from hybridsim.modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
 
 
 class StiffeningSpecimen:

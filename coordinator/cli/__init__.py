@@ -11,18 +11,18 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.errors import RunStopped, UsageError
 
 SUBCOMMANDS = (
-    "coordinator.cli.run",
-    "coordinator.cli.site",
-    "coordinator.cli.certs",
-    "coordinator.cli.study",
-    "coordinator.cli.benchmark",
-    "coordinator.cli.calibrate",
-    "coordinator.cli.monitor",
-    "coordinator.cli.report",
-    "coordinator.cli.bench",
+    "hybridsim.coordinator.cli.run",
+    "hybridsim.coordinator.cli.site",
+    "hybridsim.coordinator.cli.certs",
+    "hybridsim.coordinator.cli.study",
+    "hybridsim.coordinator.cli.benchmark",
+    "hybridsim.coordinator.cli.calibrate",
+    "hybridsim.coordinator.cli.monitor",
+    "hybridsim.coordinator.cli.report",
+    "hybridsim.coordinator.cli.bench",
 )
 
 
@@ -30,7 +30,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every subcommand, or only ``command``'s when its module is named after it."""
     parser = argparse.ArgumentParser(prog="hybridsim", description="Distributed multi-site hybrid simulation.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    own = f"coordinator.cli.{command}"
+    own = f"hybridsim.coordinator.cli.{command}"
     for name in (own,) if own in SUBCOMMANDS else SUBCOMMANDS:
         importlib.import_module(name).register(sub)
     return parser

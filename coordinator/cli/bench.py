@@ -1,4 +1,4 @@
-"""`hybridsim bench`: measure hybridsim against its physical floors on this machine (see coordinator.bench)."""
+"""`hybridsim bench`: measure hybridsim against its physical floors on this machine (see hybridsim.coordinator.bench)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from coordinator.bench import run_all
+    from hybridsim.coordinator.bench import run_all
 
     figures = run_all(args.calls, args.quick)
     figures["machine"] = {"platform": platform.platform(), "python": platform.python_version(),

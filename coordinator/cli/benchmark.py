@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from coordinator.errors import RunStopped, UsageError
-from modules.base import ModuleError
+from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.wire.contract import ModuleError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,9 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
-    from coordinator.problems import marths_data, marths_parts
-    from coordinator.problems.marths_campaign import TOPOLOGIES
-    from coordinator.problems.marths_structure import PARTITIONS
+    from hybridsim.coordinator.problems import marths_data, marths_parts
+    from hybridsim.coordinator.problems.marths_campaign import TOPOLOGIES
+    from hybridsim.coordinator.problems.marths_structure import PARTITIONS
 
     p = benchmarks.add_parser("marths", help="multi-axial RTHS benchmark (Condori Uribe et al. 2023) with RLS-AC",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,7 +73,7 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
 
 
 def _specs(args: argparse.Namespace):
-    from coordinator.problems import marths, marths_data
+    from hybridsim.coordinator.problems import marths, marths_data
 
     if args.trials is not None and args.plant != "uncertain":
         raise UsageError("--trials: uncertain trials need --plant uncertain")
@@ -99,7 +99,7 @@ def _specs(args: argparse.Namespace):
 
 
 def _title(args: argparse.Namespace, specs: list) -> str:
-    from coordinator.problems import marths
+    from hybridsim.coordinator.problems import marths
 
     n_trials = len(specs) - 1
     plant = f"uncertain plants ({n_trials} trials after the nominal run)" if args.plant == "uncertain" else f"{args.plant} plant"
@@ -113,8 +113,8 @@ def _title(args: argparse.Namespace, specs: list) -> str:
 
 
 def _marths(args: argparse.Namespace) -> int:
-    from coordinator.problems import marths_report
-    from coordinator.problems.marths_campaign import run_campaign, summary
+    from hybridsim.coordinator.problems import marths_report
+    from hybridsim.coordinator.problems.marths_campaign import run_campaign, summary
 
     specs = _specs(args)
     out = None if args.no_files else _writable_directory(args.out)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.errors import UsageError
+from hybridsim.coordinator.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _marths(args: argparse.Namespace) -> int:
-    from coordinator.problems.marths_calibration import calibrate, shipped
+    from hybridsim.coordinator.problems.marths_calibration import calibrate, shipped
 
     if args.trials < 0:
         raise UsageError(f"--trials: give 0 or more uncertain plants, not {args.trials}")

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import Any
 
-from coordinator.errors import UsageError
-from coordinator.monitor.service import listen_address
-from modules.security import is_loopback
-from coordinator.monitor.session import DEFAULT_WEB
-from coordinator.monitor.web import MonitorWebServer
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.monitor.service import listen_address
+from hybridsim.wire.security import is_loopback
+from hybridsim.coordinator.monitor.session import DEFAULT_WEB
+from hybridsim.coordinator.monitor.web import MonitorWebServer
 
 
 def register(sub: Any) -> None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from coordinator.monitor.report import write_report
+from hybridsim.coordinator.monitor.report import write_report
 
 
 def register(sub: Any) -> None:

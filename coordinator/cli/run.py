@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import UsageError
-from coordinator.experiment import load_experiment
-from coordinator.monitor.session import add_monitor_options, monitoring
-from coordinator.pacing import ProgressBar
-from coordinator.recorder import read_attributes
-from coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.monitor.session import add_monitor_options, monitoring
+from hybridsim.coordinator.pacing import ProgressBar
+from hybridsim.coordinator.recorder import read_attributes
+from hybridsim.coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
 
 
 def register(sub: Any) -> None:

@@ -33,12 +33,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import UsageError
-from modules import wire
-from modules.base import ModuleError
-from modules.registry import KINDS, build_module
-from modules.security import CredentialError, SiteAccess, SiteTLS, read_token
-from modules.server import SiteServer
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.wire import codec
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.registry import KINDS, build_module
+from hybridsim.wire.security import CredentialError, SiteAccess, SiteTLS, read_token
+from hybridsim.wire.server import SiteServer
 
 log = logging.getLogger("hybridsim.site")
 
@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
     parser.add_argument("--port-file", type=Path, help="once serving, write the bound port to this file")
-    parser.add_argument("--max-message-mib", type=float, default=wire.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
+    parser.add_argument("--max-message-mib", type=float, default=codec.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
                         help="refuse larger messages (default: %(default)g MiB)")
     parser.add_argument("--parent-pid", type=int,
                         help="stop when process PARENT_PID is no longer this site's parent, i.e. when the "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from coordinator.integrators.alpha_os import AlphaOSIntegrator
-from coordinator.integrators.base import Integrator, IntegratorError
-from coordinator.integrators.explicit import CentralDifferenceIntegrator
-from coordinator.integrators.newmark import NewmarkImplicitIntegrator
+from hybridsim.coordinator.integrators.alpha_os import AlphaOSIntegrator
+from hybridsim.coordinator.integrators.base import Integrator, IntegratorError
+from hybridsim.coordinator.integrators.explicit import CentralDifferenceIntegrator
+from hybridsim.coordinator.integrators.newmark import NewmarkImplicitIntegrator
 
 INTEGRATORS: dict[str, type[Integrator]] = {
     AlphaOSIntegrator.name: AlphaOSIntegrator,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from coordinator.integrators.base import IntegratorError
-from coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
+from hybridsim.coordinator.integrators.base import IntegratorError
+from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
 
 
 class CentralDifferenceIntegrator(NewmarkFamilyIntegrator):

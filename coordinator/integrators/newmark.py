@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgetrs
 
-from coordinator.integrators.base import Integrator, IntegratorError, factor_once
+from hybridsim.coordinator.integrators.base import Integrator, IntegratorError, factor_once
 
 
 class NewmarkImplicitIntegrator(Integrator):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.lapack import dgetrs
 
-from coordinator.integrators.base import Integrator, factor_once
+from hybridsim.coordinator.integrators.base import Integrator, factor_once
 
 
 class NewmarkFamilyIntegrator(Integrator):

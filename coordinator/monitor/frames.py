@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from coordinator.monitor.layout import RunLayout
+from hybridsim.coordinator.monitor.layout import RunLayout
 from hybridsim.v1 import monitor_pb2 as pb
 
 STEP_TIME_EDGES_S = np.geomspace(1e-6, 10.0, 71)

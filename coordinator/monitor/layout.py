@@ -1,11 +1,11 @@
 """What the monitor shows of a run: the response DOFs, each module's DOFs and limits, the decimation.
 
-The step listener of :mod:`coordinator.control` sees only the history arrays,
+The step listener of :mod:`hybridsim.coordinator.control` sees only the history arrays,
 so a module's DOF names come from its experiment entry: the ``dofs`` list of
 its config (every kind that names its DOFs there: linear, spring).  A module
 that does not name them is shown by position (``name#i``) without a command.
 A module's safety limits (the ``limits`` table of its config, see
-:mod:`modules.limits`) give the margins the monitor shows: how much of the
+:mod:`hybridsim.modules.limits`) give the margins the monitor shows: how much of the
 displacement and force limit of each DOF is left.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.experiment import Experiment
-from modules.base import ModuleError
-from modules.limits import SafetyLimits
+from hybridsim.coordinator.experiment import Experiment
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.limits import SafetyLimits
 
 MAX_POINTS = 4000
 """samples of the whole record the monitor aims at (the decimation follows from it)"""

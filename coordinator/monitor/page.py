@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-STATIC = resources.files("coordinator.monitor") / "static"
+STATIC = resources.files("hybridsim.coordinator.monitor") / "static"
 
 
 @cache

@@ -3,7 +3,7 @@
 The step loop calls the publisher with the index of each completed step; the
 publisher only keeps that index and the history arrays.  Its own thread wakes
 every ``period_s``, turns the rows completed since its last frame into one
-frame (:mod:`coordinator.monitor.frames`) and offers it to every observer's
+frame (:mod:`hybridsim.coordinator.monitor.frames`) and offers it to every observer's
 bounded queue.  A queue that is full drops its oldest frame, so an observer
 that is slow, stalled or dead loses frames and never holds up anything else.
 """
@@ -17,10 +17,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from coordinator.control import RunControl
-from coordinator.experiment import Experiment
-from coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
-from coordinator.monitor.layout import MAX_POINTS, layout_of_experiment
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.experiment import Experiment
+from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
+from hybridsim.coordinator.monitor.layout import MAX_POINTS, layout_of_experiment
 from hybridsim.v1 import monitor_pb2 as pb
 
 class TooManyObservers(Exception):

@@ -1,7 +1,7 @@
 """`hybridsim report RESULTS.h5`: the monitor's plots of a finished run as one self-contained HTML file.
 
 The frames are built from the results file exactly as the live monitor builds
-them from the running test (:class:`coordinator.monitor.frames.FrameBuilder`),
+them from the running test (:class:`hybridsim.coordinator.monitor.frames.FrameBuilder`),
 so the report shows the same plots; beside them the J table when the file
 carries one (attribute ``J``), the run's status, timing and configuration.
 """
@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.errors import UsageError
-from coordinator.experiment import parse_experiment
-from coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
-from coordinator.monitor.jsonview import frame_json, info_json
-from coordinator.monitor.layout import MAX_POINTS, RunLayout, layout_of_experiment, run_layout
-from coordinator.monitor.page import render_page
-from coordinator.recorder import read_results
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
+from hybridsim.coordinator.monitor.jsonview import frame_json, info_json
+from hybridsim.coordinator.monitor.layout import MAX_POINTS, RunLayout, layout_of_experiment, run_layout
+from hybridsim.coordinator.monitor.page import render_page
+from hybridsim.coordinator.recorder import read_results
 
 
 def write_report(results: str | Path, out: str | Path | None = None, *, max_points: int = MAX_POINTS) -> Path:

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from coordinator.control import RunControl
-from coordinator.errors import UsageError
-from coordinator.monitor.frames import is_terminal
-from coordinator.monitor.publisher import Publisher, TooManyObservers
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.monitor.frames import is_terminal
+from hybridsim.coordinator.monitor.publisher import Publisher, TooManyObservers
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 

@@ -9,12 +9,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from coordinator.control import RunControl
-from coordinator.errors import RunStopped
-from coordinator.experiment import Experiment
-from coordinator.monitor.publisher import Publisher
-from coordinator.monitor.service import MonitorServer
-from modules.security import is_loopback
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import Experiment
+from hybridsim.coordinator.monitor.publisher import Publisher
+from hybridsim.coordinator.monitor.service import MonitorServer
+from hybridsim.wire.security import is_loopback
 
 DEFAULT_WEB = "127.0.0.1:8765"
 """where `hybridsim monitor` serves its page unless told otherwise"""

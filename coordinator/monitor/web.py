@@ -26,9 +26,9 @@ from typing import Any
 
 import grpc
 
-from coordinator.monitor.frames import merged_chunks
-from coordinator.monitor.jsonview import frame_json, info_json, progress_json
-from coordinator.monitor.page import render_page
+from hybridsim.coordinator.monitor.frames import merged_chunks
+from hybridsim.coordinator.monitor.jsonview import frame_json, info_json, progress_json
+from hybridsim.coordinator.monitor.page import render_page
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 

@@ -51,7 +51,7 @@ def peak_ratio(error: np.ndarray, reference: np.ndarray) -> float:
 
 
 class Logged(Protocol):
-    """The logged signals the criteria need (see coordinator.problems.marths.History)."""
+    """The logged signals the criteria need (see hybridsim.coordinator.problems.marths.History)."""
 
     target_strokes: np.ndarray
     measured_strokes: np.ndarray

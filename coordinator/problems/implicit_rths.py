@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths import (
+from hybridsim.coordinator.integrators.implicit_rths import (
     EfcmMethod, ImplicitRthsMethod, NcdcMethod, RunHistory, ShingMethod, SplitStructure, StepReport, SpecimenLab,
     exact_reference, run)
-from coordinator.motion import GroundMotion, read_csv
-from modules.plant.first_order import FirstOrderActuator
-from modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
+from hybridsim.coordinator.motion import GroundMotion, read_csv
+from hybridsim.modules.plant.first_order import FirstOrderActuator
+from hybridsim.modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "marths"
 ELCENTRO = DATA / "ground_motion_elcentro.csv"

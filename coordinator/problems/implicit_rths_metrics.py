@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths import RunHistory, StepReport
-from coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
-from coordinator.problems.implicit_rths import Case, CaseStudy, Run
+from hybridsim.coordinator.integrators.implicit_rths import RunHistory, StepReport
+from hybridsim.coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
+from hybridsim.coordinator.problems.implicit_rths import Case, CaseStudy, Run
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.problems.implicit_rths import CaseStudy
-from coordinator.problems.implicit_rths_metrics import RunMetrics
+from hybridsim.coordinator.problems.implicit_rths import CaseStudy
+from hybridsim.coordinator.problems.implicit_rths_metrics import RunMetrics
 
 COLOURS = {"shing": "C0", "efcm": "C1", "efcm-deadbeat": "C2", "ncdc-nearest": "C3", "ncdc-interp": "C4"}
 PLOT_RANGE = 1.5

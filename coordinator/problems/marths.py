@@ -29,16 +29,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from coordinator.errors import RunStopped
-from coordinator.problems import marths_data, marths_parts
-from coordinator.problems.evaluation import criteria
-from coordinator.problems.marths_structure import (
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems.evaluation import criteria
+from hybridsim.coordinator.problems.marths_structure import (
     FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_map as partition_map,
     reference_model)
-from modules.base import Command, Module
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.module import build_site
-from modules.experimental.site import ExperimentalSite, SiteResponse
+from hybridsim.wire.contract import Command, Module
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.module import build_site
+from hybridsim.modules.experimental.site import ExperimentalSite, SiteResponse
 
 OUTPUT_DOFS = (X_FLOOR1, THETA_CONTROLLED, *STORY_DOFS.values())
 """U27, U21, then the storey DOFs: what the benchmark logs of each 29-DOF model"""
@@ -347,7 +347,7 @@ def history(spec: RunSpec, logs: dict[str, np.ndarray], record: dict[str, np.nda
 def run(spec: RunSpec, compensators: Sequence[Compensator] | None = None) -> History:
     """One run in process; ``compensators`` (one per actuator) replace ``spec``'s compensator if given.
 
-    A runaway guard that trips raises :class:`~modules.experimental.guards.RunawayStopped`.
+    A runaway guard that trips raises :class:`~hybridsim.modules.experimental.guards.RunawayStopped`.
     """
     side, site = build_side(spec, compensators)
     logs = simulate(spec, side)

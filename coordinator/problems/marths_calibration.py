@@ -18,10 +18,10 @@ from functools import cache
 
 import numpy as np
 
-from coordinator.problems import marths_data, marths_parts
-from coordinator.problems.marths import ground_acceleration
-from coordinator.problems.marths_structure import THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_substructure
-from modules.plant.sensors import SensorNoise
+from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems.marths import ground_acceleration
+from hybridsim.coordinator.problems.marths_structure import THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_substructure
+from hybridsim.modules.plant.sensors import SensorNoise
 
 SCALES = (0.2, 0.4, 0.6)
 TAPS = 4

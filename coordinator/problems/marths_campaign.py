@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coordinator.problems import marths, marths_parts
-from coordinator.problems.evaluation import criteria, mean_criteria, spread_criteria
+from hybridsim.coordinator.problems import marths, marths_parts
+from hybridsim.coordinator.problems.evaluation import criteria, mean_criteria, spread_criteria
 
 TOPOLOGIES = ("inprocess", "daemons")
 
@@ -40,7 +40,7 @@ def run_one(spec: marths.RunSpec, topology: str = "inprocess", keep_history: boo
     if topology == "inprocess":
         hist = marths.run(spec)
     elif topology == "daemons":
-        from coordinator.problems.marths_daemons import run_on_daemons
+        from hybridsim.coordinator.problems.marths_daemons import run_on_daemons
 
         hist = run_on_daemons(spec)
     else:
@@ -55,7 +55,7 @@ def run_campaign(specs: Sequence[marths.RunSpec], workers: int = 1, topology: st
                  progress: Callable[[RunResult], None] | None = None) -> list[RunResult]:
     """All runs of ``specs``, in their order: serially (``workers`` = 1), on a process pool, or on Dask."""
     if scheduler is not None:
-        from coordinator.problems.marths_dask import run_on_dask
+        from hybridsim.coordinator.problems.marths_dask import run_on_dask
 
         results = run_on_dask(specs, scheduler, topology, keep_history)
         for result in results if progress else ():

@@ -2,7 +2,7 @@
 
 Two `hybridsim site` daemons on 127.0.0.1: the plant (the virtual lab), and
 the experimental site, whose backend is that plant daemon.  The benchmark
-loop drives the site through :class:`~coordinator.remote.RemoteModule`, one
+loop drives the site through :class:`~hybridsim.wire.remote.RemoteModule`, one
 control sample per step; the site writes its record (measured strokes,
 commands) at close, which the loop reads back for J1..J4.  Same seeds, same
 configs as in process, so the criteria are the same.
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import h5py
 
-from coordinator.daemons import LocalDaemon
-from coordinator.problems import marths, marths_parts
-from coordinator.remote import RemoteModule
-from modules.base import Session
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.coordinator.problems import marths, marths_parts
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire.contract import Session
 
 
 def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0, link: str = "tcp",
@@ -27,7 +27,7 @@ def run_on_daemons(spec: marths.RunSpec, deadline_s: float = 30.0, link: str = "
     """One run with the plant and the experimental site each in its own daemon.
 
     ``link`` = "tcp": every control sample crosses both hops (loop -> site, site -> plant) as one frame
-    on the daemons' step links (modules.link); "grpc": on their gRPC Steps streams.  ``timings``, if
+    on the daemons' step links (hybridsim.wire.link); "grpc": on their gRPC Steps streams.  ``timings``, if
     given, receives the wall times (s) of starting the daemons and opening the session ("start_s"), of
     the loop ("loop_s") and of closing and stopping ("stop_s").
     """

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordinator.errors import UsageError
-from coordinator.problems import marths
-from coordinator.problems.marths_campaign import RunResult, run_one
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.marths_campaign import RunResult, run_one
 
 
 def run_on_dask(specs: Sequence[marths.RunSpec], scheduler: str, topology: str = "inprocess",

@@ -5,7 +5,7 @@ The coordinator's results file gives the numerical substructure's response
 experimental site's interface estimate (x-hat, theta-hat); the site's own
 record gives the target and measured actuator strokes of every control
 sample.  With them and the reference structure's response to the same
-record, :func:`coordinator.problems.evaluation.criteria` computes the
+record, :func:`hybridsim.coordinator.problems.evaluation.criteria` computes the
 benchmark's criteria exactly as for ``hybridsim benchmark marths``.  The
 coordinator integrates with alpha-OS, not with the benchmark's Newmark
 tick order, so the figures are close to, not bit-for-bit, the published loop's.
@@ -20,12 +20,12 @@ from typing import Any
 import h5py
 import numpy as np
 
-from coordinator.errors import UsageError
-from coordinator.problems import evaluation, marths, marths_parts
-from coordinator.problems.marths_campaign import RunResult
-from coordinator.problems.marths_report import format_table
-from coordinator.problems.marths_structure import FEEDBACK_DOFS
-from coordinator.recorder import read_results
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.problems import evaluation, marths, marths_parts
+from hybridsim.coordinator.problems.marths_campaign import RunResult
+from hybridsim.coordinator.problems.marths_report import format_table
+from hybridsim.coordinator.problems.marths_structure import FEEDBACK_DOFS
+from hybridsim.coordinator.recorder import read_results
 
 NDOF = 29
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -44,7 +44,7 @@ def design_card(folder: Path, duration: float, *, dt: float | None = None, daemo
     import shutil
     import tomllib
 
-    from coordinator.experiment import parse_experiment
+    from hybridsim.coordinator.experiment import parse_experiment
 
     shutil.copytree(EXAMPLES / "marths", folder / "marths", dirs_exist_ok=True)
     if not plant_daemon:

@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.problems import marths_data
-from coordinator.problems.marths_structure import FRAME_SIGN, feedback_frame
-from modules.experimental.compensators.narx import measurement_filter
-from modules.experimental.kinematics import Coupler
-from modules.plant.actuators import Actuators
-from modules.plant.daq import CommandDaq
-from modules.plant.identified_plant import IdentifiedPlant, UncertainRoot, Zpk
-from modules.plant.lab import VirtualLab
-from modules.plant.module import build_actuators, build_lab
-from modules.plant.sensors import band_limited_sigma
+from hybridsim.coordinator.problems import marths_data
+from hybridsim.coordinator.problems.marths_structure import FRAME_SIGN, feedback_frame
+from hybridsim.modules.experimental.compensators.narx import measurement_filter
+from hybridsim.modules.experimental.kinematics import Coupler
+from hybridsim.modules.plant.actuators import Actuators
+from hybridsim.modules.plant.daq import CommandDaq
+from hybridsim.modules.plant.identified_plant import IdentifiedPlant, UncertainRoot, Zpk
+from hybridsim.modules.plant.lab import VirtualLab
+from hybridsim.modules.plant.module import build_actuators, build_lab
+from hybridsim.modules.plant.sensors import band_limited_sigma
 
 SAMPLE_RATE = float(marths_data.constants()["timing"]["fs_hz"])
 """fs = 1024 Hz (§2)"""
@@ -190,7 +190,7 @@ def narx_excitation_mm() -> float:
 
 
 def guard_tables() -> list[dict[str, float]]:
-    """The runaway guard of each actuator (``modules.experimental.guards.Limits``): the DAQ's 3.8 V saturation.
+    """The runaway guard of each actuator (``hybridsim.modules.experimental.guards.Limits``): the DAQ's 3.8 V saturation.
 
     volts = u / (cg g) - c / g for a command u in mm (§9).
     """

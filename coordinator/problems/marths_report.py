@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.problems import marths
-from coordinator.problems.evaluation import CRITERIA
-from coordinator.problems.marths_campaign import RunResult, spread
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.evaluation import CRITERIA
+from hybridsim.coordinator.problems.marths_campaign import RunResult, spread
 
 CRITERIA_ROWS = {
     "J1": ("tracking delay", "ms", ("act 1", "act 2")),

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from coordinator.model import rayleigh_coefficients
-from coordinator.problems import marths_data
-from modules.experimental.physical_frame import PortalFrame
+from hybridsim.coordinator.model import rayleigh_coefficients
+from hybridsim.coordinator.problems import marths_data
+from hybridsim.modules.experimental.physical_frame import PortalFrame
 
 X_FLOOR1, THETA_CONTROLLED, THETA_FREE = 26, 20, 28
 """0-based DOFs of the interface: lateral x (27), controlled joint-7 rotation (21), free joint-6 rotation (29)"""

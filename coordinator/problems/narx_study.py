@@ -20,7 +20,7 @@ rest at the start of the record is not fitted).  ``-f`` and ``-g`` alone are
 run on the 2nd-order, L = 1024 case to separate the two, and ``-g`` on the
 1st order, which stays stable and shows what the one-sided filter does.
 
-A run is unstable when a guard trips (``modules.experimental.guards``): the
+A run is unstable when a guard trips (``hybridsim.modules.experimental.guards``): the
 command saturates the servo input (3.8 V), or the tracking error exceeds
 twice the largest stroke the reference structure asks of that actuator
 (a bounded response that is at most as large as the target cannot get
@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.problems import marths, marths_data, marths_parts
-from coordinator.problems.evaluation import criteria
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.narx import FILTER_CUTOFF_HZ, FILTER_ORDER, Terms
-from modules.experimental.guards import GuardedCompensator, Limits, RunawayStopped
+from hybridsim.coordinator.problems import marths, marths_data, marths_parts
+from hybridsim.coordinator.problems.evaluation import criteria
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.compensators.narx import FILTER_CUTOFF_HZ, FILTER_ORDER, Terms
+from hybridsim.modules.experimental.guards import GuardedCompensator, Limits, RunawayStopped
 
 RECORD, SCALE = "elcentro", 0.4
 WINDOWS = (128, 1024, 8192)

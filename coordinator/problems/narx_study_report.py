@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.problems import marths_parts
-from coordinator.problems.narx_study import CaseResult, Study, best_narx, study_json
+from hybridsim.coordinator.problems import marths_parts
+from hybridsim.coordinator.problems.narx_study import CaseResult, Study, best_narx, study_json
 
 TRACKING = ("J1", "J2", "J3", "J4")
 GLOBAL = ("J5", "J6", "J7", "J8", "J9", "J10")

@@ -14,7 +14,7 @@ and, for the docker-compose emulation (one container per site), ``deploy/marths/
 plant as a site of its own) and ``deploy/marths/lab.json`` (the same experimental site, its backend
 the plant service at ``plant:50051``, its record in the shared ``results`` volume).
 
-The matrices and tables come from coordinator.problems (the benchmark's own definitions), so the
+The matrices and tables come from hybridsim.coordinator.problems (the benchmark's own definitions), so the
 coordinator-driven run and ``hybridsim benchmark marths`` use the same physics.
 """
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.problems import marths_parts
-from coordinator.problems.marths import NOMINAL_NOISE_SEED
-from coordinator.problems.marths_structure import numerical_substructure
+from hybridsim.coordinator.problems import marths_parts
+from hybridsim.coordinator.problems.marths import NOMINAL_NOISE_SEED
+from hybridsim.coordinator.problems.marths_structure import numerical_substructure
 
 HERE = Path(__file__).resolve().parent
 DEPLOY = HERE.parents[1] / "deploy" / "marths"

@@ -11,7 +11,7 @@ controller:
   is beyond ``Limits.volts``.
 
 When one of them trips, :class:`RunawayStopped` (a
-:class:`~modules.base.ModuleError`: a site daemon reports it, the
+:class:`~hybridsim.wire.contract.ModuleError`: a site daemon reports it, the
 coordinator's run stops on it) is raised with a one-line reason and the
 offending command is never sent.  Units are the loop's (mm in the
 maRTHS benchmark), volts in V.
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import ModuleError
-from modules.experimental.compensators.base import Compensator
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.experimental.compensators.base import Compensator
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The coordinator sends one target per integration step (``Command.time`` =
 t_n); with a session dt of m control samples the site generates a target for
 each of the m samples (``command_generation``: linear interpolation from the
 last target, or OpenFresco's polynomial predictor-corrector, see
-:mod:`modules.experimental.command_generation`), runs its compensators and
+:mod:`hybridsim.modules.experimental.command_generation`), runs its compensators and
 its backend every sample, and returns what it measured at the end of the
 step: the interface displacements (x, theta1, theta2) and the feedback force
 of its frame model.  The first committed command (t = 0) is the reading at
@@ -22,7 +22,7 @@ Config table::
     coupler = {offset = .., heights = [.., ..], angles_deg = [.., ..]}
     compensators = [{kind = "rls", ...}, {kind = "rls", ...}]      # one per actuator
     guards = [{volts = 3.8, volts_per_unit = .., volts_offset = ..}, {...}]  # optional: runaway guards
-                                                # (modules.experimental.guards.Limits), one per actuator
+                                                # (hybridsim.modules.experimental.guards.Limits), one per actuator
     frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
     backend = {plant = {...}}                   # a plant config: the lab in this process
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
@@ -42,14 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Dof, Module, ModuleError, Session, StepLedger, StepRefused
-from modules.experimental.command_generation import CommandGenerator
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.guards import GuardedCompensator, Limits
-from modules.experimental.kinematics import Coupler
-from modules.experimental.physical_frame import FeedbackForce, PortalFrame
-from modules.experimental.site import ControlBackend, ExperimentalSite, SiteResponse
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Session, StepRefused
+from hybridsim.modules.experimental.command_generation import CommandGenerator
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
+from hybridsim.modules.experimental.kinematics import Coupler
+from hybridsim.modules.experimental.physical_frame import FeedbackForce, PortalFrame
+from hybridsim.modules.experimental.site import ControlBackend, ExperimentalSite, SiteResponse
 
 
 class ModuleBackend:
@@ -119,7 +120,7 @@ class _AtRest:
 
 def prime_site(config: Mapping[str, Any]) -> None:
     """Run two samples of a throwaway site of ``config`` at rest, so that the compiled per-sample kernels
-    (modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
+    (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
     real-time controller is loaded before its clock starts)."""
     site = build_site(config, _AtRest())
     site.start()
@@ -166,18 +167,18 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
     127.0.0.1 with that config (and stops at close).  With a daemon,
     ``link = "tcp"`` sends the control samples over the daemon's step link
-    (fixed binary frames, modules.link), ``link = "grpc"`` over its gRPC
+    (fixed binary frames, hybridsim.wire.link), ``link = "grpc"`` over its gRPC
     Steps stream, and ``link = "auto"`` (the default) over the link when the
     daemon runs on this machine, else over the stream.
     """
     if "plant" in table:
-        from modules.plant.module import build_lab, prime_lab
+        from hybridsim.modules.plant.module import build_lab, prime_lab
 
         prime_lab(table["plant"])
         return build_lab(table["plant"]), None, None
     daemon, credentials = None, None
     if "daemon" in table:
-        from coordinator.daemons import LocalDaemon
+        from hybridsim.wire.daemons import LocalDaemon
 
         daemon = LocalDaemon("plant", table["daemon"], name=str(table.get("name", "plant")), private=True)
         address, credentials = daemon.start(), daemon.credentials
@@ -186,7 +187,7 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     else:
         raise ModuleError("experimental module: backend needs 'plant' (a plant config in this process), "
                           "'address' (a plant daemon) or 'daemon' (a plant config to start as a daemon)")
-    from coordinator.remote import RemoteModule
+    from hybridsim.wire.remote import RemoteModule
 
     remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)),
                           transport=plant_transport(table), credentials=credentials)
@@ -201,7 +202,7 @@ def plant_transport(table: Mapping[str, Any]) -> str:
     if table.get("link", "auto") not in links:
         raise ModuleError(f"experimental module: backend.link must be 'auto' (the step link of a plant daemon on "
                           f"this machine, else its Steps stream), 'grpc' (the Steps stream) or 'tcp' (the step link, "
-                          f"modules.link), not {table['link']!r}")
+                          f"hybridsim.wire.link), not {table['link']!r}")
     return links[table.get("link", "auto")]
 
 

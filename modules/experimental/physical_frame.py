@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from modules.kernels import dot, kernel
+from hybridsim.modules.kernels import dot, kernel
 
 
 @dataclass(frozen=True)

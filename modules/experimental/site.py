@@ -23,9 +23,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.kinematics import Coupler
-from modules.experimental.physical_frame import FeedbackForce
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.kinematics import Coupler
+from hybridsim.modules.experimental.physical_frame import FeedbackForce
 
 MM_PER_M = 1000.0
 

@@ -3,6 +3,6 @@
 See ``docs/opensees.md`` for how a lab writes and serves its own substructure.
 """
 
-from modules.opensees.module import OpenSeesModule
+from hybridsim.modules.opensees.module import OpenSeesModule
 
 __all__ = ["OpenSeesModule"]

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modules.base import UNIT_OF_KIND, ModuleError, resolve_config_path
+from hybridsim.modules.base import resolve_config_path
+from hybridsim.wire.contract import UNIT_OF_KIND, ModuleError
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import openseespy.opensees as ops
 
-from modules.base import ModuleError
+from hybridsim.wire.contract import ModuleError
 
 ModelBuilder = Callable[..., None]
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import openseespy.opensees as ops
 
-from modules.base import ModuleError
-from modules.opensees.config import AnalysisSettings, ControlDof
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.opensees.config import AnalysisSettings, ControlDof
 
 RESERVED_TAG = 1_900_000_000
 """time-series and pattern tag the module uses; a user's model must not use it"""

@@ -13,7 +13,7 @@ state is a function of the imposed displacements alone.
 Non-convergence.  A step whose Newton iterations fail is retried with the
 increment halved, up to ``analysis.max_substeps`` increments; if it still
 fails, the model is returned to its committed state and the step is refused
-with :class:`modules.base.StepRefused` naming the increment and the norm.
+with :class:`hybridsim.wire.contract.StepRefused` naming the increment and the norm.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 import openseespy.opensees as ops
 
-from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
-from modules.opensees import domain
-from modules.opensees.config import OpenSeesSpec, parse_spec
-from modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls, dof_kind
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees.config import OpenSeesSpec, parse_spec
+from hybridsim.modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls, dof_kind
 
 
 def _encode(values: np.ndarray) -> str:
@@ -68,7 +69,7 @@ class OpenSeesModule(StepLedger):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], base_dir: Path = Path(".")) -> "OpenSeesModule":
-        """Build from a config table (see :mod:`modules.opensees.config`); paths relative to ``base_dir``."""
+        """Build from a config table (see :mod:`hybridsim.modules.opensees.config`); paths relative to ``base_dir``."""
         return cls(parse_spec(config, Path(base_dir)))
 
     def describe(self) -> Description:

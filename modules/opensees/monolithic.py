@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import openseespy.opensees as ops
 
-from modules.base import ModuleError
-from modules.opensees import domain
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.opensees import domain
 
 _SERIES, _PATTERN = 1_900_000_001, 1_900_000_001
 

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from modules.kernels import kernel
+from hybridsim.modules.kernels import kernel
 
 
 def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:

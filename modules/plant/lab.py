@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from modules.plant.actuators import Actuators
-from modules.plant.daq import CommandDaq
-from modules.plant.sensors import SensorNoise
+from hybridsim.modules.plant.actuators import Actuators
+from hybridsim.modules.plant.daq import CommandDaq
+from hybridsim.modules.plant.sensors import SensorNoise
 
 
 class VirtualLab:

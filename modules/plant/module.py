@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
-from modules.plant.actuators import Actuators, InstantActuators, LinearActuators
-from modules.plant.daq import CommandDaq
-from modules.plant.lab import VirtualLab
-from modules.plant.sensors import SensorNoise
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
+from hybridsim.modules.plant.daq import CommandDaq
+from hybridsim.modules.plant.lab import VirtualLab
+from hybridsim.modules.plant.sensors import SensorNoise
 
 
 def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -81,7 +82,7 @@ def build_lab(config: Mapping[str, Any]) -> VirtualLab:
 
 def prime_lab(config: Mapping[str, Any]) -> None:
     """Drive a throwaway lab of ``config`` one sample at rest, so that its compiled per-sample kernels
-    (modules.kernels) are loaded into this process before a test's first step, not during it."""
+    (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it."""
     lab = build_lab(config)
     lab.drive(np.zeros(len(lab.daq.gains)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.bench import dof_scaling, power_law_exponent, tcp_echo_us
+from hybridsim.coordinator.bench import dof_scaling, power_law_exponent, tcp_echo_us
 
 
 @pytest.mark.parametrize("exponent", [1.0, 2.0, 2.7])

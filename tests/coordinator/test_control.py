@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from coordinator.control import RunControl
-from coordinator.errors import RunStopped
-from coordinator.experiment import load_experiment
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
 

@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from coordinator.experiment import load_experiment
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
 
@@ -54,7 +54,7 @@ def test_guyan_condensation_of_the_massless_rotations_is_exact_without_stiffness
     """With mass-proportional damping only, the 14 massless rotations are in static equilibrium at every
     step of the full Newmark solution, so integrating the 15 DOFs with mass and recovering the rotations
     by Guyan condensation gives the same response to round-off."""
-    from coordinator.experiment import DampingSpec
+    from hybridsim.coordinator.experiment import DampingSpec
 
     damping = DampingSpec(rayleigh=(1.247372, 0.0))
     common = dict(integrator="newmark", integrator_options={}, damping=damping)
@@ -68,7 +68,7 @@ def test_guyan_condensation_of_the_massless_rotations_is_exact_without_stiffness
 def test_central_difference_runs_the_condensed_frame_and_agrees_with_alpha_os(tmp_path):
     """Explicit integration needs mass at every DOF: it refuses the full frame and runs the condensed one;
     at dt = 1/1024 s (omega_max dt = 0.19 for the condensed frame) it agrees with alpha-OS to ~1e-3."""
-    from coordinator.errors import UsageError
+    from hybridsim.coordinator.errors import UsageError
 
     with pytest.raises(UsageError, match="explicit scheme needs mass at every DOF"):
         run_experiment(shortened("frame_monolithic.toml", 0.1, integrator="central-difference",

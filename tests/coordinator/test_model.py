@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.model import GuyanCondensation, StructuralModel, natural_frequencies, rayleigh_coefficients
+from hybridsim.coordinator.model import GuyanCondensation, StructuralModel, natural_frequencies, rayleigh_coefficients
 from tests.conftest import MARTHS_DATA
 
 

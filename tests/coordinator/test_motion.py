@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.motion import STANDARD_GRAVITY, GroundMotion, MotionError, read_at2, read_csv, read_motion
+from hybridsim.coordinator.motion import STANDARD_GRAVITY, GroundMotion, MotionError, read_at2, read_csv, read_motion
 from tests.conftest import MARTHS_DATA
 
 

@@ -12,9 +12,9 @@ import numpy as np
 import openseespy.opensees as ops
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.experiment import parse_experiment
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
 
 MASS, K0, UY, B = 1000.0, 4.0e5, 0.005, 0.05  # f = 3.18 Hz, yield at 5 mm, 5 % post-yield

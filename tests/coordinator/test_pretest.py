@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.partition import ModuleSlot, Partition
-from coordinator.pretest import pretest
-from modules.base import Dof, Session
-from modules.linear import LinearModule
-from modules.spring import SpringModule, StiffeningSpecimen
+from hybridsim.coordinator.partition import ModuleSlot, Partition
+from hybridsim.coordinator.pretest import pretest
+from hybridsim.wire.contract import Dof, Session
+from hybridsim.modules.linear import LinearModule
+from hybridsim.modules.spring import SpringModule, StiffeningSpecimen
 
 
 def slot(name, module, index):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
-from modules.base import Command, ModuleError, Session
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire.contract import Command, ModuleError, Session
 
 SPRING = {"dofs": ["x"], "stiffness": [[2.0e5]]}
 

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from coordinator.experiment import parse_experiment
-from coordinator.simulation import run_experiment
-from modules.registry import KINDS
-from modules.spring import SpringModule
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.modules.registry import KINDS
+from hybridsim.modules.spring import SpringModule
 from tests.conftest import MARTHS_DATA
 
 

@@ -13,14 +13,15 @@ import grpc
 import numpy as np
 import pytest
 
-from coordinator.latency import Latency
-from coordinator.remote import RemoteModule
+from hybridsim.wire.latency import Latency
+from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules import link
-from modules.base import Command, Description, Dof, ModuleError, Session, StepLedger, StepRefused
-from modules.linear import LinearModule
-from modules.server import SiteServer
+from hybridsim.wire import link
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.modules.linear import LinearModule
+from hybridsim.wire.server import SiteServer
 
 STIFFNESS = [[2000.0, -1000.0], [-1000.0, 2000.0]]
 MODES = [("stream", False), ("stream", True), ("unary", False), ("unary", True), ("link", False), ("link", True)]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from coordinator.cli import build_parser
-from coordinator.cli.site import load_config
-from coordinator.experiment import load_experiment
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.cli import build_parser
+from hybridsim.coordinator.cli.site import load_config
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import ROOT
 from tests.coordinator.test_remote_frame import frame, shortened
 

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 import yaml
 
-from coordinator.cli import build_parser
-from coordinator.experiment import load_experiment
-from coordinator.remote import RemoteModule
-from coordinator.simulation import run_experiment
-from modules.base import ModuleError, Session
+from hybridsim.coordinator.cli import build_parser
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.wire.contract import ModuleError, Session
 from tests.conftest import ROOT
 from tests.coordinator.test_remote import free_port
 from tests.coordinator.test_remote_compose import HYBRIDSIM, healthcheck, on_loopback, reported_port

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules.base import Command, ModuleError, Session, StepRefused
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 

@@ -18,10 +18,10 @@ import time
 import numpy as np
 import pytest
 
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
-from modules import link
-from modules.base import Command, ModuleError, Session
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire import link
+from hybridsim.wire.contract import Command, ModuleError, Session
 from tests.coordinator.test_remote import free_port
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}

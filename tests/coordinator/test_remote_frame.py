@@ -10,11 +10,11 @@ import time
 import numpy as np
 import pytest
 
-from coordinator.daemons import LocalDaemon
-from coordinator.errors import RunStopped
-from coordinator.experiment import Experiment, load_experiment
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import Experiment, load_experiment
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
 

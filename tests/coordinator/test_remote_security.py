@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2
 
-from coordinator.cli.certs import make_certificates
-from coordinator.credentials import ClientCredentials
-from coordinator.daemons import LocalDaemon
-from coordinator.errors import UsageError
-from coordinator.experiment import load_experiment
-from coordinator.remote import RemoteModule
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.cli.certs import make_certificates
+from hybridsim.wire.credentials import ClientCredentials
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.v1 import module_pb2 as pb
-from modules.base import Command, ModuleError, Session
+from hybridsim.wire.contract import Command, ModuleError, Session
 from tests.conftest import MARTHS_DATA
 from tests.coordinator.test_remote_frame import shortened
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.cli import main
-from coordinator.control import RunControl
-from coordinator.errors import RunStopped, UsageError
-from coordinator.experiment import parse_experiment
-from coordinator.recorder import read_checkpoint, read_results
-from coordinator.simulation import resume_run, run_experiment
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.simulation import resume_run, run_experiment
 from tests.conftest import MARTHS_DATA
 
 YIELDING = {"law": "bilinear", "stiffness": 4.0e5, "yield_displacement": 0.004, "hardening_ratio": 0.05}

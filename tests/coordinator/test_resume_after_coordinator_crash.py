@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from coordinator.cli import main
-from coordinator.recorder import read_checkpoint, read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.coordinator.test_resume import experiment
 
 
@@ -24,7 +24,7 @@ def test_kill_minus_9_of_the_coordinator_then_resume(tmp_path, capsys):
     table = experiment(tmp_path, "killed", checkpoint_every=200).table
     path = tmp_path / "killed.toml"
     path.write_text(_toml(table))
-    runner = subprocess.Popen([sys.executable, "-m", "coordinator.cli", "run", str(path), "--quiet"],
+    runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(path), "--quiet"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not _has_checkpoint(tmp_path / "killed.h5"):

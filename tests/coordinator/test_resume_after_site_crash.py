@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coordinator.cli import main
-from coordinator.control import RunControl
-from coordinator.errors import RunStopped
-from coordinator.recorder import read_checkpoint, read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.coordinator.test_resume import YIELDING, experiment
 
 
@@ -34,7 +34,7 @@ def free_port() -> int:
 
 def start_site(config: Path, port: int, tmp_path: Path) -> subprocess.Popen:
     port_file = tmp_path / f"port-{time.monotonic_ns()}"
-    proc = subprocess.Popen([sys.executable, "-m", "coordinator.cli", "site", "spring", "--config", str(config),
+    proc = subprocess.Popen([sys.executable, "-m", "hybridsim", "site", "spring", "--config", str(config),
                              "--listen", f"127.0.0.1:{port}", "--port-file", str(port_file)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30

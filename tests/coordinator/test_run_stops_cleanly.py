@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.experiment import parse_experiment
-from coordinator.recorder import export, read_results
-from coordinator.simulation import run_experiment
-from modules.base import StepRefused
-from modules.linear import LinearModule
-from modules.registry import KINDS
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.recorder import export, read_results
+from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.wire.contract import StepRefused
+from hybridsim.modules.linear import LinearModule
+from hybridsim.modules.registry import KINDS
 from tests.conftest import MARTHS_DATA
 
 

@@ -1,4 +1,4 @@
-"""modules.kernels: compiled kernels, cached on disk where a cache can be written, in memory otherwise."""
+"""hybridsim.modules.kernels: compiled kernels, cached on disk where a cache can be written, in memory otherwise."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from numba.core import caching
 
-from modules.kernels import kernel
+from hybridsim.modules.kernels import kernel
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ def test_a_kernel_computes_what_the_python_function_does() -> None:
 def test_without_a_writable_cache_the_kernel_compiles_in_memory(tmp_path: Path) -> None:
     """A read-only install: no __pycache__ folder can be made beside the source, no user cache, no NUMBA_CACHE_DIR."""
     (tmp_path / "kernel_user.py").write_text(textwrap.dedent("""
-        from modules.kernels import kernel
+        from hybridsim.modules.kernels import kernel
 
         @kernel
         def twice(x):

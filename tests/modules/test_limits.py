@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.experiment import parse_experiment
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
-from modules.base import Command, ModuleError, Session, StepRefused
-from modules.registry import build_module
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
+from hybridsim.modules.registry import build_module
 from tests.conftest import MARTHS_DATA
 
 SPRING = {"dofs": ["x"], "law": "bilinear", "stiffness": 1.0e5, "yield_displacement": 0.01, "hardening_ratio": 0.1}
@@ -106,7 +106,7 @@ def test_a_site_daemon_asks_its_operator_at_the_terminal(tmp_path):
     config.write_text(json.dumps({**SPRING, "limits": {"confirm_first": 5}}))
     port = free_port()
     port_file = tmp_path / "port"
-    site = subprocess.Popen([sys.executable, "-m", "coordinator.cli", "site", "spring", "--config", str(config),
+    site = subprocess.Popen([sys.executable, "-m", "hybridsim", "site", "spring", "--config", str(config),
                              "--listen", f"127.0.0.1:{port}", "--port-file", str(port_file)],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -1,4 +1,4 @@
-"""The step link (modules.link) of real `hybridsim site` daemons on 127.0.0.1.
+"""The step link (hybridsim.wire.link) of real `hybridsim site` daemons on 127.0.0.1.
 
 The hosted module is the 2-DOF spring pair K = [[2, -1], [-1, 2]] kN/m, so
 every force is K d worked by hand: d = (1, 0) mm gives (2, -1) N.
@@ -21,17 +21,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coordinator.cli.certs import make_certificates
-from coordinator.credentials import ClientCredentials
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
+from hybridsim.coordinator.cli.certs import make_certificates
+from hybridsim.wire.credentials import ClientCredentials
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules import link, wire
-from modules.base import Command, ModuleError, Session, StepRefused, StepResult
-from modules.linear import LinearModule
-from modules.security import SiteAccess
-from modules.server import LINK_FOLDER_PREFIX, SiteServer, remove_stale_link_folders
+from hybridsim.wire import codec, link
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused, StepResult
+from hybridsim.modules.linear import LinearModule
+from hybridsim.wire.security import SiteAccess
+from hybridsim.wire.server import LINK_FOLDER_PREFIX, SiteServer, remove_stale_link_folders
 from tests.coordinator.test_remote import free_port
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
@@ -53,9 +53,9 @@ def link_of(daemon: LocalDaemon) -> tuple[str, str]:
     """(TCP link address, session id) of a fresh session the daemon opened over gRPC."""
     with daemon.credentials.channel(daemon.address) as channel:
         stub = pb_grpc.ModuleStub(channel)
-        address = link.link_address(wire.description_from_proto(
-            stub.Describe(pb.DescribeRequest(version=wire.PROTOCOL), timeout=5)).info)
-        session_id = stub.Open(wire.session_to_proto(Session(0.01, ("x1", "x2"))), timeout=5).session_id
+        address = link.link_address(codec.description_from_proto(
+            stub.Describe(pb.DescribeRequest(version=codec.PROTOCOL), timeout=5)).info)
+        session_id = stub.Open(codec.session_to_proto(Session(0.01, ("x1", "x2"))), timeout=5).session_id
     assert address is not None
     return address, session_id
 

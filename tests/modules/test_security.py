@@ -1,11 +1,11 @@
-"""modules.security: which addresses count as loopback, which tokens a site accepts."""
+"""hybridsim.wire.security: which addresses count as loopback, which tokens a site accepts."""
 
 from __future__ import annotations
 
 import grpc
 import pytest
 
-from modules.security import CredentialError, SiteAccess, TokenGuard, is_loopback, read_token
+from hybridsim.wire.security import CredentialError, SiteAccess, TokenGuard, is_loopback, read_token
 
 
 @pytest.mark.parametrize("address, loopback", [

@@ -14,10 +14,11 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules import wire
-from modules.base import Command, Description, Dof, StepLedger, StepRefused
-from modules.linear import LinearModule
-from modules.server import SiteServer
+from hybridsim.wire import codec
+from hybridsim.modules.base import StepLedger
+from hybridsim.wire.contract import Command, Description, Dof, StepRefused
+from hybridsim.modules.linear import LinearModule
+from hybridsim.wire.server import SiteServer
 
 STIFFNESS = [[2000.0, -1000.0], [-1000.0, 2000.0]]
 V1 = pb.ProtocolVersion(major=1, minor=0)
@@ -120,7 +121,7 @@ def test_bad_vectors_are_refused_and_the_session_goes_on(stub, command, expected
     token = open_session(stub)
     error = refusal(stub.Propose, pb.ProposeRequest(session_id=token, step=4, command=command))
     assert (error.code(), error.details()) == (grpc.StatusCode.INVALID_ARGUMENT, expected)
-    assert dict(error.trailing_metadata())[wire.REFUSED_STEP_KEY] == "4"
+    assert dict(error.trailing_metadata())[codec.REFUSED_STEP_KEY] == "4"
     reply = stub.Step(pb.StepRequest(session_id=token, step=4, command=pb.Command(displacement=[0.0, 1e-3]),
                                      execute=True), timeout=5)
     assert list(reply.result.force) == pytest.approx([-1.0, 2.0])
@@ -187,7 +188,7 @@ def test_a_refusal_of_the_module_and_a_failure_of_the_module_become_statuses():
             error = refusal(stub.Step, step)
             assert (error.code(), error.details()) == (grpc.StatusCode.FAILED_PRECONDITION,
                                                        "step 1 refused: stroke 0.020 m exceeds the 0.010 m limit")
-            assert dict(error.trailing_metadata())[wire.REFUSED_STEP_KEY] == "1"
+            assert dict(error.trailing_metadata())[codec.REFUSED_STEP_KEY] == "1"
             step.step, step.command.displacement[0] = 2, 0.005
             error = refusal(stub.Step, step)
             assert (error.code(), error.details()) == (grpc.StatusCode.INTERNAL,

@@ -23,10 +23,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coordinator.daemons import LocalDaemon
-from coordinator.remote import RemoteModule
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
-from modules.base import Command, Session
+from hybridsim.wire.contract import Command, Session
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 LIMIT = 64 * 1024

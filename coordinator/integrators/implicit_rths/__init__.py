@@ -10,13 +10,13 @@ benchmark specification is ``benchmarks/implicit_rths/SPEC.md`` of the
 shared benchmarks (Wang, Liu, Wu, Xu 2015).
 """
 
-from coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, RunHistory, StepReport, run
-from coordinator.integrators.implicit_rths.efcm import EfcmMethod
-from coordinator.integrators.implicit_rths.ncdc import NcdcMethod
-from coordinator.integrators.implicit_rths.reference import exact_reference
-from coordinator.integrators.implicit_rths.shing import ShingMethod
-from coordinator.integrators.implicit_rths.site import ControlSite, Measurement, SpecimenLab
-from coordinator.integrators.implicit_rths.structure import SplitStructure
+from hybridsim.coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, RunHistory, StepReport, run
+from hybridsim.coordinator.integrators.implicit_rths.efcm import EfcmMethod
+from hybridsim.coordinator.integrators.implicit_rths.ncdc import NcdcMethod
+from hybridsim.coordinator.integrators.implicit_rths.reference import exact_reference
+from hybridsim.coordinator.integrators.implicit_rths.shing import ShingMethod
+from hybridsim.coordinator.integrators.implicit_rths.site import ControlSite, Measurement, SpecimenLab
+from hybridsim.coordinator.integrators.implicit_rths.structure import SplitStructure
 
 __all__ = ["ControlSite", "EfcmMethod", "ImplicitRthsMethod", "Measurement", "NcdcMethod", "RunHistory",
            "ShingMethod", "SpecimenLab", "SplitStructure", "StepReport", "exact_reference", "run"]

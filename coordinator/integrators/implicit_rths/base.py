@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
-from coordinator.integrators.implicit_rths.site import ControlSite, Measurement
-from coordinator.integrators.implicit_rths.structure import SplitStructure
+from hybridsim.coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
+from hybridsim.coordinator.integrators.implicit_rths.site import ControlSite, Measurement
+from hybridsim.coordinator.integrators.implicit_rths.structure import SplitStructure
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from time import perf_counter_ns
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, StepReport
-from coordinator.integrators.implicit_rths.site import Measurement
-from coordinator.integrators.implicit_rths.structure import SplitStructure
+from hybridsim.coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, StepReport
+from hybridsim.coordinator.integrators.implicit_rths.site import Measurement
+from hybridsim.coordinator.integrators.implicit_rths.structure import SplitStructure
 
 PAPER_GAIN = 400.0
 """K_I of the source paper (1/s)"""

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths.base import RunHistory, StepReport
-from coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
-from coordinator.integrators.implicit_rths.structure import SplitStructure
-from modules.plant.specimens import Specimen
+from hybridsim.coordinator.integrators.implicit_rths.base import RunHistory, StepReport
+from hybridsim.coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
+from hybridsim.coordinator.integrators.implicit_rths.structure import SplitStructure
+from hybridsim.modules.plant.specimens import Specimen
 
 RELATIVE_TOLERANCE = 1e-15
 MAX_SOLVES = 200

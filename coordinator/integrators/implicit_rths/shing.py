@@ -23,9 +23,9 @@ from time import perf_counter_ns
 
 import numpy as np
 
-from coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, StepReport
-from coordinator.integrators.implicit_rths.site import Measurement
-from coordinator.integrators.implicit_rths.structure import SplitStructure
+from hybridsim.coordinator.integrators.implicit_rths.base import ImplicitRthsMethod, StepReport
+from hybridsim.coordinator.integrators.implicit_rths.site import Measurement
+from hybridsim.coordinator.integrators.implicit_rths.structure import SplitStructure
 
 
 class ShingMethod(ImplicitRthsMethod):

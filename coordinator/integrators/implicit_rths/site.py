@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from modules.plant.first_order import FirstOrderActuator
-from modules.plant.specimens import Specimen
+from hybridsim.modules.plant.first_order import FirstOrderActuator
+from hybridsim.modules.plant.specimens import Specimen
 
 
 class Measurement(NamedTuple):

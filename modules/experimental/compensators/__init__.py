@@ -1,4 +1,4 @@
-"""Delay compensators, one per actuator, behind :class:`~modules.experimental.compensators.base.Compensator`.
+"""Delay compensators, one per actuator, behind :class:`~hybridsim.modules.experimental.compensators.base.Compensator`.
 
 base     the interface
 none     no compensation (command = target)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.signal
 
-from modules.kernels import dot, kernel
+from hybridsim.modules.kernels import dot, kernel
 
 
 def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[float], list[float]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.base import Compensator
 
 
 class TapLine:

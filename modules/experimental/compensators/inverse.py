@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modules.experimental.compensators.fir import FixedFir
+from hybridsim.modules.experimental.compensators.fir import FixedFir
 
 
 class InverseCompensation(FixedFir):

@@ -9,14 +9,14 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.base import Compensator
 
 KINDS: dict[str, str] = {
-    "none": "modules.experimental.compensators.none:NoCompensation",
-    "rls": "modules.experimental.compensators.rls:RlsCompensator",
-    "inverse": "modules.experimental.compensators.inverse:InverseCompensation",
-    "polynomial": "modules.experimental.compensators.polynomial:PolynomialExtrapolation",
-    "narx": "modules.experimental.compensators.narx:NarxCompensator",
+    "none": "hybridsim.modules.experimental.compensators.none:NoCompensation",
+    "rls": "hybridsim.modules.experimental.compensators.rls:RlsCompensator",
+    "inverse": "hybridsim.modules.experimental.compensators.inverse:InverseCompensation",
+    "polynomial": "hybridsim.modules.experimental.compensators.polynomial:PolynomialExtrapolation",
+    "narx": "hybridsim.modules.experimental.compensators.narx:NarxCompensator",
 }
 
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.filters import DirectFormII, butterworth
-from modules.experimental.compensators.fir import TapLine
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.filters import DirectFormII, butterworth
+from hybridsim.modules.experimental.compensators.fir import TapLine
 
 FILTER_ORDER = 5
 FILTER_CUTOFF_HZ = 6.0

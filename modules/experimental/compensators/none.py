@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.base import Compensator
 
 
 class NoCompensation(Compensator):

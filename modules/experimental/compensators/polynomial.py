@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from modules.experimental.compensators.fir import FixedFir
+from hybridsim.modules.experimental.compensators.fir import FixedFir
 
 ORDERS = (1, 2, 3)
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from modules.experimental.compensators.base import Compensator
-from modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
-from modules.kernels import dot, kernel
+from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
+from hybridsim.modules.kernels import dot, kernel
 
 
 @kernel

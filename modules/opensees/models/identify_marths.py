@@ -1,6 +1,6 @@
 """Identify the members of the maRTHS SAP2000 frame from its stiffness matrix; check the OpenSees model.
 
-Run ``python -m modules.opensees.models.identify_marths``.  It prints
+Run ``python -m hybridsim.modules.opensees.models.identify_marths``.  It prints
 
 1. the exact identification: ``K_matrix.csv`` is written as a sum over the
    21 members of T_e^T k_e T_e, where T_e maps the joint DOFs to a member's
@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-from coordinator.problems.marths_data import DATA_DIR, reference_matrices
-from modules.opensees.models import marths_frame as frame
+from hybridsim.coordinator.problems.marths_data import DATA_DIR, reference_matrices
+from hybridsim.modules.opensees.models import marths_frame as frame
 
 PUBLISHED_HZ = (2.2913, 12.7480, 26.2803, 26.5352, 29.9124)  # SPEC 17.1, reference 29-DOF CSV
 FLOOR_DOFS = (26, 25, 12)  # 0-based SAP2000 equations of floors 1, 2, 3 (Ux 27, 26, 13)
@@ -170,8 +170,8 @@ def opensees_stiffness(part: str = "reference", **parameters) -> np.ndarray:
 
     Measured with the opensees module by central differences of 1e-6 (m, rad).
     """
-    from modules.base import Command, Session
-    from modules.opensees import OpenSeesModule
+    from hybridsim.wire.contract import Command, Session
+    from hybridsim.modules.opensees import OpenSeesModule
 
     joints = set(frame.part_joints(part))
     present = [i for i, c in enumerate(sap_controls()) if c["node"] in joints]
@@ -227,7 +227,7 @@ def bay_module_toml() -> str:
     rows = ",\n".join("    [" + ", ".join(repr(float(v)) for v in row) + "]" for row in bay_stiffness())
     return ("# The maRTHS physical portal (columns 2-6, 3-7, beam 6-7) as a linear module: its stiffness at the\n"
             "# interface, base rotations condensed, from the identification of K_matrix.csv\n"
-            "# (python -m modules.opensees.models.identify_marths --bay-toml FILE).  N/m, N, N*m/rad; theta CCW.\n"
+            "# (python -m hybridsim.modules.opensees.models.identify_marths --bay-toml FILE).  N/m, N, N*m/rad; theta CCW.\n"
             f"dofs = {list(BAY_DOFS)}\n".replace("'", '"')
             + 'kinds = ["translation", "translation", "rotation", "translation", "rotation"]\n'
             + f"stiffness = [\n{rows},\n]\n")

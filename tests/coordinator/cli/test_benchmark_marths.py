@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.io
 
-from coordinator.cli import main
+from hybridsim.coordinator.cli import main
 
 SHAPE = {"J1": 2, "J2": 2, "J3": 2, "J4": 2, "J5": 2, "J6": 2, "J7": 2, "J8": 4, "J9": 2, "J10": 4}
 

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from cryptography.x509.verification import PolicyBuilder, Store
 
-from coordinator.cli import main
+from hybridsim.coordinator.cli import main
 
 
 def error_of(capsys, *argv: str) -> str:

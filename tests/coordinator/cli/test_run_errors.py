@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.cli import main
+from hybridsim.coordinator.cli import main
 from tests.conftest import EXAMPLES
 
 BASE = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(EXAMPLES.parent / "coordinator"))
@@ -68,7 +68,7 @@ def test_bad_experiment_gives_one_line_and_exit_code_2(tmp_path, capsys, case):
 
 def test_the_console_command_exits_with_code_2(tmp_path):
     path = write(tmp_path, BASE.replace('kind = "linear"', 'kind = "lienar"'))
-    proc = subprocess.run([sys.executable, "-m", "coordinator.cli", "run", str(path)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "hybridsim", "run", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith("hybridsim run: error: modules[0].kind: unknown module kind 'lienar'")
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from coordinator.cli import main
-from coordinator.cli.certs import make_certificates
-from coordinator.remote import RemoteModule
-from modules import link
-from modules.base import Command, Session
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.cli.certs import make_certificates
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire import link
+from hybridsim.wire.contract import Command, Session
 from tests.coordinator.test_remote import free_port
 
 

@@ -14,9 +14,9 @@ import numpy as np
 import openseespy.opensees as ops
 import pytest
 
-from coordinator.experiment import load_experiment
-from coordinator.model import rayleigh_coefficients
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.model import rayleigh_coefficients
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
 

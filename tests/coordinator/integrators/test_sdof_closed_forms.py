@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from coordinator.integrators import (AlphaOSIntegrator, CentralDifferenceIntegrator, Integrator,
+from hybridsim.coordinator.integrators import (AlphaOSIntegrator, CentralDifferenceIntegrator, Integrator,
                                      NewmarkImplicitIntegrator)
 
 M, K, ZETA = 2.0, 2.0 * (2 * math.pi) ** 2, 0.05  # 1 Hz

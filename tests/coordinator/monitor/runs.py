@@ -13,10 +13,10 @@ from typing import Any
 
 import grpc
 
-from coordinator.experiment import Experiment, parse_experiment
-from coordinator.monitor.publisher import Publisher
-from coordinator.monitor.session import monitoring
-from coordinator.simulation import RunResult, run_experiment
+from hybridsim.coordinator.experiment import Experiment, parse_experiment
+from hybridsim.coordinator.monitor.publisher import Publisher
+from hybridsim.coordinator.monitor.session import monitoring
+from hybridsim.coordinator.simulation import RunResult, run_experiment
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 from tests.conftest import EXAMPLES
 

@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from coordinator.monitor.report import write_report
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.monitor.report import write_report
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 from tests.coordinator.monitor.browser import chromium
 from tests.coordinator.monitor.runs import TOKEN, example

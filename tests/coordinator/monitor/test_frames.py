@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from coordinator.monitor.frames import STEP_TIME_EDGES_S, FrameBuilder, merged_chunks
-from coordinator.monitor.layout import run_layout
+from hybridsim.coordinator.monitor.frames import STEP_TIME_EDGES_S, FrameBuilder, merged_chunks
+from hybridsim.coordinator.monitor.layout import run_layout
 
 DT = 0.001
 STEPS = 1000

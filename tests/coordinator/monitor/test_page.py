@@ -16,9 +16,9 @@ from pathlib import Path
 import h5py
 import pytest
 
-from coordinator.monitor.report import write_report
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.monitor.report import write_report
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES, ROOT
 from tests.coordinator.monitor.browser import chromium, console_errors, require_chromium
 from tests.coordinator.monitor.runs import TOKEN, example
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def _hybridsim(args: list[str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "coordinator.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+    return subprocess.Popen([sys.executable, "-m", "hybridsim", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=log.open("w"))
 
 

@@ -8,8 +8,8 @@ import grpc
 import numpy as np
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.recorder import read_results
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.recorder import read_results
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1.monitor_pb2_grpc import MonitorStub
 from tests.coordinator.monitor.runs import TOKEN, example, monitored_run

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from coordinator.errors import UsageError
-from coordinator.monitor.report import write_report
-from coordinator.monitor.web import MonitorWebServer
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.monitor.report import write_report
+from hybridsim.coordinator.monitor.web import MonitorWebServer
 from tests.coordinator.monitor.runs import TOKEN, example, monitored_run
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import StepReport
-from coordinator.problems.implicit_rths import Variant, build_case, run_variant
-from coordinator.problems.implicit_rths_metrics import (exact_step_targets, response_errors, run_metrics,
+from hybridsim.coordinator.integrators.implicit_rths import StepReport
+from hybridsim.coordinator.problems.implicit_rths import Variant, build_case, run_variant
+from hybridsim.coordinator.problems.implicit_rths_metrics import (exact_step_targets, response_errors, run_metrics,
                                                         single_step_errors, timing)
 
 

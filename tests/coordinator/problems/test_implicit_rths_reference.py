@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems.implicit_rths import Case, build_case
+from hybridsim.coordinator.problems.implicit_rths import Case, build_case
 
 ops = pytest.importorskip("openseespy.opensees")
 

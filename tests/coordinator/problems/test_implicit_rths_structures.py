@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from coordinator.problems.implicit_rths import (ELCENTRO, build_case, elcentro_acceleration, five_story_structure,
+from hybridsim.coordinator.problems.implicit_rths import (ELCENTRO, build_case, elcentro_acceleration, five_story_structure,
                                                 sdof_structure)
 
 SPEC_K_N = np.array([[60e3, -40e3, 0, 0, 0], [-40e3, 80e3, -40e3, 0, 0], [0, -40e3, 80e3, -40e3, 0],

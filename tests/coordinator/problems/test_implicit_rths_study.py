@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coordinator.cli import main
-from coordinator.problems.implicit_rths import METHODS, Variant, build_case, run_variant
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.problems.implicit_rths import METHODS, Variant, build_case, run_variant
 
 RUN_KEYS = {"method", "rho_e", "iterations_mean", "iterations_max", "peak_error_pct", "rms_error_pct",
             "us_per_iteration"}

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from coordinator.cli import main
-from coordinator.problems import marths_calibration as mc
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.problems import marths_calibration as mc
 
 
 def test_calibration_runs_and_their_seeds() -> None:

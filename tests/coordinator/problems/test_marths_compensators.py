@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.problems import marths, marths_parts, narx_study
-from coordinator.problems.evaluation import criteria
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.polynomial import PolynomialExtrapolation
-from modules.experimental.guards import RunawayStopped
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.problems import marths, marths_parts, narx_study
+from hybridsim.coordinator.problems.evaluation import criteria
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.compensators.polynomial import PolynomialExtrapolation
+from hybridsim.modules.experimental.guards import RunawayStopped
 
 SHORT = 8.0
 """s: the 5 s rest of El Centro and 3 s of shaking (J1 of the first 6.5 s is still 0 / 0 ms)"""

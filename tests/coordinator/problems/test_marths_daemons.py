@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems import marths
-from coordinator.problems.marths_campaign import run_one
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.marths_campaign import run_one
 
 
 def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> None:
@@ -21,9 +21,9 @@ def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> No
 
 @pytest.mark.parametrize("link", ["grpc", "auto"])
 def test_a_site_can_start_its_own_plant_daemon(link: str) -> None:
-    from coordinator.problems import marths_parts
-    from modules.base import Session
-    from modules.registry import build_module
+    from hybridsim.coordinator.problems import marths_parts
+    from hybridsim.wire.contract import Session
+    from hybridsim.modules.registry import build_module
 
     spec = marths.RunSpec(compensator="none", plant="nominal", duration=6.0)
     config = marths_parts.site_config("none", backend={"daemon": marths_parts.plant_config("nominal", None, True, 123),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.problems import marths
-from coordinator.problems.marths_campaign import run_campaign
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.marths_campaign import run_campaign
 
 distributed = pytest.importorskip("distributed")
 

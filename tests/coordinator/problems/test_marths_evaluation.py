@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from coordinator.problems.evaluation import criteria, finddelay, mean_criteria, peak_ratio, std_ratio
+from hybridsim.coordinator.problems.evaluation import criteria, finddelay, mean_criteria, peak_ratio, std_ratio
 
 
 def _signal(n: int = 2000) -> np.ndarray:

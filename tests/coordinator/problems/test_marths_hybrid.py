@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems.marths_hybrid import design_card
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.problems.marths_hybrid import design_card
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems import marths
-from coordinator.problems.evaluation import criteria
+from hybridsim.coordinator.problems import marths
+from hybridsim.coordinator.problems.evaluation import criteria
 
 ONE_SAMPLE_MS = 1000 / 1024
 

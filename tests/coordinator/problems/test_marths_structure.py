@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from coordinator.problems import marths, marths_data, marths_structure as ms
-from modules.experimental.physical_frame import FeedbackForce
+from hybridsim.coordinator.problems import marths, marths_data, marths_structure as ms
+from hybridsim.modules.experimental.physical_frame import FeedbackForce
 
 DT = 1 / 1024
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from coordinator.cli import main
-from coordinator.problems import narx_study
-from coordinator.problems.evaluation import CRITERIA
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.problems import narx_study
+from hybridsim.coordinator.problems.evaluation import CRITERIA
 
 
 def test_the_case_matrix_is_the_one_of_compensators_md() -> None:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from modules.experimental.command_generation import CommandGenerator
+from hybridsim.modules.experimental.command_generation import CommandGenerator
 
 DT_STEP = 10 / 1024
 """s: a coordinator step of ten benchmark control samples"""

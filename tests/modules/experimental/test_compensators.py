@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from coordinator.problems import marths_data, marths_parts
-from modules.experimental.compensators.filters import DirectFormII, butterworth
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.none import NoCompensation
-from modules.experimental.compensators.rls import RlsCompensator
+from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.modules.experimental.compensators.filters import DirectFormII, butterworth
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.compensators.none import NoCompensation
+from hybridsim.modules.experimental.compensators.rls import RlsCompensator
 
 SPEC_B = [1.213433306582026e-05, 4.853733226328104e-05, 7.280599839492156e-05, 4.853733226328104e-05,
           1.213433306582026e-05]

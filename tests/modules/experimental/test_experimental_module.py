@@ -6,13 +6,13 @@ import h5py
 import numpy as np
 import pytest
 
-from coordinator.problems import marths, marths_parts
-from coordinator.problems import marths_structure as ms
-from coordinator.problems.evaluation import criteria
-from modules.base import Command, ModuleError, Session, StepRefused
-from modules.experimental.guards import GuardedCompensator
-from modules.experimental.module import build_site
-from modules.registry import build_module
+from hybridsim.coordinator.problems import marths, marths_parts
+from hybridsim.coordinator.problems import marths_structure as ms
+from hybridsim.coordinator.problems.evaluation import criteria
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
+from hybridsim.modules.experimental.guards import GuardedCompensator
+from hybridsim.modules.experimental.module import build_site
+from hybridsim.modules.registry import build_module
 
 DT = marths_parts.DT
 

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from modules.base import ModuleError
-from modules.experimental.compensators.fir import FixedFir
-from modules.experimental.compensators.none import NoCompensation
-from modules.experimental.guards import GuardedCompensator, Limits, RunawayStopped
+from hybridsim.wire.contract import ModuleError
+from hybridsim.modules.experimental.compensators.fir import FixedFir
+from hybridsim.modules.experimental.compensators.none import NoCompensation
+from hybridsim.modules.experimental.guards import GuardedCompensator, Limits, RunawayStopped
 
 DT = 1.0 / 1024
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from coordinator.problems import marths_parts
+from hybridsim.coordinator.problems import marths_parts
 
 
 def test_lever_arms_and_angles() -> None:

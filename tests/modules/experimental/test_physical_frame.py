@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from coordinator.problems.marths_structure import feedback_frame
-from modules.experimental.physical_frame import FeedbackForce
+from hybridsim.coordinator.problems.marths_structure import feedback_frame
+from hybridsim.modules.experimental.physical_frame import FeedbackForce
 
 DT = 1 / 1024
 

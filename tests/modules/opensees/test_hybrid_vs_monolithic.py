@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.experiment import parse_experiment
-from coordinator.simulation import run_experiment
-from modules.opensees.models import marths_frame
-from modules.opensees.monolithic import alpha_os_response
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.modules.opensees.models import marths_frame
+from hybridsim.modules.opensees.monolithic import alpha_os_response
 from tests.conftest import EXAMPLES
 
 RAYLEIGH_MASS = (1.247372, 0.0)  # as in the examples: the mass-proportional part of the benchmark's damping

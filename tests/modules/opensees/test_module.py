@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from modules.base import Command, ModuleError, Session, StepRefused
-from modules.opensees import OpenSeesModule
-from modules.registry import build_module
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
+from hybridsim.modules.opensees import OpenSeesModule
+from hybridsim.modules.registry import build_module
 
 MODELS = Path(__file__).parent / "models"
 E, A, I, L = 200e9, 1.0774e-3, 1.0489e-6, 0.635

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coordinator.errors import RunStopped
-from coordinator.experiment import parse_experiment
-from coordinator.recorder import read_results
-from coordinator.simulation import run_experiment
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
 
 MODELS = Path(__file__).parent / "models"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
-from coordinator.problems import marths_data, marths_parts
-from modules.plant.actuators import InstantActuators, LinearActuators, rk4_hold_map
+from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.modules.plant.actuators import InstantActuators, LinearActuators, rk4_hold_map
 
 DT = 1 / 1024
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from modules.plant.first_order import FirstOrderActuator
+from hybridsim.modules.plant.first_order import FirstOrderActuator
 
 
 def test_pole_matches_scipy_zero_order_hold_discretisation() -> None:

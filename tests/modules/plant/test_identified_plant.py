@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems import marths_data, marths_parts
 
 TAU = 2 * np.pi
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.problems import marths_parts
-from modules.base import Command, ModuleError, Session, StepRefused
-from modules.registry import build_module
+from hybridsim.coordinator.problems import marths_parts
+from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
+from hybridsim.modules.registry import build_module
 
 DT = 1 / 1024
 

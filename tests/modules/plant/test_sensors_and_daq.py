@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from coordinator.problems import marths_parts
-from modules.plant.daq import CommandDaq
-from modules.plant.sensors import SensorNoise
+from hybridsim.coordinator.problems import marths_parts
+from hybridsim.modules.plant.daq import CommandDaq
+from hybridsim.modules.plant.sensors import SensorNoise
 
 
 def test_noise_sigma_is_sqrt_power_over_sample_time() -> None:

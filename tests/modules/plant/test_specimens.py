@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from modules.plant.specimens import BilinearSpecimen, LinearSpecimen
+from hybridsim.modules.plant.specimens import BilinearSpecimen, LinearSpecimen
 
 K0, UY, B = 20e3, 0.008, 0.115  # the building's bilinear specimen: f_y = 160 N, post-yield 2300 N/m
 

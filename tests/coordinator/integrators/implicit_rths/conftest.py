@@ -8,10 +8,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import ImplicitRthsMethod, RunHistory, SplitStructure, SpecimenLab, run
-from coordinator.integrators.implicit_rths.reference import exact_reference
-from modules.plant.first_order import FirstOrderActuator
-from modules.plant.specimens import LinearSpecimen
+from hybridsim.coordinator.integrators.implicit_rths import ImplicitRthsMethod, RunHistory, SplitStructure, SpecimenLab, run
+from hybridsim.coordinator.integrators.implicit_rths.reference import exact_reference
+from hybridsim.modules.plant.first_order import FirstOrderActuator
+from hybridsim.modules.plant.specimens import LinearSpecimen
 
 K_N = K_E = 2e3  # N/m
 D0 = 0.01  # m: initial displacement of the free vibration

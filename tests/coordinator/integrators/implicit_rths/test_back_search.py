@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths.back_search import bracketing_pair, nearest_sample, search_force
+from hybridsim.coordinator.integrators.implicit_rths.back_search import bracketing_pair, nearest_sample, search_force
 
 Y = np.array([0.0, 1.0, 2.0, 3.0, 2.0, 1.0])  # mm-sized numbers; the functions are unit-free
 F = 10.0 * Y + np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])  # a force that remembers its path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import EfcmMethod
+from hybridsim.coordinator.integrators.implicit_rths import EfcmMethod
 
 
 @pytest.mark.parametrize("dt", [0.04, 0.01])

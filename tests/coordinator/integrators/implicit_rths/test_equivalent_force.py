@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
+from hybridsim.coordinator.integrators.implicit_rths.equivalent_force import EquivalentForceNewmark
 
 RNG = np.random.default_rng(3)
 M = np.diag([100.0, 80.0, 60.0])

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths.reference import specimen_deformation
-from modules.plant.specimens import BilinearSpecimen
+from hybridsim.coordinator.integrators.implicit_rths.reference import specimen_deformation
+from hybridsim.modules.plant.specimens import BilinearSpecimen
 
 
 def test_v1_first_step_of_the_large_step_free_vibration(free_vibration_reference) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import Measurement, NcdcMethod, SplitStructure, run
+from hybridsim.coordinator.integrators.implicit_rths import Measurement, NcdcMethod, SplitStructure, run
 
 
 def test_v5_interp_rho_one_linear_ideal_actuator_equals_the_exact_reference(sdof, free_vibration,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coordinator.integrators.implicit_rths import ShingMethod
+from hybridsim.coordinator.integrators.implicit_rths import ShingMethod
 
 K_E = 2e3
 

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from modules.experimental.compensators.fir import TapLine
-from modules.experimental.compensators.inverse import InverseCompensation
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.polynomial import PolynomialExtrapolation, extrapolation_weights
+from hybridsim.modules.experimental.compensators.fir import TapLine
+from hybridsim.modules.experimental.compensators.inverse import InverseCompensation
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.compensators.polynomial import PolynomialExtrapolation, extrapolation_weights
 
 DT = 1.0 / 1024
 

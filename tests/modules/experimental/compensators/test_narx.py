@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from modules.experimental.compensators.filters import butterworth
-from modules.experimental.compensators.kinds import build_compensator
-from modules.experimental.compensators.narx import (
+from hybridsim.modules.experimental.compensators.filters import butterworth
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.compensators.narx import (
     NarxCompensator, SlidingNormalEquations, Terms, measurement_filter)
 
 FS = 1024.0

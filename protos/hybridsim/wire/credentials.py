@@ -24,9 +24,8 @@ from typing import Any
 
 import grpc
 
-from coordinator.errors import UsageError
-from modules import wire
-from modules.security import CredentialError, is_loopback, read_certificate, read_private_key, read_token
+from hybridsim.wire import codec
+from hybridsim.wire.security import CredentialError, is_loopback, read_certificate, read_private_key, read_token
 
 
 @dataclass(frozen=True)
@@ -44,37 +43,34 @@ class ClientCredentials:
                    address: str | None) -> "ClientCredentials | None":
         """The credentials of a module table's ``tls`` and ``token_file`` (None when it gives neither).
 
-        Every problem raises UsageError naming the key (``where`` is e.g. "modules[0]").
+        Every problem raises CredentialError naming the key (``where`` is e.g. "modules[0]").
         """
         if tls is None and token_file is None:
             return None
         key = f"{where}.tls" if tls is not None else f"{where}.token_file"
         if address in (None, "local"):
-            raise UsageError(f"{key}: TLS and tokens are for a site at host:port; this module runs "
+            raise CredentialError(f"{key}: TLS and tokens are for a site at host:port; this module runs "
                              f"{'in process' if address is None else 'as a local daemon on loopback'}")
         if tls is not None and not (isinstance(tls, dict) and "ca" in tls and set(tls) <= {"ca", "cert", "key"}):
-            raise UsageError(f"{where}.tls must be a table {{ ca = \"ca.crt\", cert = \"coordinator.crt\", "
+            raise CredentialError(f"{where}.tls must be a table {{ ca = \"ca.crt\", cert = \"coordinator.crt\", "
                              f"key = \"coordinator.key\" }} (cert and key for mutual TLS), got {tls!r}")
         tls = tls or {}
         if ("cert" in tls) != ("key" in tls):
-            raise UsageError(f"{where}.tls: cert and key go together: give both or neither")
+            raise CredentialError(f"{where}.tls: cert and key go together: give both or neither")
         if token_file is not None and not isinstance(token_file, str):
-            raise UsageError(f"{where}.token_file must be a string (a path), got {token_file!r}")
+            raise CredentialError(f"{where}.token_file must be a string (a path), got {token_file!r}")
         for name, value in tls.items():
             if not isinstance(value, str):
-                raise UsageError(f"{where}.tls.{name} must be a string (a path), got {value!r}")
+                raise CredentialError(f"{where}.tls.{name} must be a string (a path), got {value!r}")
         if token_file is not None and not tls and not is_loopback(address):
-            raise UsageError(f"{where}.token_file: the token would travel to {address} in clear text; add "
+            raise CredentialError(f"{where}.token_file: the token would travel to {address} in clear text; add "
                              "tls = { ca = \"ca.crt\" } (the CA of the site's certificate), or reach the site "
                              "through a tunnel on 127.0.0.1")
-        try:
-            ca = None if "ca" not in tls else read_certificate(base_dir / tls["ca"], f"{where}.tls.ca")
-            certificate = None if "cert" not in tls else read_certificate(base_dir / tls["cert"], f"{where}.tls.cert")
-            private_key = None if certificate is None else read_private_key(
-                base_dir / tls["key"], f"{where}.tls.key", certificate, f"{where}.tls.cert")
-            token = None if token_file is None else read_token(base_dir / token_file, f"{where}.token_file")
-        except CredentialError as exc:
-            raise UsageError(str(exc)) from None
+        ca = None if "ca" not in tls else read_certificate(base_dir / tls["ca"], f"{where}.tls.ca")
+        certificate = None if "cert" not in tls else read_certificate(base_dir / tls["cert"], f"{where}.tls.cert")
+        private_key = None if certificate is None else read_private_key(
+            base_dir / tls["key"], f"{where}.tls.key", certificate, f"{where}.tls.cert")
+        token = None if token_file is None else read_token(base_dir / token_file, f"{where}.token_file")
         return cls(ca, certificate, private_key, token)
 
     def channel(self, address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
@@ -94,7 +90,7 @@ class TokenMetadata(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInte
     """Adds ``authorization: Bearer TOKEN`` to the metadata of every call and stream."""
 
     def __init__(self, token: str) -> None:
-        self._entry = (wire.TOKEN_KEY, wire.bearer(token))
+        self._entry = (codec.TOKEN_KEY, codec.bearer(token))
 
     def _with_token(self, details: Any) -> Any:
         return details._replace(metadata=[*(details.metadata or ()), self._entry])

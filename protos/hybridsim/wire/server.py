@@ -9,12 +9,12 @@ are refused.  Calls are serialised (one module, one lock).
 
 Idempotency is the module's: a retried ``Execute(n)`` (unary, ``Step`` or
 the ``Steps`` stream) reaches the module's ``execute(n)``, which answers from
-its record (see modules.base.StepLedger) and never applies the step twice.
+its record (see hybridsim.modules.base.StepLedger) and never applies the step twice.
 
 Errors become gRPC statuses with readable messages (see module.proto);
 the server also serves grpc.health.v1 and reflection, refuses messages over
 its size limit (RESOURCE_EXHAUSTED) and malformed ones (INVALID_ARGUMENT).
-Who may call it is the :class:`~modules.security.SiteAccess`'s: mutual TLS,
+Who may call it is the :class:`~hybridsim.wire.security.SiteAccess`'s: mutual TLS,
 an access token, or neither (then on loopback only, unless insecure).
 """
 
@@ -40,10 +40,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hybridsim.v1 import module_pb2 as pb
-from modules import wire
-from modules.base import Command, Module, ModuleError, StepRefused, StepResult, check_vector
-from modules.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
-from modules.security import SiteAccess, is_loopback
+from hybridsim.wire import codec
+from hybridsim.wire.contract import Command, Module, ModuleError, StepRefused, StepResult, check_vector
+from hybridsim.wire.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
+from hybridsim.wire.security import SiteAccess, is_loopback
 
 log = logging.getLogger("hybridsim.site")
 
@@ -87,7 +87,7 @@ class ModuleServicer:
         self._closed = False
         self.sessions = 0
         self.link_info = ""
-        """the step link this site serves, as Describe reports it (modules.link.INFO_KEY); empty: none"""
+        """the step link this site serves, as Describe reports it (hybridsim.wire.link.INFO_KEY); empty: none"""
 
     @property
     def kind(self) -> str:
@@ -100,7 +100,7 @@ class ModuleServicer:
             description = self._module.describe()
         if self.link_info:
             description = replace(description, info={**description.info, INFO_KEY: self.link_info})
-        return wire.description_to_proto(self.site, description)
+        return codec.description_to_proto(self.site, description)
 
     def Open(self, request: pb.OpenRequest, context: grpc.ServicerContext) -> pb.OpenReply:
         self._check_version(request.version, context)
@@ -112,14 +112,14 @@ class ModuleServicer:
             if self._module_used:
                 self._module = self._factory()
             self._module_used = True
-            session = wire.session_from_proto(request)
+            session = codec.session_from_proto(request)
             self._module.open(session)
             self._session = _Session(secrets.token_hex(8), context.peer(), session.dof_names, session.run_id)
             self.sessions += 1
             log.info("site %s: session %s opened by %s (run %s, %d DOFs, dt %g s)", self.site,
                      self._session.token, self._session.peer, session.run_id or "-", len(session.dof_names),
                      session.dt)
-            return pb.OpenReply(version=wire.PROTOCOL, session_id=self._session.token)
+            return pb.OpenReply(version=codec.PROTOCOL, session_id=self._session.token)
 
     def Close(self, request: pb.CloseRequest, context: grpc.ServicerContext) -> pb.CloseReply:
         with self._lock:
@@ -137,13 +137,13 @@ class ModuleServicer:
     def Propose(self, request: pb.ProposeRequest, context: grpc.ServicerContext) -> pb.ProposeReply:
         with self._lock:
             self._require_session(request.session_id)
-            self._propose(request.step, wire.command_from_proto(request.command))
+            self._propose(request.step, codec.command_from_proto(request.command))
             return pb.ProposeReply(step=request.step)
 
     def Execute(self, request: pb.ExecuteRequest, context: grpc.ServicerContext) -> pb.ExecuteReply:
         with self._lock:
             self._require_session(request.session_id)
-            return pb.ExecuteReply(result=wire.result_to_proto(self._module.execute(request.step)))
+            return pb.ExecuteReply(result=codec.result_to_proto(self._module.execute(request.step)))
 
     def Commit(self, request: pb.CommitRequest, context: grpc.ServicerContext) -> pb.CommitReply:
         with self._lock:
@@ -161,17 +161,17 @@ class ModuleServicer:
                 yield self._step(request)
 
     def link_step(self, session_id: str, frame: StepFrame) -> StepResult | None:
-        """One step frame of the step link (modules.link): what ``Steps`` does with a StepRequest."""
+        """One step frame of the step link (hybridsim.wire.link): what ``Steps`` does with a StepRequest."""
         with self._lock:
             return self._do_step(session_id, frame.step, frame.commit_step, frame.command, frame.execute)
 
     def _step(self, request: pb.StepRequest) -> pb.StepReply:
-        command = wire.command_from_proto(request.command) if request.HasField("command") else None
+        command = codec.command_from_proto(request.command) if request.HasField("command") else None
         commit = request.commit_step if request.HasField("commit_step") else None
         result = self._do_step(request.session_id, request.step, commit, command, request.execute)
         if result is None:
             return pb.StepReply(step=request.step)
-        return pb.StepReply(step=request.step, result=wire.result_to_proto(result))
+        return pb.StepReply(step=request.step, result=codec.result_to_proto(result))
 
     def _do_step(self, session_id: str, step: int, commit_step: int | None, command: Command | None,
                  execute: bool) -> StepResult | None:
@@ -231,7 +231,7 @@ class ModuleServicer:
                               f"(a newer session {self._session.token} was opened by {self._session.peer})")
 
     def _check_version(self, version: pb.ProtocolVersion, context: grpc.ServicerContext) -> None:
-        refusal = wire.version_refusal(version, f"coordinator at {context.peer()}")
+        refusal = codec.version_refusal(version, f"coordinator at {context.peer()}")
         if refusal:
             raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, refusal)
 
@@ -260,7 +260,7 @@ def _reported(site: str, exc: Exception) -> tuple[grpc.StatusCode, str, int | No
 def _abort(site: str, context: grpc.ServicerContext, exc: Exception) -> NoReturn:
     code, message, step = _reported(site, exc)
     if step is not None:
-        context.set_trailing_metadata(((wire.REFUSED_STEP_KEY, str(step)),))
+        context.set_trailing_metadata(((codec.REFUSED_STEP_KEY, str(step)),))
     context.abort(code, message)
     raise AssertionError("unreachable: context.abort raises")
 
@@ -334,7 +334,7 @@ class SiteServer:
     address needs TLS, a token or ``SiteAccess(insecure=True)``).
     ``health_listen`` (a loopback HOST:PORT) serves grpc.health.v1 alone in
     plaintext, for a probe that holds no credentials (a compose healthcheck).
-    ``link_listen`` (HOST:PORT; None: none) serves the step link (modules.link)
+    ``link_listen`` (HOST:PORT; None: none) serves the step link (hybridsim.wire.link)
     beside the service, with the site's token, on TCP and on a Unix socket in
     a folder private to this user; Describe tells clients where.  A site with
     mutual TLS serves no link.  A link connection that sends nothing for
@@ -342,7 +342,7 @@ class SiteServer:
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
-                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
+                 max_message_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
                  interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
                  health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0",
                  link_idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
@@ -362,11 +362,11 @@ class SiteServer:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
                                    interceptors=(*access.interceptors(site), *interceptors), options=options)
         handlers = _method_handlers(self.servicer)
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(wire.SERVICE_NAME, handlers),))
-        self._server.add_registered_method_handlers(wire.SERVICE_NAME, handlers)
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(codec.SERVICE_NAME, handlers),))
+        self._server.add_registered_method_handlers(codec.SERVICE_NAME, handlers)
         self._health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
-        reflection.enable_server_reflection((wire.SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        reflection.enable_server_reflection((codec.SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
                                             self._server)
         self.port = _bind(self._server, listen, None if access.tls is None else access.tls.server_credentials())
         self.address = f"{listen.rpartition(':')[0]}:{self.port}"
@@ -386,7 +386,7 @@ class SiteServer:
             self._server.stop(0)
             self._stop_beside_grpc()
             raise
-        for service in ("", wire.SERVICE_NAME):
+        for service in ("", codec.SERVICE_NAME):
             self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         log.info("site %s: %s module listening on %s (%s)%s%s", site, self.servicer.kind, self.address, access.mode,
                  f", health on {self.health_address}" if self.health_address else "",

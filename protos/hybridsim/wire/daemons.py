@@ -28,9 +28,9 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from coordinator.credentials import ClientCredentials
-from modules import wire
-from modules.base import ModuleError
+from hybridsim.wire.credentials import ClientCredentials
+from hybridsim.wire import codec
+from hybridsim.wire.contract import ModuleError
 
 log = logging.getLogger("hybridsim.daemons")
 
@@ -55,7 +55,7 @@ class LocalDaemon:
     start_timeout_s  how long ``start()`` waits for SERVING (s)
     site_args        further `hybridsim site` options, e.g. ``("--token-file", PATH)`` or the TLS files
     credentials      how the health check reaches a daemon that ``site_args`` secure
-                     (:class:`coordinator.credentials.ClientCredentials`)
+                     (:class:`hybridsim.wire.credentials.ClientCredentials`)
     private          give the daemon an access token of its own, made for this run (readable by this
                      user only), so that other users of the machine cannot reach it on loopback; the
                      client then connects with :attr:`credentials`
@@ -126,7 +126,7 @@ class LocalDaemon:
             config_path.write_text(json.dumps(self._config, default=_jsonable))
         except TypeError as exc:
             raise ModuleError(f"site {self.name}: the config cannot be passed to a daemon: {exc}") from None
-        command = [sys.executable, "-m", "coordinator.cli", "site", self.kind, "--config", str(config_path),
+        command = [sys.executable, "-P", "-m", "hybridsim", "site", self.kind, "--config", str(config_path),
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
                    "--port-file", str(self._port_path), "--parent-pid", str(os.getpid()), *site_args]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
@@ -202,7 +202,7 @@ class LocalDaemon:
             while True:
                 self._check_alive()
                 try:
-                    reply = health.Check(health_pb2.HealthCheckRequest(service=wire.SERVICE_NAME),
+                    reply = health.Check(health_pb2.HealthCheckRequest(service=codec.SERVICE_NAME),
                                          timeout=max(deadline - time.monotonic(), _POLL_S))
                     if reply.status == health_pb2.HealthCheckResponse.SERVING:
                         return

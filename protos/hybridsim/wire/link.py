@@ -46,9 +46,9 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from hybridsim.v1 import module_pb2 as pb
-from modules import wire
-from modules.base import Command, StepResult
-from modules.security import _digest, is_loopback
+from hybridsim.wire import codec
+from hybridsim.wire.contract import Command, StepResult
+from hybridsim.wire.security import _digest, is_loopback
 
 log = logging.getLogger("hybridsim.site")
 
@@ -114,7 +114,7 @@ def _framed(payload: bytes) -> bytes:
 
 def hello_frame(token: str | None, session_id: str) -> bytes:
     token_bytes, session_bytes = (token or "").encode(), session_id.encode()
-    return _framed(_HELLO.pack(HELLO, wire.PROTOCOL.major, wire.PROTOCOL.minor) + _TEXT.pack(len(token_bytes))
+    return _framed(_HELLO.pack(HELLO, codec.PROTOCOL.major, codec.PROTOCOL.minor) + _TEXT.pack(len(token_bytes))
                    + token_bytes + _TEXT.pack(len(session_bytes)) + session_bytes)
 
 
@@ -237,12 +237,12 @@ class LinkServer:
     """
 
     def __init__(self, site: str, handle: StepHandler, status_of: StatusOf, listen: str, token: str | None,
-                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8,
+                 max_frame_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8,
                  unix_folder: Path | None = None, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         host, _, port = listen.rpartition(":")
         self.site = site
         self._handle, self._status_of = handle, status_of
-        self._expected = None if token is None else _digest(wire.bearer(token))
+        self._expected = None if token is None else _digest(codec.bearer(token))
         self._max_frame_bytes = max_frame_bytes
         self._max_connections = max_connections
         self._idle_timeout_s = idle_timeout_s
@@ -365,14 +365,14 @@ class LinkServer:
                 raise ValueError("not a hello frame")
         except (struct.error, ValueError) as exc:
             raise MalformedFrame(f"the first frame must be a HELLO: {exc}") from None
-        if self._expected is not None and not hmac.compare_digest(_digest(wire.bearer(token)), self._expected):
+        if self._expected is not None and not hmac.compare_digest(_digest(codec.bearer(token)), self._expected):
             log.warning("site %s: step link from %s refused (%s)", self.site, peer, "wrong token" if token else "no token")
             message = (f"site {self.site} refused the access token: it is not this site's token" if token else
                        f"site {self.site} needs an access token (token_file in the experiment's module table)")
             connection.sendall(error_frame("UNAUTHENTICATED", message, None))
             return None
-        if major != wire.PROTOCOL.major:
-            connection.sendall(error_frame("FAILED_PRECONDITION", wire.version_refusal(
+        if major != codec.PROTOCOL.major:
+            connection.sendall(error_frame("FAILED_PRECONDITION", codec.version_refusal(
                 pb.ProtocolVersion(major=major, minor=minor), f"client at {peer}") or "", None))
             return None
         connection.sendall(_framed(bytes((WELCOME,))))
@@ -397,7 +397,7 @@ class LinkConnection:
     """A client's connection to a site's link, bound to the open session by its HELLO."""
 
     def __init__(self, address: str, token: str | None, session_id: str, timeout_s: float,
-                 max_frame_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES) -> None:
+                 max_frame_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES) -> None:
         """``address``: HOST:PORT, or :data:`UNIX` + the path of the site's Unix socket."""
         self._max_frame_bytes = max_frame_bytes
         if address.startswith(UNIX):

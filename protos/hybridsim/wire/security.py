@@ -17,8 +17,8 @@ neither
     loopback only, unless ``--insecure`` says that the network is trusted
     (e.g. a compose network between containers).
 
-Both ends read their files here: the site (coordinator.cli.site) and the
-coordinator (coordinator.credentials).
+Both ends read their files here: the site (hybridsim.coordinator.cli.site) and the
+coordinator (hybridsim.wire.credentials).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import grpc
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from modules import wire
+from hybridsim.wire import codec
 
 log = logging.getLogger("hybridsim.site")
 
@@ -179,14 +179,14 @@ class TokenGuard(grpc.ServerInterceptor):
     """
 
     def __init__(self, token: str, site: str) -> None:
-        self._expected = _digest(wire.bearer(token))
+        self._expected = _digest(codec.bearer(token))
         self.site = site
         self.refused = 0
 
     def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
         presented = None
         for key, value in handler_call_details.invocation_metadata or ():
-            if key == wire.TOKEN_KEY:
+            if key == codec.TOKEN_KEY:
                 presented = value if isinstance(value, str) else value.decode("latin-1")
         if presented is not None and hmac.compare_digest(_digest(presented), self._expected):
             return continuation(handler_call_details)

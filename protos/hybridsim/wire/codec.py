@@ -1,7 +1,7 @@
-"""Between the module interface (modules.base) and the wire messages (hybridsim.v1).
+"""Between the module interface (hybridsim.modules.base) and the wire messages (hybridsim.v1).
 
-Both ends of the wire use these: the site's servicer (modules.server) and
-the coordinator's client (coordinator.remote).  Vectors are packed repeated
+Both ends of the wire use these: the site's servicer (hybridsim.wire.server) and
+the coordinator's client (hybridsim.wire.remote).  Vectors are packed repeated
 doubles in SI units; matrices are row-major.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridsim.v1 import module_pb2 as pb
-from modules.base import Command, Description, Dof, Session, StepResult
+from hybridsim.wire.contract import Command, Description, Dof, Session, StepResult
 
 PROTOCOL = pb.ProtocolVersion(major=1, minor=0)
 """The protocol this code speaks: peers of another major version are refused."""

@@ -1,6 +1,6 @@
 """A module at another site, reached over gRPC: the client side of hybridsim.v1.
 
-:class:`RemoteModule` implements the module interface of modules.base, so
+:class:`RemoteModule` implements the module interface of hybridsim.modules.base, so
 the coordinator drives a daemon exactly as it drives an in-process module.
 
 One step is one round trip: ``propose(n, command)`` keeps the command,
@@ -12,14 +12,14 @@ round trip instead, for sites where every site must accept before any site
 moves (NTCP's propose/execute split at experimental sites).
 
 ``transport="link"`` carries the steps (and only they) as fixed binary
-frames on the site's step link (:mod:`modules.link`: a Unix socket or TCP
+frames on the site's step link (:mod:`hybridsim.wire.link`: a Unix socket or TCP
 beside the gRPC service); everything else stays on gRPC.  The default, ``"auto"``, takes the
 link where the site's Unix socket is on this machine, else the ``Steps`` stream.
 
 Every call has a deadline (``deadline_s``).  An unreachable site is retried
 until the deadline runs out (the step IDs make a resent step harmless: the
 site answers a repeated execute from its record); a silent or dead site
-raises :class:`~modules.base.ModuleError` within the deadline.  Every error
+raises :class:`~hybridsim.wire.contract.ModuleError` within the deadline.  Every error
 names the site, its address, the call and the step.
 """
 
@@ -33,13 +33,13 @@ from typing import Literal, TypeVar, get_args
 
 import grpc
 
-from coordinator.credentials import ClientCredentials
-from coordinator.latency import Latency
+from hybridsim.wire.credentials import ClientCredentials
+from hybridsim.wire.latency import Latency
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from modules import link, wire
-from modules.base import Command, Description, ModuleError, Session, StepRefused, StepResult
-from modules.security import is_loopback
+from hybridsim.wire import codec, link
+from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepRefused, StepResult
+from hybridsim.wire.security import is_loopback
 
 Transport = Literal["auto", "stream", "unary", "link"]
 T = TypeVar("T")
@@ -106,16 +106,16 @@ class RemoteModule:
     transport   "stream" (one bidirectional Steps call for the session),
                 "unary" (one Step call per step), "link" (each step as
                 one fixed binary frame on the site's step link, TCP beside
-                the gRPC service: see modules.link; the fastest, for a site
+                the gRPC service: see hybridsim.wire.link; the fastest, for a site
                 on the same machine or a trusted network; the other calls
                 stay on gRPC) or "auto" (the link where the Unix socket
                 its last ``describe`` offered is on this machine, else the
                 stream; the stream when ``latency`` is given), decided at
                 ``open``
     two_phase   send each proposal on its own round trip (see module doc)
-    latency     a :class:`coordinator.latency.Latency` added to every round
+    latency     a :class:`hybridsim.wire.latency.Latency` added to every round
                 trip (emulates a distant lab)
-    credentials a :class:`coordinator.credentials.ClientCredentials`: TLS
+    credentials a :class:`hybridsim.wire.credentials.ClientCredentials`: TLS
                 (with a client certificate for mutual TLS) and/or the
                 site's access token; None: plaintext without a token
     link_address HOST:PORT at which this client reaches the site's step link
@@ -131,7 +131,7 @@ class RemoteModule:
 
     def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "auto",
                  two_phase: bool = False, latency: Latency | None = None,
-                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+                 max_message_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES,
                  credentials: ClientCredentials | None = None, link_address: str | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
@@ -167,9 +167,9 @@ class RemoteModule:
 
     # -- the module interface ---------------------------------------------
     def describe(self) -> Description:
-        reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=wire.PROTOCOL))
+        reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=codec.PROTOCOL))
         self._check_version(reply.version)
-        description = wire.description_from_proto(reply)
+        description = codec.description_from_proto(reply)
         self._link_address = self._link_override or link.link_address(description.info, is_loopback(self.address))
         return description
 
@@ -178,7 +178,7 @@ class RemoteModule:
         if self.transport == "link" and self._link_address is None:
             self.describe()
         self.steps_on = self._steps_transport()
-        reply = self._unary("open", None, self._connected().Open, wire.session_to_proto(session))
+        reply = self._unary("open", None, self._connected().Open, codec.session_to_proto(session))
         self._check_version(reply.version)
         self._session_id = reply.session_id
         self._pending = None
@@ -270,13 +270,13 @@ class RemoteModule:
         if self._commit is not None:
             request.commit_step = self._commit
         if command is not None:
-            request.command.CopyFrom(wire.command_to_proto(command))
+            request.command.CopyFrom(codec.command_to_proto(command))
         if self.steps_on == "stream":
             answer = self._with_retries(what, step, lambda timeout: self._stream_exchange(request, timeout))
         else:
             answer = self._unary(what, step, self._connected().Step, request)
         self._commit = None
-        return wire.result_from_proto(answer.result) if answer.HasField("result") else None
+        return codec.result_from_proto(answer.result) if answer.HasField("result") else None
 
     def _flush_commit(self) -> None:
         if self._commit is not None:
@@ -375,7 +375,7 @@ class RemoteModule:
             return ModuleError(f"{where}: {exc.code}: {exc}")
         assert isinstance(exc, grpc.RpcError)
         code, details = exc.code(), exc.details() or ""
-        refused = dict(exc.trailing_metadata() or ()).get(wire.REFUSED_STEP_KEY)
+        refused = dict(exc.trailing_metadata() or ()).get(codec.REFUSED_STEP_KEY)
         if refused is not None:
             return self._refused(int(refused), details)
         if code is grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -394,6 +394,6 @@ class RemoteModule:
         return StepRefused(step, f"{self.label}: {details.removeprefix(f'step {step} refused: ')}")
 
     def _check_version(self, version: pb.ProtocolVersion) -> None:
-        refusal = wire.version_refusal(version, self.label)
+        refusal = codec.version_refusal(version, self.label)
         if refusal:
             raise ModuleError(refusal)

@@ -1,0 +1,162 @@
+"""The module contract: one substructure behind describe/open/propose/execute/commit.
+
+Every module (a `linear` matrix, an OpenSees model, an experimental site, a
+remote daemon seen through gRPC) implements :class:`Module`.  The protocol is
+the NTCP-style split used by UI-SIMCOR and NEESgrid:
+
+``propose(step, command)``
+    check the command against the module's limits *before anything moves*;
+    raise :class:`StepRefused` with a readable reason to refuse it.
+``execute(step)``
+    impose the proposed command; return measured displacements and restoring
+    forces.  A retried ``execute(step)`` returns the stored answer of that
+    step and never applies it twice.
+``commit(step)``
+    make the trial state of ``step`` the committed state.
+
+Step IDs are integers that strictly increase within a session.  A new
+``propose`` after an uncommitted ``execute`` discards that trial (the module
+returns to its committed state first), which serves both the pre-test
+(trial deformations that are never committed) and iterative schemes
+(several trials per time step, only the last one committed).
+
+These values are what ``hybridsim.v1``'s messages carry (``codec`` converts); units are SI
+(m, rad, N, N*m, s) at this interface.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+DofKind = Literal["translation", "rotation"]
+UNIT_OF_KIND: dict[str, tuple[str, str]] = {
+    "translation": ("m", "N"),
+    "rotation": ("rad", "N*m"),
+}
+
+
+class ModuleError(Exception):
+    """A module could not do what it was asked; the message says why."""
+
+
+class StepRefused(ModuleError):
+    """A module refused a step (limit exceeded, non-convergence, bad command)."""
+
+    def __init__(self, step: int, reason: str) -> None:
+        super().__init__(f"step {step} refused: {reason}")
+        self.step = step
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Dof:
+    """A control degree of freedom of a module, named in the coordinator's namespace."""
+
+    name: str
+    kind: DofKind = "translation"
+
+    def __post_init__(self) -> None:
+        if self.kind not in UNIT_OF_KIND:
+            raise ModuleError(f"DOF {self.name!r}: kind must be 'translation' or 'rotation', not {self.kind!r}")
+
+    @property
+    def unit(self) -> str:
+        return UNIT_OF_KIND[self.kind][0]
+
+    @property
+    def force_unit(self) -> str:
+        return UNIT_OF_KIND[self.kind][1]
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a module tells the coordinator about itself.
+
+    ``mass`` and ``damping`` (n x n over the module's DOFs, kg / N*s/m) are
+    the inertia and viscous damping that the *coordinator* must carry for
+    this substructure; the module's restoring force excludes them.
+    """
+
+    kind: str
+    dofs: tuple[Dof, ...]
+    mass: np.ndarray | None = None
+    damping: np.ndarray | None = None
+    can_checkpoint: bool = True
+    own_clock: bool = False
+    control_dt: float | None = None
+    info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dof_names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.dofs)
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the coordinator tells a module when a test opens."""
+
+    dt: float
+    """integration step (s)"""
+    dof_names: tuple[str, ...]
+    """the module's DOF names, in the order the coordinator will send them"""
+    run_id: str = ""
+    tolerance: float = 1e-9
+    """relative tolerance for iterative modules (dimensionless)"""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A target for one step: displacements (and optionally velocities, accelerations)."""
+
+    time: float
+    """simulation time of the target (s)"""
+    displacement: np.ndarray
+    velocity: np.ndarray | None = None
+    acceleration: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """A module's answer to ``execute``: what it reached and the restoring force there."""
+
+    step: int
+    displacement: np.ndarray
+    """measured (reached) displacements (m, rad)"""
+    force: np.ndarray
+    """restoring forces (N, N*m)"""
+
+
+@runtime_checkable
+class Module(Protocol):
+    """The interface every substructure implements, in process or over the wire."""
+
+    def describe(self) -> Description: ...
+
+    def open(self, session: Session) -> None: ...
+
+    def propose(self, step: int, command: Command) -> None: ...
+
+    def execute(self, step: int) -> StepResult: ...
+
+    def commit(self, step: int) -> None: ...
+
+    def checkpoint(self) -> bytes: ...
+
+    def restore(self, state: bytes) -> None: ...
+
+    def close(self) -> dict[str, float]: ...
+
+
+def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray:
+    """Return ``values`` as a float vector of length ``n`` or refuse the step."""
+    vec = np.asarray(values, dtype=float)
+    if vec.shape != (n,):
+        raise StepRefused(step, f"{name} has {vec.size} values, the module has {n} DOFs")
+    if not np.isfinite(vec).all():
+        bad = [i for i, v in enumerate(vec) if not math.isfinite(v)]
+        raise StepRefused(step, f"{name} has non-finite values at DOF indices {bad}")
+    return vec
