@@ -12,7 +12,8 @@ after a crash at any flush point.  Layout::
 ``/restoring_force`` is the integrator's committed restoring force (for alpha-OS the measured
 force corrected with K_I; with condensed massless DOFs, T^T r on the DOFs kept, zero on the others);
 what each module measured is in ``/modules/<name>/``.
-    attrs: dofs, status ("running", "completed" or "stopped: <reason>"), completed_steps, ...
+    attrs: dofs, status ("running", "completed" or "stopped: <reason>"), completed_steps,
+           stop (a stopped run: JSON {reason, step, time_s, module, cause}), ...
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class Recorder:
 
         self._file.visititems(truncate)
         self._file.attrs["status"] = "running"
+        self._file.attrs.pop("stop", None)
         self._file.attrs["completed_steps"] = rows
         self._file.swmr_mode = True
         self.rows = rows
@@ -143,13 +145,19 @@ class Recorder:
         current[...] = [int(slot[-1]), step, step_id]
         self._file.flush()
 
-    def close(self, status: str, summary: Mapping[str, Any] | None = None) -> None:
-        """Mark the run ``completed`` or ``stopped: reason`` and close (rows must be written first)."""
+    def close(self, status: str, summary: Mapping[str, Any] | None = None,
+              stop: Mapping[str, Any] | None = None) -> None:
+        """Mark the run ``completed`` or ``stopped: reason`` and close (rows must be written first).
+
+        ``stop`` (attribute "stop", JSON) says why and where a stopped run stopped: reason, step, time_s, module.
+        """
         if not self._file.id.valid:
             return
         self._file.attrs["status"] = status
         if summary is not None:
             self._file.attrs["summary"] = json.dumps(summary)
+        if stop is not None:
+            self._file.attrs["stop"] = json.dumps(stop)
         self._file.close()
 
 

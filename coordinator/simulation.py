@@ -289,7 +289,7 @@ class _Run:
             try:
                 control.gate()
             except RunAborted as exc:
-                status.stopped(f"{exc} after step {n - 1}")
+                status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * dt)
                 raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "
                                  f"holds every step up to it") from None
             if pacer is not None and control.holds != holds:
@@ -307,10 +307,10 @@ class _Run:
                         step_id += 1
                 partition.commit(step_id)
             except ModuleStepError as exc:
-                status.stopped(str(exc))
+                status.stopped(str(exc), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
                 raise
             except IntegratorError as exc:
-                status.stopped(f"step {n}: {exc}")
+                status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
             self._put(start, ground[n], time.perf_counter() - t0)
@@ -392,15 +392,22 @@ RECORD_BLOCK = 1024
 
 
 class _Status:
+    """How a run ended: ``text`` is the file's ``status``; ``stop`` says why and where it stopped (attribute "stop")."""
+
     def __init__(self) -> None:
         self.text = "stopped: interrupted"
         self.summary: dict[str, Any] | None = None
+        self.stop: dict[str, Any] | None = {"reason": "interrupted"}
 
-    def stopped(self, reason: str) -> None:
+    def stopped(self, reason: str, *, step: int | None = None, time_s: float | None = None, module: str | None = None,
+                cause: str | None = None) -> None:
+        """The run stops: ``reason`` in full; the step n that did not complete, its time (s), the module, the cause."""
         self.text = f"stopped: {reason}"
+        where = {"step": step, "time_s": time_s, "module": module, "cause": cause}
+        self.stop = {"reason": reason, **{k: v for k, v in where.items() if v is not None}}
 
     def completed(self, summary: dict[str, Any]) -> None:
-        self.text, self.summary = "completed", summary
+        self.text, self.summary, self.stop = "completed", summary, None
 
 
 @contextlib.contextmanager
@@ -411,11 +418,11 @@ def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_S
         yield status
     except BaseException as exc:
         if status.text == "stopped: interrupted" and not isinstance(exc, KeyboardInterrupt):
-            status.stopped(f"{type(exc).__name__}: {exc}")
+            status.stopped(f"{type(exc).__name__}: {exc}", step=history.rows, cause=f"{type(exc).__name__}: {exc}")
         raise
     finally:
         recorder.write(history.arrays, history.rows)
-        recorder.close(status.text, status.summary)
+        recorder.close(status.text, status.summary, status.stop)
 
 
 def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:

@@ -29,10 +29,12 @@ hybridsimMonitor.redraw();
 """
 
 
-def render_page(*, title: str, live: bool, payload: dict[str, Any] | None = None, sections: str = "") -> str:
+def render_page(*, title: str, live: bool, payload: dict[str, Any] | None = None, sections: str = "",
+                banner: str = "") -> str:
     """The page: live (frames from /events, controls) or a report (``payload``: info and frames, embedded).
 
-    ``sections`` is trusted HTML placed after the plots (the report's tables).
+    ``sections`` is trusted HTML placed after the plots (the report's tables); ``banner`` trusted HTML
+    at the top, under the header (why a run stopped).
     """
     parts = {
         "<!--TITLE-->": html.escape(title),
@@ -40,6 +42,7 @@ def render_page(*, title: str, live: bool, payload: dict[str, Any] | None = None
         "<!--UPLOT_CSS-->": _static("uPlot.min.css"),
         "<!--MONITOR_CSS-->": _static("monitor.css"),
         "<!--SECTIONS-->": sections,
+        "<!--BANNER-->": banner,
         "<!--UPLOT_JS-->": _script_safe(_static("uPlot.iife.min.js")),
         "<!--MONITOR_JS-->": _script_safe(_static("monitor.js")),
         "<!--PAYLOAD-->": "" if payload is None else

@@ -3,7 +3,9 @@
 The frames are built from the results file exactly as the live monitor builds
 them from the running test (:class:`hybridsim.coordinator.monitor.frames.FrameBuilder`),
 so the report shows the same plots; beside them the J table when the file
-carries one (attribute ``J``), the run's status, timing and configuration.
+carries one (attribute ``J``), the run's status, timing and configuration.  A run that did not
+complete (interrupted, aborted, refused by a limit, a site that failed) is reported as far as it
+went, with why and where it stopped at the top of the page (attribute ``stop``).
 """
 
 from __future__ import annotations
@@ -41,21 +43,51 @@ def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
         raise UsageError(f"{results} is not a hybridsim results file (HDF5 written by hybridsim run)") from None
     attrs = data["attrs"]
     rows = int(attrs.get("completed_steps", 0))
-    if rows < 2 or "time" not in data:
-        raise UsageError(f"{results} holds no completed step to report")
+    if rows < 1 or "time" not in data:
+        raise UsageError(f"{results} holds no recorded step to report (not even the state at t = 0)")
     arrays = {k: v[:rows] for k, v in data.items() if isinstance(v, np.ndarray) and v.shape[:1] == (data["time"].size,)}
     layout = _layout(attrs, data["dofs"], arrays, max_points)
     builder = FrameBuilder(layout)
     frame = builder.frame(arrays, 0, rows)
     frame.progress.state = str(attrs.get("status", "unknown"))
-    summary = json.loads(attrs["summary"]) if "summary" in attrs else {}
+    summary = _summary(attrs)
     frame.progress.elapsed_s = summary.get("loop_wall_s", float(np.sum(arrays["wall_step_s"])))
     frame.progress.eta_s = -1.0
     info = run_info(layout)
     payload = {"info": info_json(info), "frames": [frame_json(f, info) for f in merged_chunks([frame])]}
     sections = _sections(results, attrs, summary, layout, arrays, rows)
     return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
-                       sections=sections)
+                       sections=sections, banner=stop_banner(attrs, layout, rows))
+
+
+def _summary(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's summary; a run that did not complete has none (the attribute is empty)."""
+    return json.loads(attrs["summary"]) if attrs.get("summary") else {}
+
+
+def stop_banner(attrs: Mapping[str, Any], layout: RunLayout, rows: int) -> str:
+    """Why and where a run that did not complete stopped (empty for a completed run)."""
+    status = str(attrs.get("status", "unknown"))
+    if status == "completed":
+        return ""
+    stop = json.loads(attrs["stop"]) if attrs.get("stop") else {"reason": status.removeprefix("stopped: ")}
+    if status == "running":
+        title = "Run not finished: the file is still marked running (its coordinator is running or was killed)"
+        stop = {"reason": "no end was recorded"}
+    else:
+        title = "Run stopped before the end of the record"
+    table = [["why", str(stop.get("cause") or stop["reason"])]]
+    if "step" in stop:
+        at = f"step {stop['step']}" + (f" (t = {stop['time_s']:.6g} s)" if "time_s" in stop else "")
+        table.append(["stopped at", f"{at}: it did not complete and is not in the file"])
+    if "module" in stop:
+        table.append(["module", str(stop["module"])])
+    last = rows - 1
+    table.append(["last completed step", f"{last} of {layout.total_steps} (t = {last * layout.dt:.6g} s); "
+                                          "the file holds every step up to it"])
+    table.append(["status", status])
+    heading = html.escape(title)
+    return f'<section class="stopped-banner" id="report-stop"><h2>{heading}</h2>{_table(table)}</section>'
 
 
 def _layout(attrs: Mapping[str, Any], dofs: list[str], arrays: Mapping[str, np.ndarray],
@@ -78,7 +110,7 @@ def _layout(attrs: Mapping[str, Any], dofs: list[str], arrays: Mapping[str, np.n
 
 
 def _total_steps(attrs: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> int:
-    return int(json.loads(attrs["summary"])["steps"]) if "summary" in attrs else arrays["time"].size - 1
+    return int(_summary(attrs).get("steps", arrays["time"].size - 1))
 
 
 # -- the sections after the plots --------------------------------------------------------------------------
@@ -111,12 +143,12 @@ def j_table(criteria: Mapping[str, Any]) -> str:
 def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any], layout: RunLayout,
               arrays: Mapping[str, np.ndarray], rows: int) -> str:
     wall = arrays["wall_step_s"][1:rows]
-    p50, p99 = np.percentile(wall, [50, 99])
+    p50, p99, top = np.percentile(wall, [50, 99, 100]) if wall.size else (0.0, 0.0, 0.0)
     run = [["results file", str(results)], ["status", str(attrs.get("status", ""))],
            ["steps completed", f"{rows - 1} of {layout.total_steps}"], ["dt", f"{layout.dt:g} s"],
            ["integrator", layout.integrator]]
     run += [[f"module {m.name}", f"{m.where}; DOFs {', '.join(m.dofs)}"] for m in layout.modules]
-    timing = [["step wall time p50 / p99 / max", f"{1e3 * p50:.4g} / {1e3 * p99:.4g} / {1e3 * wall.max():.4g} ms"],
+    timing = [["step wall time p50 / p99 / max", f"{1e3 * p50:.4g} / {1e3 * p99:.4g} / {1e3 * top:.4g} ms"],
               ["steps with wall time > dt", str(int(np.count_nonzero(wall > layout.dt)))]]
     for key, label in (("wall_s", "wall time of the run (s)"), ("loop_wall_s", "wall time of the step loop (s)"),
                        ("steps_per_second", "steps per second"), ("realtime", "paced to the wall clock"),
