@@ -8,6 +8,10 @@ after a crash at any flush point.  Layout::
     /time, /step_id, /ground_acceleration, /wall_step_s         (n,)
     /displacement, /velocity, /acceleration, /restoring_force   (n, ndof)
     /modules/<name>/displacement, /modules/<name>/force          (n, module ndof)
+    /modules/<name>/records/<record>                             a module's own records (rows x columns)
+
+Every dataset carries ``units`` (one per column, or one string) and, over DOFs, ``dofs``; every
+module group its ``kind``, ``where``, ``dofs`` and ``units`` (see :func:`hybridsim.coordinator.units.labels`).
 
 ``/restoring_force`` is the integrator's committed restoring force (for alpha-OS the measured
 force corrected with K_I; with condensed massless DOFs, T^T r on the DOFs kept, zero on the others);
@@ -27,7 +31,6 @@ from typing import Any
 
 import h5py
 import numpy as np
-import scipy.io
 
 
 class ResponseHistory:
@@ -70,7 +73,7 @@ class Recorder:
     def __init__(self, path: str | Path, columns: Mapping[str, int], *, dofs: Sequence[str],
                  attrs: Mapping[str, Any] | None = None, model: Mapping[str, np.ndarray] | None = None,
                  checkpoint_state: Mapping[str, np.ndarray] | None = None, checkpoint_modules: Sequence[str] = (),
-                 chunk: int = 256) -> None:
+                 chunk: int = 256, labels: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         f = self._file = h5py.File(self.path, "w", libver="latest")
@@ -86,6 +89,8 @@ class Recorder:
             f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
         for key, matrix in (model or {}).items():
             f.create_dataset(f"model/{key}", data=np.asarray(matrix))
+        for key, values in (labels or {}).items():
+            (f[key] if key in f else f.create_group(key)).attrs.update(values)
         if checkpoint_state is not None:
             f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64))
             for slot in ("slot0", "slot1"):
@@ -223,22 +228,3 @@ def read_results(path: str | Path) -> dict[str, Any]:
         out["attrs"] = _attributes(f)
     out["dofs"] = json.loads(out["attrs"]["dofs"])
     return out
-
-
-def export(path: str | Path, target: str | Path) -> Path:
-    """Write a results file as MATLAB ``.mat`` or as CSV (global response only) by ``target``'s suffix."""
-    data = read_results(path)
-    target = Path(target)
-    if target.suffix == ".mat":
-        flat = {k.replace("/", "_"): v for k, v in data.items() if isinstance(v, np.ndarray)}
-        flat["dofs"] = np.array(data["dofs"], dtype=object)
-        scipy.io.savemat(target, flat)
-    elif target.suffix == ".csv":
-        header = ["time"] + [f"{q}:{d}" for q in ("displacement", "velocity", "acceleration", "restoring_force")
-                             for d in data["dofs"]]
-        table = np.column_stack([data["time"]] + [data[q] for q in ("displacement", "velocity", "acceleration",
-                                                                   "restoring_force")])
-        np.savetxt(target, table, delimiter=",", header=",".join(header), comments="")
-    else:
-        raise ValueError(f"export target must end in .mat or .csv, got {target.name!r}")
-    return target

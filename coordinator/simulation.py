@@ -35,6 +35,7 @@ from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder import Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint, read_results
+from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.modules.registry import build_module
 
@@ -195,6 +196,8 @@ class _Run:
         if self.partition.unowned.size:
             names = [dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
+        self.kinds = dof_kinds(dofs, {s.name: s.description for s in slots})
+        """translation or rotation, per structure DOF"""
 
     # -- the two ways to start ---------------------------------------------
     def fresh_start(self) -> _Start:
@@ -215,7 +218,8 @@ class _Run:
                    "modules": {s.name: s.where for s in partition.slots}},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
-            checkpoint_modules=[s.name for s in partition.slots])
+            checkpoint_modules=[s.name for s in partition.slots],
+            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}))
         start = _Start(integrator, reduction, history, recorder, 0, measured.last_step, measured.asymmetry)
         self._put(start, exp.motion.at(0), 0.0)
         return start
@@ -256,7 +260,7 @@ class _Run:
                 loop_wall, step_walls = self._loop(start, status)
                 summaries, closed = partition.close(), True
                 summary = _summary(exp, start, loop_wall, step_walls, time.perf_counter() - wall_start, summaries,
-                                   self.pacer)
+                                   self.pacer, self._peak_order())
                 status.completed(summary)
         finally:
             if not closed:
@@ -357,6 +361,17 @@ class _Run:
             force[n] = result.force
         history.rows = n + 1
 
+    def _peak_order(self) -> list[tuple[int, str, str]]:
+        """(index, DOF, unit) of every DOF for the peak table: floors (shaken), interfaces, then the rest."""
+        dofs = self.experiment.dofs
+        owners = {d: 0 for d in dofs}
+        for slot in self.partition.slots:
+            for d in slot.description.dof_names:
+                owners[d] += 1
+        order = ordered_dofs(dofs, [v != 0 for v in self.experiment.influence], owners)
+        index = {d: i for i, d in enumerate(dofs)}
+        return [(index[d], d, DISPLACEMENT[self.kinds[index[d]]]) for d in order]
+
     # -- model -------------------------------------------------------------
     def _assemble_model(self, stiffness: np.ndarray) -> StructuralModel:
         exp = self.experiment
@@ -449,8 +464,11 @@ STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work
 
 
 def _summary(exp: Experiment, start: _Start, loop_wall: float, step_walls: np.ndarray, total_wall: float,
-             modules: dict[str, dict[str, float]], pacer: Pacer | None) -> dict[str, Any]:
-    """The run's figures; the step-time distributions are over the steps of this loop (see STEP_TIME_BASIS)."""
+             modules: dict[str, dict[str, float]], pacer: Pacer | None,
+             peak_order: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
+    """The run's figures; the step-time distributions are over the steps of this loop (see STEP_TIME_BASIS).
+
+    The peaks follow ``peak_order`` ((index, DOF, unit): floors, interfaces, then the rest)."""
     history = start.history
     realtime, late = pacer is not None, pacer.late if pacer is not None else 0
     disp = history.arrays["displacement"][: history.rows]
@@ -475,7 +493,8 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, step_walls: np.nd
         "late_steps": late,
         "late_steps_pct": 100.0 * late / looped if looped else 0.0,
         "max_lateness_us": 1e6 * pacer.max_lateness_s if pacer is not None else 0.0,
-        "peak_displacement": {d: float(p) for d, p in zip(exp.dofs, peaks)},
-        "peak_time_s": {d: float(time_s[i]) for d, i in zip(exp.dofs, at)},
+        "peak_displacement": {d: float(peaks[i]) for i, d, _ in peak_order},
+        "peak_time_s": {d: float(time_s[at[i]]) for i, d, _ in peak_order},
+        "peak_units": {d: unit for _, d, unit in peak_order},
         "modules": modules,
     }

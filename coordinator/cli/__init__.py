@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "hybridsim.coordinator.cli.calibrate",
     "hybridsim.coordinator.cli.monitor",
     "hybridsim.coordinator.cli.report",
+    "hybridsim.coordinator.cli.export",
     "hybridsim.coordinator.cli.bench",
 )
 

@@ -88,8 +88,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary["realtime"]:
         lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "
                      f"worst {summary['max_lateness_us']:.0f} us past its slot")
-    lines.append(f"{'DOF':<16}{'peak |d|':>14}{'at t (s)':>12}")
+    lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
     for dof, peak in summary["peak_displacement"].items():
-        lines.append(f"{dof:<16}{peak:>14.6e}{summary['peak_time_s'][dof]:>12.4f}")
+        lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")
     lines.append(f"results: {summary['output']}")
     return "\n".join(lines)

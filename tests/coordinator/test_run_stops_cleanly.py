@@ -7,7 +7,8 @@ import pytest
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
-from hybridsim.coordinator.recorder import export, read_results
+from hybridsim.coordinator.export import export
+from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.wire.contract import StepRefused
 from hybridsim.modules.linear import LinearModule
