@@ -1,0 +1,174 @@
+"""Experimental setups: forward then inverse returns the DOFs, the force map is the virtual-work transpose of a
+finite-difference Jacobian, the rig's own closed forms (OpenFresco's, written out here), the platform's Newton
+count and its refusal of an unreachable pose, and one-line refusals of bad geometry."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hybridsim.coordinator.problems import marths_parts
+from hybridsim.modules.experimental.setups.base import SetupError, UnreachablePose
+from hybridsim.modules.experimental.setups.kinds import KINDS, build_setup
+
+PLATFORM = {"kind": "loading-platform",  # an LBCB-like crosshead: two actuators along x, one along y, three vertical
+            "attachments": [[-0.5, 0.35, 0], [-0.5, -0.35, 0], [0, -0.5, 0], [0.4, 0.3, 0], [-0.4, 0.3, 0],
+                            [0, -0.4, 0]],
+            "bases": [[-1.7, 0.35, 0], [-1.7, -0.35, 0], [0, -1.7, 0], [0.4, 0.3, 1.2], [-0.4, 0.3, 1.2],
+                      [0, -0.4, 1.2]]}
+MARTHS = {"kind": "marths-coupler", **{k: list(v) if isinstance(v, tuple) else v
+                                       for k, v in marths_parts._coupler_table().items()}}
+
+# (table, working range of each DOF: m or rad); rotations are large where the rig allows
+SETUPS = {
+    "none": ({"kind": "none", "dofs": ["u", "v"], "kinds": ["translation", "rotation"]}, [0.5, 0.5]),
+    "linear": ({"kind": "linear", "dofs": ["a", "b"], "matrix": [[1.0, 0.3], [0.0, 2.0], [1.0, -1.0]]}, [0.5, 0.5]),
+    "one-actuator": ({"kind": "one-actuator", "side": "right"}, [0.5]),
+    "two-actuators-2d": ({"kind": "two-actuators-2d", "lengths": [1.2, 1.0], "height": 0.5}, [0.3, 0.5]),
+    "two-actuators-2d-right": ({"kind": "two-actuators-2d", "lengths": [1.2, 1.0], "height": 0.5, "side": "right"},
+                               [0.3, 0.5]),
+    "three-actuators-2d": ({"kind": "three-actuators-2d", "lengths": [1.5, 1.2, 1.1], "spacing": [0.6, 0.7]},
+                           [0.3, 0.3, 0.5]),
+    "three-actuators-2d-offsets": ({"kind": "three-actuators-2d", "lengths": [1.5, 1.2, 1.1], "spacing": [0.6, 0.4],
+                                    "side": "right", "joint_offsets": {"horizontal": 0.2, "vertical": [0.1, 0.15]}},
+                                   [0.3, 0.3, 0.5]),
+    "inverted-v-brace": ({"kind": "inverted-v-brace", "lengths": [1.5, 1.2, 1.2], "half_span": 0.8},
+                         [0.3, 0.3, 0.5]),
+    "four-actuators-3d": ({"kind": "four-actuators-3d", "lengths": [1.5, 1.4, 1.5, 1.3], "heights": [0.3, 0.9, 0.3,
+                                                                                                    0.8]},
+                          [0.2, 0.2, 0.4, 0.4]),
+    "loading-platform": (PLATFORM, [0.1, 0.1, 0.1, 0.3, 0.3, 0.3]),
+    "marths-coupler": (MARTHS, [0.05, 0.5]),
+}
+
+
+def poses(setup_range: list[float], count: int = 60, seed: int = 7) -> np.ndarray:
+    """Poses spread over the working range: its corners and uniform draws."""
+    rng = np.random.default_rng(seed)
+    span = np.asarray(setup_range)
+    corners = np.array([span * np.where(rng.random(span.size) < 0.5, -1.0, 1.0) for _ in range(8)])
+    return np.vstack([corners, rng.uniform(-span, span, (count, span.size))])
+
+
+def test_every_kind_is_covered() -> None:
+    assert {t["kind"] for t, _ in SETUPS.values()} == set(KINDS)
+
+
+@pytest.mark.parametrize("name", SETUPS)
+def test_forward_then_inverse_returns_the_dofs(name: str) -> None:
+    table, span = SETUPS[name]
+    setup = build_setup(table)
+    worst = max(float(np.max(np.abs(setup.pose(setup.strokes(q)) - q))) for q in poses(span))
+    assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("name", SETUPS)
+def test_force_map_is_the_transpose_of_a_finite_difference_jacobian(name: str) -> None:
+    table, span = SETUPS[name]
+    setup = build_setup(table)
+    rng = np.random.default_rng(3)
+    h = 1e-6
+    for q in poses(span, count=20):
+        jacobian = np.column_stack([(setup.strokes(q + h * e) - setup.strokes(q - h * e)) / (2 * h)
+                                    for e in np.eye(q.size)])
+        loads = rng.normal(0.0, 1e5, setup.actuators)
+        expected = jacobian.T @ loads  # virtual work: loads . ds = (J^T loads) . dq
+        assert setup.dof_forces(q, loads) == pytest.approx(expected, rel=1e-7, abs=1e-7 * np.max(np.abs(expected)))
+
+
+def test_three_actuators_match_openfresco_closed_forms() -> None:
+    """ESThreeActuators2d (left) and ESThreeActuatorsJntOff2d (right), nonlinear geometry, written out."""
+    la0, la1, la2, l0, l1 = 1.5, 1.2, 1.1, 0.6, 0.7
+    plain = build_setup({"kind": "three-actuators-2d", "lengths": [la0, la1, la2], "spacing": [l0, l1]})
+    # joint offsets: horizontal actuator L3 beyond the right joint, vertical joints L4, L5 below the beam
+    j1, j2, j3, j4, j5 = 0.6, 0.4, 0.2, 0.1, 0.15
+    offset = build_setup({"kind": "three-actuators-2d", "lengths": [la0, la1, la2], "spacing": [j1, j2],
+                          "side": "right", "joint_offsets": {"horizontal": j3, "vertical": [j4, j5]}})
+    r0, r1, b0, b1 = math.hypot(j1, j4), math.hypot(j2, j5), math.atan2(j4, j1), math.atan2(j5, j2)
+    for x, y, t in poses([0.3, 0.3, 0.5], count=10):
+        c, s = math.cos(t), math.sin(t)
+        expected = [math.hypot(x + l0 * (1 - c) + la0, y - l0 * s) - la0,
+                    math.hypot(x + l0 * (1 - c), y - l0 * s + la1) - la1,
+                    math.hypot(x - l1 * (1 - c), y + l1 * s + la2) - la2]
+        assert plain.strokes(np.array([x, y, t])) == pytest.approx(expected, abs=1e-14)
+        expected = [math.hypot(x + (j2 + j3) * c - j2 - j3 - la0, y + (j2 + j3) * s) - la0,
+                    math.hypot(x - r0 * math.cos(b0 + t) + j1, y - r0 * math.sin(b0 + t) + la1 + j4) - la1,
+                    math.hypot(x + r1 * math.cos(t - b1) - j2, y + r1 * math.sin(t - b1) + la2 + j5) - la2]
+        assert offset.strokes(np.array([x, y, t])) == pytest.approx(expected, abs=1e-14)
+
+
+def test_two_actuators_match_openfresco_closed_form() -> None:
+    """ESTwoActuators2d, nonlinear geometry, actuators left: s1 = x, s2 = |(x - L sin t + La2, L cos t - L)| - La2."""
+    la2, height = 1.0, 0.5
+    setup = build_setup({"kind": "two-actuators-2d", "lengths": [1.2, la2], "height": height})
+    for x, t in poses([0.3, 0.5], count=10):
+        expected = [x, math.hypot(x - height * math.sin(t) + la2, height * math.cos(t) - height) - la2]
+        assert setup.strokes(np.array([x, t])) == pytest.approx(expected, abs=1e-14)
+        assert setup.iterations == 0  # closed-form inverse
+    with pytest.raises(UnreachablePose, match="no rotation gives actuator 2"):
+        setup.pose(np.array([0.0, 1.5]))
+
+
+def test_marths_coupler_is_the_benchmarks_and_keeps_its_estimate() -> None:
+    coupler = marths_parts.coupler()
+    exact = build_setup(MARTHS)
+    benchmark = build_setup({**MARTHS, "inverse": "benchmark"})
+    q = np.array([0.004, 0.01])
+    np.testing.assert_array_equal(exact.strokes(q), coupler.strokes(*q))
+    np.testing.assert_array_equal(benchmark.pose(exact.strokes(q)), coupler.frame(*coupler.strokes(*q)))
+    assert abs(benchmark.pose(exact.strokes(q))[0] - q[0]) == pytest.approx(2e-8, rel=0.5)  # the spec's O(theta^3)
+    assert np.max(np.abs(exact.pose(exact.strokes(q)) - q)) <= 1e-15
+
+
+def test_platform_newton_converges_in_at_most_six_iterations() -> None:
+    setup = build_setup(PLATFORM)
+    counts = []
+    for q in poses([0.1, 0.1, 0.1, 0.3, 0.3, 0.3], count=100):
+        setup.pose(setup.strokes(q))
+        counts.append(setup.iterations)
+    # quadratic from the linearised pose (the last iteration confirms): 4 or 5 across +-0.1 m, +-0.3 rad, 6 at worst
+    assert max(counts) <= 6 and np.mean(counts) < 5.0 and min(counts) >= 4
+    small = setup.pose(setup.strokes(np.array([1e-3, 0, 0, 0, 0, 1e-3])))
+    assert setup.iterations <= 3 and small == pytest.approx([1e-3, 0, 0, 0, 0, 1e-3], abs=1e-15)
+
+
+@pytest.mark.parametrize("strokes", [[0, 0, 0, 2.0, -1.0, 0], [0.5, -0.5, 0, 0, 0, 0]])
+def test_platform_refuses_an_unreachable_pose(strokes: list[float]) -> None:
+    setup = build_setup(PLATFORM)
+    with pytest.raises(UnreachablePose, match=r"no pose found for the strokes .* mm: Newton did not converge in 25 "
+                                              r"iterations .* out of the rig's reach"):
+        setup.pose(np.array(strokes, float))
+
+
+def test_stroke_range_refuses_a_pose_beyond_an_actuator() -> None:
+    setup = build_setup({**PLATFORM, "stroke_range": [[-0.25, 0.25]] * 6})
+    with pytest.raises(UnreachablePose, match=r"actuator 1 would need a stroke of 300 mm, beyond its range "
+                                              r"\[-250, 250\] mm"):
+        setup.checked_strokes(np.array([0.3, 0, 0, 0, 0, 0]))
+    with pytest.raises(UnreachablePose, match="actuator 4 would need"):
+        setup.pose(np.array([0, 0, 0, -0.3, 0, 0]))
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"kind": "twelve-actuators"}, "setup kind must be one of none, linear"),
+    ({"kind": "one-actuator", "stroke": 1}, "setup 'one-actuator': unknown key 'stroke'; allowed: dof, dof_kind, side"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}, "setup 'two-actuators-2d': 'height' is missing"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, -1.0], "height": 0.5}, "lengths must be finite and positive"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0], "height": 0.5, "side": "up"}, "side must be 'left' or"),
+    ({"kind": "three-actuators-2d", "lengths": [1, 1, 1], "spacing": [1, 1], "joint_offsets": {"h": 1}},
+     "joint_offsets is a table"),
+    ({"kind": "four-actuators-3d", "lengths": [1, 1, 1, 1], "heights": [0.5, 0.5, 0.2, 0.4]},
+     "needs two different heights"),
+    ({"kind": "linear", "dofs": ["a", "b"], "matrix": [[1, 2], [2, 4]]}, "matrix has rank 1 < 2 DOFs"),
+    ({**PLATFORM, "bases": [[0, 0, 1]] * 6}, "hold only"),
+    ({**PLATFORM, "attachments": [[0, 0]] * 6}, "attachments must be six points"),
+    ({**PLATFORM, "stroke_range": [[0.1, 0.2]] * 6}, "min < 0 < max"),
+    ({**PLATFORM, "max_iterations": 0}, "max_iterations must be a whole number >= 1"),
+    ({**MARTHS, "inverse": "guess"}, "inverse must be one of exact, benchmark"),
+])
+def test_bad_geometry_is_one_line_naming_the_key(table: dict, message: str) -> None:
+    with pytest.raises(SetupError) as info:
+        build_setup(table)
+    assert message in str(info.value) and "\n" not in str(info.value)
