@@ -65,8 +65,10 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
                    help="run the trials on a Dask cluster (tcp://HOST:PORT; needs hybridsim[dask])")
     p.add_argument("--duration", type=float, help="only the first DURATION s of the record (default: all of it)")
     p.add_argument("--out", type=Path, default=Path("results/marths"),
-                   help="folder for histories.h5, histories.mat, summary.json, table.txt and plots "
+                   help="folder for histories.h5, histories.mat, summary.json, table.txt (and the plots) "
                         "(default: %(default)s)")
+    p.add_argument("--plots", action="store_true",
+                   help="also draw the plots (PNG) into --out, after the table or JSON is printed")
     p.add_argument("--no-files", action="store_true", help="write nothing, only print")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(func=_marths)
@@ -137,7 +139,6 @@ def _marths(args: argparse.Namespace) -> int:
     if out is not None:
         marths_report.write_hdf5(results, result, out / "histories.h5")
         marths_report.write_mat(results, out / "histories.mat")
-        marths_report.write_plots(results, out)
         (out / "summary.json").write_text(json.dumps(result, indent=1, allow_nan=False) + "\n")
         (out / "table.txt").write_text(table + "\n")
     if args.json:
@@ -146,6 +147,9 @@ def _marths(args: argparse.Namespace) -> int:
     else:
         print(table)
         print(f"wall time {wall:.1f} s" + (f"; files in {out}" if out is not None else ""))
+    if args.plots and out is not None:
+        sys.stdout.flush()
+        marths_report.write_plots(results, out)
     return 0
 
 

@@ -22,7 +22,7 @@ def _run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 def test_uncertain_campaign_json_files_and_parallel_equals_serial(capsys, tmp_path: Path) -> None:
     argv = ("--plant", "uncertain", "--trials", "2", "--duration", "6", "--compensator", "rls")
-    result = _run_json(capsys, *argv, "--workers", "2", "--out", str(tmp_path))
+    result = _run_json(capsys, *argv, "--workers", "2", "--out", str(tmp_path), "--plots")
     assert set(result) == {"nominal", "trials", "mean", "max_command_volts", "realizable", "wall_s"}
     assert len(result["trials"]) == 2
     for j in (result["nominal"], result["mean"], *result["trials"]):
