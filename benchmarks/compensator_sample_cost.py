@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from hybridsim.coordinator.problems import marths_data
+from hybridsim.coordinator.problems.marths import data
 from hybridsim.modules.experimental.compensators.inverse import InverseCompensation
 from hybridsim.modules.experimental.compensators.narx import NarxCompensator, Terms, measurement_filter
 from hybridsim.modules.experimental.compensators.polynomial import PolynomialExtrapolation
@@ -27,8 +27,8 @@ FS = 1024.0
 
 
 def _builders():
-    params = marths_data.rls_initial_parameters()
-    bw = marths_data.constants()["controller_rlsac"]["butterworth"]
+    params = data.rls_initial_parameters()
+    bw = data.constants()["controller_rlsac"]["butterworth"]
     narx_filter = measurement_filter(FS)
     return {
         "inverse (a0 = 42)": lambda: InverseCompensation(42.0),

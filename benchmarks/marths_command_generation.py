@@ -25,8 +25,8 @@ import json
 
 import numpy as np
 
-from hybridsim.coordinator.problems import marths, marths_data, marths_parts
-from hybridsim.coordinator.problems.marths_structure import FEEDBACK_DOFS, FRAME_SIGN, numerical_map
+from hybridsim.coordinator.problems.marths import data, loop, parts
+from hybridsim.coordinator.problems.marths.structure import FEEDBACK_DOFS, FRAME_SIGN, numerical_map
 from hybridsim.wire.contract import Session
 from hybridsim.modules.registry import build_module
 
@@ -34,16 +34,16 @@ from hybridsim.modules.registry import build_module
 def tracking_j2(samples: int, generation: str | dict, behind: bool, compensator: str,
                 duration: float | None) -> list[float]:
     """J2 (%) of actuators 1 and 2 at the coordinator's steps."""
-    spec = marths.RunSpec(compensator=compensator, duration=duration)
-    step = samples * marths_parts.DT
-    config = marths.site_config(spec, backend={"plant": marths_parts.plant_config(
+    spec = loop.RunSpec(compensator=compensator, duration=duration)
+    step = samples * parts.DT
+    config = loop.site_config(spec, backend={"plant": parts.plant_config(
         spec.plant, spec.plant_seed, spec.noise, spec.noise_seed)})
     config["command_generation"] = generation
     module = build_module("experimental", config)
-    module.open(Session(step, marths_parts.SITE_DOFS))
-    side = marths.ModuleSide(module, step)
+    module.open(Session(step, parts.SITE_DOFS))
+    side = loop.ModuleSide(module, step)
     newmark = numerical_map(spec.partition, step)
-    ag = marths_data.record(spec.record).sampled(spec.scale, marths_parts.SAMPLE_RATE / samples)
+    ag = data.record(spec.record).sampled(spec.scale, parts.SAMPLE_RATE / samples)
     ag = ag[: (spec.ticks() - 1) // samples + 1]
     state, response, previous = np.zeros(newmark.size), side.start(), np.zeros(3)
     targets, measured = [], []
@@ -56,7 +56,7 @@ def tracking_j2(samples: int, generation: str | dict, behind: bool, compensator:
         measured.append(response.displacement)
         previous = target
     module.close()
-    coupler = marths_parts.coupler()
+    coupler = parts.coupler()
 
     def strokes(u: np.ndarray) -> np.ndarray:
         return coupler.strokes(FRAME_SIGN[0] * u[:, 0], FRAME_SIGN[1] * u[:, 1]).T

@@ -18,21 +18,21 @@ import os
 import platform
 import time
 
-from hybridsim.coordinator.problems import marths, marths_daemons
+from hybridsim.coordinator.problems.marths import daemons, loop
 
 
 def measure(record: str, duration: float | None) -> dict[str, dict[str, float]]:
-    spec = marths.RunSpec(record=record, compensator="rls", plant="nominal", duration=duration)
+    spec = loop.RunSpec(record=record, compensator="rls", plant="nominal", duration=duration)
     simulated = (spec.ticks() - 1) * 1 / 1024
-    marths.run(marths.RunSpec(record=record, compensator="rls", duration=6.0))  # warm the caches
+    loop.run(loop.RunSpec(record=record, compensator="rls", duration=6.0))  # warm the caches
     out = {}
     start = time.perf_counter()
-    marths.run(spec)
+    loop.run(spec)
     wall = time.perf_counter() - start
     out["in process"] = {"wall_s": wall, "simulated_s": simulated, "wall_per_simulated_s": wall / simulated,
                          "us_per_tick": 1e6 * wall / spec.ticks()}
     timings: dict[str, float] = {}
-    original = marths.simulate
+    original = loop.simulate
 
     def timed(*args, **kwargs):
         t0 = time.perf_counter()
@@ -41,12 +41,12 @@ def measure(record: str, duration: float | None) -> dict[str, dict[str, float]]:
         finally:
             timings["loop"] = time.perf_counter() - t0
 
-    marths.simulate = timed  # the loop alone, without daemon start-up and teardown
+    loop.simulate = timed  # the loop alone, without daemon start-up and teardown
     start = time.perf_counter()
     try:
-        marths_daemons.run_on_daemons(spec)
+        daemons.run_on_daemons(spec)
     finally:
-        marths.simulate = original
+        loop.simulate = original
     total = time.perf_counter() - start
     out["daemons"] = {"wall_s": timings["loop"], "simulated_s": simulated,
                       "wall_per_simulated_s": timings["loop"] / simulated,

@@ -16,18 +16,18 @@ import json
 import os
 import time
 
-from hybridsim.coordinator.problems import marths
-from hybridsim.coordinator.problems.marths_campaign import run_campaign
+from hybridsim.coordinator.problems.marths import loop
+from hybridsim.coordinator.problems.marths.campaign import run_campaign
 
 
 def _cold() -> None:
     """Forget the shared precomputations, so that each measurement pays for them once."""
-    for cached in (marths.ground_acceleration, marths.reference_response, marths.numerical_map):
+    for cached in (loop.ground_acceleration, loop.reference_response, loop.numerical_map):
         cached.cache_clear()
 
 
 def measure(trials: int, workers: int) -> dict[str, float]:
-    specs = marths.trial_specs(marths.RunSpec(plant="uncertain", compensator="rls"), trials)[1:]
+    specs = loop.trial_specs(loop.RunSpec(plant="uncertain", compensator="rls"), trials)[1:]
     load_before = os.getloadavg()[0]
     _cold()
     start = time.perf_counter()

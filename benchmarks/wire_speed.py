@@ -76,10 +76,10 @@ def floors(calls: int) -> dict[str, float]:
 
 def three_process(duration: float) -> dict[str, dict[str, float]]:
     """The three-process maRTHS loop with both hops on gRPC streams and on step links."""
-    from hybridsim.coordinator.problems import marths
-    from hybridsim.coordinator.problems.marths_daemons import run_on_daemons
+    from hybridsim.coordinator.problems.marths import loop
+    from hybridsim.coordinator.problems.marths.daemons import run_on_daemons
 
-    spec = marths.RunSpec(duration=duration)
+    spec = loop.RunSpec(duration=duration)
     ticks = spec.ticks()
     simulated = (ticks - 1) / 1024.0
     results = {}

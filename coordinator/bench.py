@@ -247,16 +247,16 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     included, as a user would see it, every sample on the daemons' step links ("daemons") and on
     their gRPC Steps streams ("daemons_grpc").
     """
-    from hybridsim.coordinator.problems import marths
-    from hybridsim.coordinator.problems.marths_daemons import run_on_daemons
+    from hybridsim.coordinator.problems.marths import loop
+    from hybridsim.coordinator.problems.marths.daemons import run_on_daemons
 
-    spec = marths.RunSpec(duration=duration)
+    spec = loop.RunSpec(duration=duration)
     simulated = (spec.ticks() - 1) / 1024.0
     start = time.perf_counter()
-    marths.run(marths.RunSpec(duration=1.0))
+    loop.run(loop.RunSpec(duration=1.0))
     first_run_s = time.perf_counter() - start
     start = time.perf_counter()
-    marths.run(spec)
+    loop.run(spec)
     factors: dict[str, Any] = {"inprocess": simulated / (time.perf_counter() - start)}
     for key, link in (("daemons", "tcp"), ("daemons_grpc", "grpc")):
         timings: dict[str, float] = {}
@@ -275,7 +275,7 @@ def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plan
     Steps travel as the run's defaults choose (the daemons' step links on this machine); ``grpc_only``
     sends every step, coordinator to site and site to plant, over the gRPC Steps streams instead.
     """
-    from hybridsim.coordinator.problems.marths_hybrid import design_card
+    from hybridsim.coordinator.problems.marths.hybrid import design_card
 
     with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
         experiment = design_card(Path(folder), duration, dt=samples_per_step / 1024.0, plant_daemon=plant_daemon)

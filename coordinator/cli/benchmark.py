@@ -26,19 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
-    from hybridsim.coordinator.problems import marths_data, marths_parts
-    from hybridsim.coordinator.problems.marths_campaign import TOPOLOGIES
-    from hybridsim.coordinator.problems.marths_structure import PARTITIONS
+    from hybridsim.coordinator.problems.marths import data, parts
+    from hybridsim.coordinator.problems.marths.campaign import TOPOLOGIES
+    from hybridsim.coordinator.problems.marths.structure import PARTITIONS
 
     p = benchmarks.add_parser("marths", help="multi-axial RTHS benchmark (Condori Uribe et al. 2023) with RLS-AC",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--record", choices=marths_data.RECORDS, default="elcentro", help="ground motion (default: %(default)s)")
+    p.add_argument("--record", choices=data.RECORDS, default="elcentro", help="ground motion (default: %(default)s)")
     p.add_argument("--scale", type=float, default=0.4, help="factor on the record (default: %(default)s)")
-    p.add_argument("--compensator", choices=marths_parts.COMPENSATORS, default="rls",
+    p.add_argument("--compensator", choices=parts.COMPENSATORS, default="rls",
                    help="delay compensator of each actuator: RLS-AC as published, none, inverse compensation "
                         "of the delay J1 measures without compensation, or the best case of the NARX study (4th "
                         "order, L = 1024, ridge 1e-7, -fg); default: %(default)s")
-    p.add_argument("--plant", choices=marths_parts.PLANTS, default="nominal",
+    p.add_argument("--plant", choices=parts.PLANTS, default="nominal",
                    help="nominal, uncertain (nominal run + N trials), ideal (perfect actuator, same tick) or "
                         "ideal-delay (perfect actuator, one sample late); default: %(default)s")
     p.add_argument("--trials", type=int, help="uncertain plants after the nominal run (default: 3 with --plant uncertain)")
@@ -75,7 +75,7 @@ def _register_marths(benchmarks: argparse._SubParsersAction) -> None:
 
 
 def _specs(args: argparse.Namespace):
-    from hybridsim.coordinator.problems import marths, marths_data
+    from hybridsim.coordinator.problems.marths import data, loop
 
     if args.trials is not None and args.plant != "uncertain":
         raise UsageError("--trials: uncertain trials need --plant uncertain")
@@ -85,29 +85,29 @@ def _specs(args: argparse.Namespace):
         raise UsageError(f"--plant {args.plant} is a perfect actuator (measured = target): use --compensator none")
     if args.workers < 1:
         raise UsageError(f"--workers: give 1 or more, not {args.workers}")
-    lead = marths_data.constants()["ground_motion"]["records"][args.record]["first_nonzero_t_s"]
+    lead = data.constants()["ground_motion"]["records"][args.record]["first_nonzero_t_s"]
     if args.duration is not None and args.duration < lead + 1.0:
         raise UsageError(f"--duration: the {args.record} record is zero for its first {lead:g} s; "
                          f"give at least {lead + 1.0:g} s, not {args.duration:g}")
     try:
-        base = marths.RunSpec(record=args.record, scale=args.scale, compensator=args.compensator, plant=args.plant,
+        base = loop.RunSpec(record=args.record, scale=args.scale, compensator=args.compensator, plant=args.plant,
                               noise=args.noise == "on", shared_noise=args.noise_channels == "shared",
                               partition=args.partition, daq_in_loop=args.daq == "in-loop", duration=args.duration,
                               guard=args.guard == "on")
     except ValueError as exc:
         raise UsageError(f"--scale: {exc}") from None
     trials = args.trials if args.trials is not None else 3
-    return marths.trial_specs(base, trials, args.seed)
+    return loop.trial_specs(base, trials, args.seed)
 
 
 def _title(args: argparse.Namespace, specs: list) -> str:
-    from hybridsim.coordinator.problems import marths
+    from hybridsim.coordinator.problems.marths import loop
 
     n_trials = len(specs) - 1
     plant = f"uncertain plants ({n_trials} trials after the nominal run)" if args.plant == "uncertain" else f"{args.plant} plant"
     span = f", first {args.duration:g} s" if args.duration else ""
     noise = "no noise (perfect actuator)" if args.plant.startswith("ideal") else f"noise {args.noise}"
-    delays = marths.assumed_delays(specs[0])
+    delays = loop.assumed_delays(specs[0])
     assumed = "" if delays is None else f" (delays {1000 * delays[0]:.2f} / {1000 * delays[1]:.2f} ms, J1 uncompensated)"
     guard = "3.8 V guard" if args.guard == "on" else "no guard"
     return (f"maRTHS benchmark: {args.record} x {args.scale:g}{span}, compensator {args.compensator}{assumed}, "
@@ -115,8 +115,8 @@ def _title(args: argparse.Namespace, specs: list) -> str:
 
 
 def _marths(args: argparse.Namespace) -> int:
-    from hybridsim.coordinator.problems import marths_report
-    from hybridsim.coordinator.problems.marths_campaign import run_campaign, summary
+    from hybridsim.coordinator.problems.marths import report
+    from hybridsim.coordinator.problems.marths.campaign import run_campaign, summary
 
     specs = _specs(args)
     out = None if args.no_files else _writable_directory(args.out)
@@ -135,10 +135,10 @@ def _marths(args: argparse.Namespace) -> int:
         raise RunStopped(str(exc)) from None
     wall = time.perf_counter() - start
     result = summary(results, wall)
-    table = marths_report.format_table(results, _title(args, specs))
+    table = report.format_table(results, _title(args, specs))
     if out is not None:
-        marths_report.write_hdf5(results, result, out / "histories.h5")
-        marths_report.write_mat(results, out / "histories.mat")
+        report.write_hdf5(results, result, out / "histories.h5")
+        report.write_mat(results, out / "histories.mat")
         (out / "summary.json").write_text(json.dumps(result, indent=1, allow_nan=False) + "\n")
         (out / "table.txt").write_text(table + "\n")
     if args.json:
@@ -149,7 +149,7 @@ def _marths(args: argparse.Namespace) -> int:
         print(f"wall time {wall:.1f} s" + (f"; files in {out}" if out is not None else ""))
     if args.plots and out is not None:
         sys.stdout.flush()
-        marths_report.write_plots(results, out)
+        report.write_plots(results, out)
     return 0
 
 

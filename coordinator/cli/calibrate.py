@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _marths(args: argparse.Namespace) -> int:
-    from hybridsim.coordinator.problems.marths_calibration import calibrate, shipped
+    from hybridsim.coordinator.problems.marths.calibration import calibrate, shipped
 
     if args.trials < 0:
         raise UsageError(f"--trials: give 0 or more uncertain plants, not {args.trials}")

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # -- implicit-rths --------------------------------------------------------------------------------------
 
 def _register_implicit_rths(studies: argparse._SubParsersAction) -> None:
-    from hybridsim.coordinator.problems.implicit_rths import CASE_KEYS
+    from hybridsim.coordinator.problems.implicit_rths.cases import CASE_KEYS
 
     parser = studies.add_parser(
         "implicit-rths", help="Shing, EFCM and nearly-complete delay compensation vs the exact reference",
@@ -38,9 +38,9 @@ def _register_implicit_rths(studies: argparse._SubParsersAction) -> None:
 
 
 def _implicit_rths(args: argparse.Namespace) -> int:
-    from hybridsim.coordinator.problems.implicit_rths import CASE_KEYS, run_study
-    from hybridsim.coordinator.problems.implicit_rths_metrics import case_metrics
-    from hybridsim.coordinator.problems.implicit_rths_report import (format_table, format_timing, full_json, study_json,
+    from hybridsim.coordinator.problems.implicit_rths.cases import CASE_KEYS, run_study
+    from hybridsim.coordinator.problems.implicit_rths.metrics import case_metrics
+    from hybridsim.coordinator.problems.implicit_rths.report import (format_table, format_timing, full_json, study_json,
                                                            write_plots)
 
     out = _writable_directory(args.out)
@@ -86,8 +86,8 @@ def _register_narx(studies: argparse._SubParsersAction) -> None:
 
 
 def _narx(args: argparse.Namespace) -> int:
-    from hybridsim.coordinator.problems.narx_study import cases, run_study, study_json
-    from hybridsim.coordinator.problems.narx_study_report import format_table, write_results
+    from hybridsim.coordinator.problems.narx.study import cases, run_study, study_json
+    from hybridsim.coordinator.problems.narx.report import format_table, write_results
 
     if args.duration is not None and not args.duration > 0:
         raise UsageError(f"--duration: give a positive number of seconds, not {args.duration}")

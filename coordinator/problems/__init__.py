@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 EVALUATIONS: dict[str, str] = {
-    "marths": "hybridsim.coordinator.problems.marths_hybrid:evaluate",
+    "marths": "hybridsim.coordinator.problems.marths.hybrid:evaluate",
 }
 
 

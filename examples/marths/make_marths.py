@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hybridsim.coordinator.problems import marths_parts
-from hybridsim.coordinator.problems.marths import NOMINAL_NOISE_SEED
-from hybridsim.coordinator.problems.marths_structure import numerical_substructure
+from hybridsim.coordinator.problems.marths import parts
+from hybridsim.coordinator.problems.marths.loop import NOMINAL_NOISE_SEED
+from hybridsim.coordinator.problems.marths.structure import numerical_substructure
 
 HERE = Path(__file__).resolve().parent
 DEPLOY = HERE.parents[1] / "deploy" / "marths"
@@ -46,8 +46,8 @@ def main() -> None:
         "# the maRTHS numerical substructure (SPEC 5.2), written by make_marths.py; N/m, N/rad, N*m/rad\n"
         f"dofs = {json.dumps(frame['dofs'])}\nkinds = {json.dumps(frame['kinds'])}\n"
         'stiffness_file = "numerical_K.csv"\n')
-    plant = marths_parts.plant_config("nominal", None, noise=True, noise_seed=NOMINAL_NOISE_SEED)
-    site = marths_parts.site_config("rls", backend={"daemon": plant}, record="site_record.h5")
+    plant = parts.plant_config("nominal", None, noise=True, noise_seed=NOMINAL_NOISE_SEED)
+    site = parts.site_config("rls", backend={"daemon": plant}, record="site_record.h5")
     site["dofs"] = SITE_DOFS
     (HERE / "site.json").write_text(json.dumps(site, indent=1) + "\n")
     DEPLOY.mkdir(exist_ok=True)

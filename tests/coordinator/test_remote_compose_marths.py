@@ -19,7 +19,7 @@ from hybridsim.coordinator.cli.site import load_config
 from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import ROOT
-from hybridsim.coordinator.problems.marths_hybrid import design_card
+from hybridsim.coordinator.problems.marths.hybrid import design_card
 from tests.coordinator.test_remote_compose import ALL_SERVICES, healthcheck, on_loopback, reported_port
 
 PROFILE = {name: s for name, s in ALL_SERVICES.items() if "marths" in s.get("profiles", ())}

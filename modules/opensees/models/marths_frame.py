@@ -8,7 +8,7 @@ rigid diaphragm in x, as in SAP2000: ``equalDOF`` ties the x displacement of
 its joints to joints 6, 10 and 14.  Rotations are OpenSees' (counter-clockwise
 positive): SAP2000's Ry = -theta.
 
-Members, identified from ``K_matrix.csv`` by ``identify_marths.py`` (run it to
+Members, identified from ``K_matrix.csv`` by ``hybridsim.coordinator.problems.marths.identify`` (run it to
 see the numbers).  The benchmark's 29 x 29 stiffness is *exactly* an assembly
 of 2-D members on this geometry (relative Frobenius residual 3e-15), whose
 basic stiffnesses are those of Timoshenko beams, E = 29000 ksi, nu = 0.3,

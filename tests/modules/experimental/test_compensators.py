@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.modules.experimental.compensators.filters import DirectFormII, butterworth
 from hybridsim.modules.experimental.compensators.kinds import build_compensator
 from hybridsim.modules.experimental.compensators.none import NoCompensation
@@ -85,8 +85,8 @@ def test_state_round_trip_continues_identically() -> None:
 
 
 def test_benchmark_channels_start_from_the_shipped_parameters() -> None:
-    params = marths_data.rls_initial_parameters()
-    channels = [build_compensator(t) for t in marths_parts.compensator_tables("rls")]
+    params = data.rls_initial_parameters()
+    channels = [build_compensator(t) for t in parts.compensator_tables("rls")]
     np.testing.assert_array_equal(channels[0].theta, params["theta0_1"])
     np.testing.assert_array_equal(channels[1].p, params["P0_2"])
     assert channels[0].theta.sum() == pytest.approx(0.9149, abs=1e-4)

@@ -6,42 +6,42 @@ import h5py
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.problems import marths, marths_parts
-from hybridsim.coordinator.problems import marths_structure as ms
-from hybridsim.coordinator.problems.evaluation import criteria
+from hybridsim.coordinator.problems.marths import loop, parts
+from hybridsim.coordinator.problems.marths import structure as ms
+from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
 from hybridsim.modules.experimental.guards import GuardedCompensator
 from hybridsim.modules.experimental.module import build_site
 from hybridsim.modules.registry import build_module
 
-DT = marths_parts.DT
+DT = parts.DT
 
 
 PREDICTOR_CORRECTOR = {"scheme": "predictor-corrector", "order": 3, "arrival": 0.6}
 
 
-def _module(spec: marths.RunSpec, tmp_path=None, dt: float = DT, generation=None):
-    plant = marths_parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed)
-    config = marths_parts.site_config(spec.compensator, backend={"plant": plant},
+def _module(spec: loop.RunSpec, tmp_path=None, dt: float = DT, generation=None):
+    plant = parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed)
+    config = parts.site_config(spec.compensator, backend={"plant": plant},
                                       record=None if tmp_path is None else "site.h5")
     if generation is not None:
         config["command_generation"] = generation
     module = build_module("experimental", config, base_dir=tmp_path)
-    module.open(Session(dt, marths_parts.SITE_DOFS))
+    module.open(Session(dt, parts.SITE_DOFS))
     return module
 
 
 @pytest.mark.parametrize("generation", [None, PREDICTOR_CORRECTOR])
 def test_module_path_equals_the_direct_site_bit_for_bit(tmp_path, generation) -> None:
     """One control sample per step: interpolation and the predictor-corrector are both lockstep."""
-    spec = marths.RunSpec(compensator="rls", plant="nominal", duration=6.0)
+    spec = loop.RunSpec(compensator="rls", plant="nominal", duration=6.0)
     module = _module(spec, tmp_path, generation=generation)
-    logs = marths.simulate(spec, marths.ModuleSide(module, DT))
+    logs = loop.simulate(spec, loop.ModuleSide(module, DT))
     stats = module.close()
     with h5py.File(tmp_path / "site.h5") as f:
         record = {name: f[name][()] for name in ("measured_strokes", "commands")}
-    through_module = marths.history(spec, logs, record)
-    direct = marths.run(spec)
+    through_module = loop.history(spec, logs, record)
+    direct = loop.run(spec)
     np.testing.assert_array_equal(through_module.measured_strokes, direct.measured_strokes)
     np.testing.assert_array_equal(through_module.numerical, direct.numerical)
     assert criteria(through_module, 1024.0) == criteria(direct, 1024.0)
@@ -50,17 +50,17 @@ def test_module_path_equals_the_direct_site_bit_for_bit(tmp_path, generation) ->
 
 
 def test_iterated_trials_of_one_sample_keep_only_the_last() -> None:
-    spec = marths.RunSpec(compensator="none", plant="ideal", duration=6.0)
+    spec = loop.RunSpec(compensator="none", plant="ideal", duration=6.0)
     module = _module(spec)
-    logs = marths.simulate(spec, marths.ModuleSide(module, DT))
-    direct_side, _ = marths.build_side(spec)
-    direct = marths.simulate(spec, direct_side)
+    logs = loop.simulate(spec, loop.ModuleSide(module, DT))
+    direct_side, _ = loop.build_side(spec)
+    direct = loop.simulate(spec, direct_side)
     np.testing.assert_array_equal(logs["numerical"], direct["numerical"])
     np.testing.assert_array_equal(logs["feedback"], direct["feedback"])
 
 
 def test_two_control_samples_per_step_interpolate_the_target() -> None:
-    spec = marths.RunSpec(compensator="rls", plant="nominal", noise=False)
+    spec = loop.RunSpec(compensator="rls", plant="nominal", noise=False)
     module = _module(spec, dt=2 * DT)
     module.propose(0, Command(0.0, np.zeros(3)))
     module.execute(0)
@@ -71,7 +71,7 @@ def test_two_control_samples_per_step_interpolate_the_target() -> None:
         module.propose(k, Command(2 * k * DT, target))
         results.append(module.execute(k))
         module.commit(k)
-    side, _ = marths.build_side(spec)
+    side, _ = loop.build_side(spec)
     side.start()
     previous = np.zeros(3)
     for target, result in zip(targets, results):
@@ -86,7 +86,7 @@ def test_two_control_samples_per_step_interpolate_the_target() -> None:
 
 def test_two_control_samples_per_step_predict_then_correct() -> None:
     """Order 1, arrival 0.5: sample 1 of step n+1 is predictP1(1/2) = 1.5 d_n - 0.5 d_{n-1}, sample 2 is d_{n+1}."""
-    spec = marths.RunSpec(compensator="rls", plant="nominal", noise=False)
+    spec = loop.RunSpec(compensator="rls", plant="nominal", noise=False)
     module = _module(spec, dt=2 * DT, generation={"scheme": "predictor-corrector", "order": 1, "arrival": 0.5})
     module.propose(0, Command(0.0, np.zeros(3)))
     module.execute(0)
@@ -99,7 +99,7 @@ def test_two_control_samples_per_step_predict_then_correct() -> None:
         module.propose(k, Command(2 * k * DT, target))
         results.append(module.execute(k))
         module.commit(k)
-    side, _ = marths.build_side(spec)
+    side, _ = loop.build_side(spec)
     side.start()
     history = [np.zeros(3), np.zeros(3)]
     for target, result in zip(targets, results):
@@ -113,20 +113,20 @@ def test_two_control_samples_per_step_predict_then_correct() -> None:
 
 
 def test_a_bad_command_generation_is_refused_when_the_module_is_built() -> None:
-    config = marths_parts.site_config("none", backend={"plant": marths_parts.plant_config("nominal", None, False, 0)})
+    config = parts.site_config("none", backend={"plant": parts.plant_config("nominal", None, False, 0)})
     with pytest.raises(ModuleError, match="experimental module: command_generation: the predictor-corrector needs "
                                           "arrival"):
         build_module("experimental", {**config, "command_generation": {"scheme": "predictor-corrector"}})
 
 
 def test_a_bad_plant_link_is_refused_when_the_module_is_built() -> None:
-    config = marths_parts.site_config("none", backend={"address": "127.0.0.1:1", "link": "udp"})
+    config = parts.site_config("none", backend={"address": "127.0.0.1:1", "link": "udp"})
     with pytest.raises(ModuleError, match="backend.link must be 'auto' .*, 'grpc' .* or 'tcp' .*, not 'udp'"):
         build_module("experimental", config)
 
 
 def test_refusals_name_the_reason() -> None:
-    module = _module(marths.RunSpec(compensator="none", plant="nominal", noise=False))
+    module = _module(loop.RunSpec(compensator="none", plant="nominal", noise=False))
     with pytest.raises(StepRefused, match="next target"):
         module.propose(0, Command(3 * DT, np.zeros(3)))
     module.propose(1, Command(0.0, np.array([1e-3, 0.0, 0.0])))
@@ -137,7 +137,7 @@ def test_refusals_name_the_reason() -> None:
 
 def test_a_pre_test_at_rest_reads_the_static_stiffness_of_the_frame_model() -> None:
     """Central differences at t = 0 (never committed) give K2 of §17.1 in SAP sign; M29 has no static part."""
-    module = _module(marths.RunSpec(compensator="rls", plant="nominal", noise=True))
+    module = _module(loop.RunSpec(compensator="rls", plant="nominal", noise=True))
     h, columns = 1e-5, []
     for j, step in zip(range(3), (1, 3, 5)):
         probe = np.zeros(3)
@@ -162,15 +162,15 @@ def test_a_pre_test_at_rest_reads_the_static_stiffness_of_the_frame_model() -> N
 def test_the_benchmark_site_guards_each_compensator_at_the_daq_saturation() -> None:
     """volts = u / (cg g) - c / g (§9): actuator 1 g = 7.4921 mm/V, c = 0.0092 mm, cg = 1.053; actuator 2
     g = 7.3907, c = -0.0059, cg = 1.055."""
-    lab = marths_parts.lab("nominal", None, False, 0)
-    site = build_site(marths_parts.site_config("rls"), lab)
+    lab = parts.lab("nominal", None, False, 0)
+    site = build_site(parts.site_config("rls"), lab)
     assert all(isinstance(c, GuardedCompensator) and c.inner.name == "rls" for c in site.compensators)
     for c, (g, offset, cg), label in zip(site.compensators, ((7.4921, 0.0092, 1.053), (7.3907, -0.0059, 1.055)),
                                          ("actuator 1", "actuator 2")):
         assert c.limits.volts == 3.8 and c.label == label and c.sample_period == DT
         assert c.limits.volts_per_unit == pytest.approx(1 / (cg * g), rel=1e-15)
         assert c.limits.volts_offset == pytest.approx(-offset / g, rel=1e-15)
-    unguarded = build_site(marths_parts.site_config("rls", guard=False), lab)
+    unguarded = build_site(parts.site_config("rls", guard=False), lab)
     assert not any(isinstance(c, GuardedCompensator) for c in unguarded.compensators)
     with pytest.raises(ModuleError, match="one table per compensator"):
-        build_site({**marths_parts.site_config("rls"), "guards": [{"volts": 3.8}]}, lab)
+        build_site({**parts.site_config("rls"), "guards": [{"volts": 3.8}]}, lab)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from hybridsim.coordinator.problems.marths_structure import feedback_frame
+from hybridsim.coordinator.problems.marths.structure import feedback_frame
 from hybridsim.modules.experimental.physical_frame import FeedbackForce
 
 DT = 1 / 1024

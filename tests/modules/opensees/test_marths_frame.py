@@ -14,11 +14,11 @@ import numpy as np
 import openseespy.opensees as ops
 import pytest
 
-from hybridsim.coordinator.problems.marths_data import reference_matrices
+from hybridsim.coordinator.problems.marths.data import reference_matrices
 from hybridsim.wire.contract import Command, Session
 from hybridsim.modules.opensees import OpenSeesModule, domain
 from hybridsim.modules.opensees.models import marths_frame
-from hybridsim.modules.opensees.models.identify_marths import floor_stiffness, frequencies, opensees_stiffness
+from hybridsim.coordinator.problems.marths.identify import floor_stiffness, frequencies, opensees_stiffness
 
 PUBLISHED_HZ = np.array([2.2913, 12.7480, 26.2803, 26.5352, 29.9124])  # SPEC 17.1
 MODEL = Path(marths_frame.__file__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
-from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.modules.plant.actuators import InstantActuators, LinearActuators, rk4_hold_map
 
 DT = 1 / 1024
@@ -22,7 +22,7 @@ def _rk4_step(a: np.ndarray, b: np.ndarray, x: np.ndarray, u: np.ndarray, h: flo
 
 
 def test_hold_map_is_one_classical_rk4_step() -> None:
-    a, b, _ = marths_data.nominal_plant_state_space()
+    a, b, _ = data.nominal_plant_state_space()
     phi, gamma = rk4_hold_map(a, b, DT)
     rng = np.random.default_rng(0)
     for _ in range(5):
@@ -31,7 +31,7 @@ def test_hold_map_is_one_classical_rk4_step() -> None:
 
 
 def test_rk4_is_close_to_but_not_the_exact_zero_order_hold() -> None:
-    a, b, c = marths_data.nominal_plant_state_space()
+    a, b, c = data.nominal_plant_state_space()
     phi, _ = rk4_hold_map(a, b, DT)
     phi_zoh = scipy.signal.cont2discrete((a, b, c, np.zeros((2, 2))), DT, method="zoh")[0]
     relative = np.linalg.norm(phi - phi_zoh) / np.linalg.norm(phi_zoh)
@@ -39,8 +39,8 @@ def test_rk4_is_close_to_but_not_the_exact_zero_order_hold() -> None:
 
 
 def test_input_output_map_does_not_depend_on_the_realisation() -> None:
-    shipped = LinearActuators.rk4(*marths_data.nominal_plant_state_space(), DT)
-    cascade = LinearActuators.rk4(*marths_parts.identified_plant().state_space(), DT)
+    shipped = LinearActuators.rk4(*data.nominal_plant_state_space(), DT)
+    cascade = LinearActuators.rk4(*parts.identified_plant().state_space(), DT)
     u = np.random.default_rng(1).standard_normal((400, 2))
     outputs = []
     for act in (shipped, cascade):
@@ -53,10 +53,10 @@ def test_input_output_map_does_not_depend_on_the_realisation() -> None:
 
 
 def test_output_depends_on_past_commands_only_and_step_response_settles_at_dc_gain() -> None:
-    act = marths_parts.actuators("nominal")
+    act = parts.actuators("nominal")
     act.advance(np.array([1.0, 0.0]))
     assert np.all(act.position() != 0.0)
-    first = marths_parts.actuators("nominal")
+    first = parts.actuators("nominal")
     np.testing.assert_array_equal(first.position(), [0.0, 0.0])
     for _ in range(int(10 * 1024)):
         first.advance(np.array([1.0, 0.0]))

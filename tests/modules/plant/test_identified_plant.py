@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.problems import marths_data, marths_parts
+from hybridsim.coordinator.problems.marths import data, parts
 
 TAU = 2 * np.pi
 
@@ -16,14 +16,14 @@ def _ss_response(a: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float) -> n
 
 @pytest.mark.parametrize("omega", [0.01, 3.0, 30.0, 300.0, 3000.0])
 def test_zpk_plant_and_its_realisation_match_the_shipped_state_space(omega: float) -> None:
-    shipped = _ss_response(*marths_data.nominal_plant_state_space(), omega)
-    plant = marths_parts.identified_plant()
+    shipped = _ss_response(*data.nominal_plant_state_space(), omega)
+    plant = parts.identified_plant()
     np.testing.assert_allclose(plant.response(omega), shipped, rtol=1e-12)
     np.testing.assert_allclose(_ss_response(*plant.state_space(), omega), shipped, rtol=1e-12)
 
 
 def test_dc_gains_and_minimal_order() -> None:
-    plant = marths_parts.identified_plant()
+    plant = parts.identified_plant()
     np.testing.assert_allclose(plant.dc_gain(), [[0.86381, 0.13107], [0.13961, 0.92579]], atol=6e-6)
     a, b, c = plant.state_space()
     assert a.shape == (8, 8) and b.shape == (8, 2) and c.shape == (2, 8)
@@ -34,7 +34,7 @@ def test_dc_gains_and_minimal_order() -> None:
 
 def test_uncertain_plant_scales_the_roots_in_draw_order_and_keeps_the_dc_gain() -> None:
     n = np.random.default_rng(1003).standard_normal(9)
-    plant = marths_parts.uncertain_plant(1003)
+    plant = parts.uncertain_plant(1003)
     (h11, h12), (h21, h22) = plant.channels
     frame = (-50 - 63j) * TAU * (1 + 0.05 * n[4])
     np.testing.assert_allclose(h11.zeros, [-120 * TAU * (1 + 0.055 * n[0]), -90 * TAU * (1 + 0.055 * n[1])], rtol=1e-13)
@@ -46,13 +46,13 @@ def test_uncertain_plant_scales_the_roots_in_draw_order_and_keeps_the_dc_gain() 
     np.testing.assert_allclose(h22.zeros, [-5 * TAU * (1 + 0.03 * n[8])], rtol=1e-13)
     assert {-3.5 * TAU * (1 + 0.03 * n[6]), -18.5 * TAU * (1 + 0.03 * n[7])} <= {p.real for p in h22.poles}
     w0 = TAU * 0.01
-    nominal = marths_parts.identified_plant()
+    nominal = parts.identified_plant()
     np.testing.assert_allclose(np.abs(plant.response(w0)), np.abs(nominal.response(w0)), rtol=1e-13)
     np.testing.assert_allclose(plant.dc_gain(), nominal.dc_gain(), rtol=1e-5)
     np.testing.assert_allclose(_ss_response(*plant.state_space(), 50.0), plant.response(50.0), rtol=1e-12)
 
 
 def test_uncertain_plants_differ_by_seed_and_repeat_for_one_seed() -> None:
-    a = marths_parts.uncertain_plant(1001).channels[0][0]
-    assert marths_parts.uncertain_plant(1001).channels[0][0] == a
-    assert marths_parts.uncertain_plant(1002).channels[0][0] != a
+    a = parts.uncertain_plant(1001).channels[0][0]
+    assert parts.uncertain_plant(1001).channels[0][0] == a
+    assert parts.uncertain_plant(1002).channels[0][0] != a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.problems import marths_parts
+from hybridsim.coordinator.problems.marths import parts
 from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
 from hybridsim.modules.registry import build_module
 
@@ -13,7 +13,7 @@ DT = 1 / 1024
 
 
 def _plant(noise: bool = True):
-    module = build_module("plant", marths_parts.plant_config("nominal", None, noise, 123))
+    module = build_module("plant", parts.plant_config("nominal", None, noise, 123))
     module.open(Session(DT, ("actuator_1", "actuator_2")))
     return module
 
@@ -30,12 +30,12 @@ def test_first_step_reads_the_noise_at_rest_then_follows_the_lab() -> None:
     sigma = np.sqrt(1.5e-7 * 1024)
     noise = sigma * np.random.default_rng(123).standard_normal(50)
     np.testing.assert_array_equal(_step(module, 0, 0, [0.0, 0.0]), [noise[0] / 1000] * 2)
-    lab = marths_parts.lab("nominal", None, True, 123)
+    lab = parts.lab("nominal", None, True, 123)
     commands = 1e-3 * np.sin(np.arange(1, 40)[:, None] * [0.1, 0.2])
     for n, u in enumerate(commands, start=1):
         np.testing.assert_array_equal(_step(module, n, n, u), lab.drive(u))
     stats = module.close()
-    volts = marths_parts.daq().volts(commands * 1000)
+    volts = parts.daq().volts(commands * 1000)
     assert stats["max_command_volts_1"] == pytest.approx(np.abs(volts[:, 0]).max(), rel=1e-14)
 
 
@@ -75,13 +75,13 @@ def test_refusals(sample: float, command, reason: str) -> None:
 
 
 def test_the_session_must_run_at_the_control_sample() -> None:
-    module = build_module("plant", marths_parts.plant_config("ideal", None, False, 0))
+    module = build_module("plant", parts.plant_config("ideal", None, False, 0))
     with pytest.raises(ModuleError, match="control sample"):
         module.open(Session(2 * DT, ("actuator_1", "actuator_2")))
 
 
 def test_ideal_plant_reaches_each_command_within_its_sample() -> None:
-    module = build_module("plant", marths_parts.plant_config("ideal", None, True, 0))
+    module = build_module("plant", parts.plant_config("ideal", None, True, 0))
     module.open(Session(DT, ("actuator_1", "actuator_2")))
     _step(module, 0, 0, [0, 0])
     np.testing.assert_array_equal(_step(module, 1, 1, [2e-3, -1e-3]), [2e-3, -1e-3])  # noise-free

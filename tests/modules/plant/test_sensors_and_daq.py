@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.problems import marths_parts
+from hybridsim.coordinator.problems.marths import parts
 from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.sensors import SensorNoise
 
 
 def test_noise_sigma_is_sqrt_power_over_sample_time() -> None:
-    assert marths_parts.noise_sigma_mm() == pytest.approx(0.0123935, abs=5e-8)
-    assert marths_parts.noise_sigma_mm() == pytest.approx(math.sqrt(1.5e-7 * 1024), rel=1e-15)
+    assert parts.noise_sigma_mm() == pytest.approx(0.0123935, abs=5e-8)
+    assert parts.noise_sigma_mm() == pytest.approx(math.sqrt(1.5e-7 * 1024), rel=1e-15)
 
 
 def test_shared_noise_follows_the_convention_sample_by_sample() -> None:
@@ -41,7 +41,7 @@ def test_zero_sigma_is_silent() -> None:
 
 
 def test_command_volts_and_the_realizability_rule() -> None:
-    daq = marths_parts.daq()
+    daq = parts.daq()
     g, c, cg = np.array([7.4921, 7.3907]), np.array([0.0092, -0.0059]), np.array([1.053, 1.055])
     u = cg * (g * 1.5 + c)  # 1.5 V on each channel by V = u/(cg g) - c/g
     np.testing.assert_allclose(daq.volts(u), [1.5, 1.5], rtol=1e-14)
