@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.problems import marths_parts
+from hybridsim.coordinator.problems.marths import parts
 from hybridsim.modules.experimental.setups.base import SetupError, UnreachablePose
 from hybridsim.modules.experimental.setups.kinds import KINDS, build_setup
 
@@ -19,7 +19,7 @@ PLATFORM = {"kind": "loading-platform",  # an LBCB-like crosshead: two actuators
             "bases": [[-1.7, 0.35, 0], [-1.7, -0.35, 0], [0, -1.7, 0], [0.4, 0.3, 1.2], [-0.4, 0.3, 1.2],
                       [0, -0.4, 1.2]]}
 MARTHS = {"kind": "marths-coupler", **{k: list(v) if isinstance(v, tuple) else v
-                                       for k, v in marths_parts._coupler_table().items()}}
+                                       for k, v in parts._coupler_table().items()}}
 
 # (table, working range of each DOF: m or rad); rotations are large where the rig allows
 SETUPS = {
@@ -112,7 +112,7 @@ def test_two_actuators_match_openfresco_closed_form() -> None:
 
 
 def test_marths_coupler_is_the_benchmarks_and_keeps_its_estimate() -> None:
-    coupler = marths_parts.coupler()
+    coupler = parts.coupler()
     exact = build_setup(MARTHS)
     benchmark = build_setup({**MARTHS, "inverse": "benchmark"})
     q = np.array([0.004, 0.01])
