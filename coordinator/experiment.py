@@ -45,6 +45,7 @@ from typing import Any, get_args
 
 import numpy as np
 
+from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
@@ -239,9 +240,10 @@ def _influence(structure: dict[str, Any], dofs: tuple[str, ...]) -> np.ndarray:
 def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: Path) -> GroundMotion:
     _only(spec, "ground_motion", {"file", "units", "scale", "pga"})
     file = _get(spec, "ground_motion.file", str)
-    path = (base_dir / file).resolve()
+    path = _path(file, "ground_motion.file", base_dir).resolve()
     if not path.is_file():
-        raise ExperimentError(f"ground_motion.file: {path} does not exist (paths are relative to the experiment file)")
+        raise ExperimentError(f"ground_motion.file: {path} does not exist (paths are relative to the experiment file; "
+                              "hybridsim:NAME names a shipped file)")
     if "scale" in spec and "pga" in spec:
         raise ExperimentError("ground_motion: give scale or pga, not both")
     try:
@@ -300,7 +302,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
             config, config_dir = spec["config"], base_dir
         else:
             config = _config_file(spec["config_file"], f"{where}.config_file", base_dir)
-            config_dir = (base_dir / spec["config_file"]).resolve().parent
+            config_dir = _path(spec["config_file"], f"{where}.config_file", base_dir).resolve().parent
         if not isinstance(config, dict):
             raise ExperimentError(f"{where}.config must be a table")
         _finite(config, f"{where}.config")
@@ -427,18 +429,26 @@ def _matrix(value: Any, key: str, n: int) -> np.ndarray:
 def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray:
     if not isinstance(file, str):
         raise ExperimentError(f"{key} must be a file name")
-    path = base_dir / file
+    path = _path(file, key, base_dir)
     try:
         return np.loadtxt(path, delimiter=",", ndmin=2)
     except (OSError, ValueError) as exc:
         raise ExperimentError(f"{key}: cannot read {path} as a CSV matrix ({exc})") from None
 
 
+def _path(file: str, key: str, base_dir: Path) -> Path:
+    """A file named in the experiment: relative to its folder, or a shipped one (``hybridsim:NAME``)."""
+    try:
+        return resolve(file, base_dir)
+    except FileNotFoundError as exc:
+        raise ExperimentError(f"{key}: {exc}") from None
+
+
 def _config_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
     """A module's configuration table from a TOML or (by its suffix) JSON file."""
     if not isinstance(file, str):
         raise ExperimentError(f"{key} must be a file name")
-    path = base_dir / file
+    path = _path(file, key, base_dir)
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
         text = path.read_text()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridsim import shipped
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepRefused, StepResult, check_vector
 
 
@@ -21,7 +22,8 @@ MAX_CONFIG_FILE_BYTES = 256 * 2**20
 
 
 SHIPPED_FILES = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[1] / "coordinator" / "data")
-"""folders of files shipped with hybridsim (models, benchmark data) that any configuration may name"""
+"""folders of files shipped with hybridsim (models, benchmark data) that any configuration may name
+(also as ``hybridsim:NAME``, :mod:`hybridsim.shipped`)"""
 
 
 def resolve_config_path(base_dir: Path, value: object, key: str) -> Path:
@@ -34,7 +36,10 @@ def resolve_config_path(base_dir: Path, value: object, key: str) -> Path:
     if not isinstance(value, str) or not value:
         raise ModuleError(f"{key} must be a file name (relative to the configuration's folder)")
     root = Path(base_dir).resolve()
-    path = (root / value).resolve()
+    try:
+        path = shipped.resolve(value, root).resolve()
+    except FileNotFoundError as exc:
+        raise ModuleError(f"{key}: {exc}") from None
     if not any(path.is_relative_to(allowed) for allowed in (root, *SHIPPED_FILES)):
         raise ModuleError(f"{key} = {value!r} lies outside the configuration's folder {root}; "
                           "put the file next to the configuration (or below it)")

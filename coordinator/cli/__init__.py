@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "monitor": ("monitor", "serve the live monitor page of a running test"),
     "report": ("report", "write an HTML report of a results file"),
     "export": ("export", "write a results file as .mat or CSV files (with units)"),
+    "examples": ("examples", "list the shipped examples or copy them into a folder"),
     "bench": ("bench", "measure speed against the physical floors on this machine"),
 }
 """subcommand -> (its module in hybridsim.coordinator.cli, the one line --help shows)"""

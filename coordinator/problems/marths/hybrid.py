@@ -56,7 +56,6 @@ def design_card(folder: Path, duration: float, *, dt: float | None = None, daemo
     if dt is not None and dt != table["experiment"]["dt"]:
         table["experiment"]["dt"] = dt
         table.pop("evaluation")
-    table["ground_motion"]["file"] = str(EXAMPLES / table["ground_motion"]["file"])
     table["output"]["file"] = str(folder / f"marths-{'daemons' if daemons else 'inprocess'}.h5")
     for module in table["modules"]:
         if not daemons:

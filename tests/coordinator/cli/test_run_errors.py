@@ -12,7 +12,7 @@ import pytest
 from hybridsim.coordinator.cli import main
 from tests.conftest import EXAMPLES
 
-BASE = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(EXAMPLES.parent / "coordinator"))
+BASE = (EXAMPLES / "sdof.toml").read_text()
 
 
 def write(tmp_path: Path, text: str) -> Path:
