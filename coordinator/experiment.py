@@ -52,7 +52,7 @@ from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.integrators import INTEGRATORS
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.wire.remote import Transport
-from hybridsim.modules.registry import KINDS
+from hybridsim.modules.registry import CLIENT_KINDS, KINDS
 
 
 class ExperimentError(UsageError):
@@ -319,21 +319,36 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if transport != "auto" and address is None:
             raise ExperimentError(f"{where}.transport: a module in process has no transport; "
                                   "give an address or drop it")
+        if kind in CLIENT_KINDS:
+            config, address = _client_config(spec, where, config, address, deadline)
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport))
     return tuple(out)
+
+
+def _client_config(spec: dict[str, Any], where: str, config: dict[str, Any], address: str | None,
+                   deadline: float) -> tuple[dict[str, Any], None]:
+    """The config of a protocol client kind (it runs in process): its server's address and deadline added."""
+    if address is None or address == "local":
+        raise ExperimentError(f"{where}.address: a {spec['kind']} module connects to a server: give its "
+                              "address = \"HOST:PORT\" (docs/interop.md)")
+    for key in ("transport", "tls", "token_file"):
+        if key in spec:
+            raise ExperimentError(f"{where}.{key}: a {spec['kind']} module speaks its lab's protocol, which has no "
+                                  f"{key.replace('_', ' ')}: drop it (tunnel the connection instead)")
+    return {**config, "address": address, "deadline_s": deadline}, None
 
 
 def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
     if spec is None:
         return None
-    from hybridsim.coordinator.problems import evaluating
+    from hybridsim.coordinator.problems import EVALUATIONS
 
     if not isinstance(spec, dict):
         raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")
     _only(spec, "evaluation", {"problem", "site", "record", "scale"})
     problem = _get(spec, "evaluation.problem", str)
-    if problem not in evaluating():
-        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(evaluating())}")
+    if problem not in EVALUATIONS:
+        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(EVALUATIONS)}")
     site = _get(spec, "evaluation.site", str)
     if site not in module_names:
         raise ExperimentError(f"evaluation.site: no module is named {site!r}; name the experimental site's module")

@@ -23,7 +23,12 @@ KINDS: dict[str, str] = {
     "opensees": "hybridsim.modules.opensees:OpenSeesModule",
     "plant": "hybridsim.modules.plant.module:PlantModule",
     "experimental": "hybridsim.modules.experimental.module:ExperimentalModule",
+    "openfresco": "hybridsim.modules.openfresco:OpenFrescoModule",
+    "simcor": "hybridsim.modules.simcor:SimCorModule",
 }
+CLIENT_KINDS = frozenset({"openfresco", "simcor"})
+"""kinds that are clients of a lab's protocol (docs/interop.md): they run in the coordinator's process, and the
+``address`` of their [[modules]] table is the server they connect to, not a hybridsim site"""
 
 
 def build_module(kind: str, config: Mapping[str, Any], base_dir: Path | None = None,

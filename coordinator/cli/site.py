@@ -14,6 +14,12 @@ without TLS or a token listens on loopback only, unless --insecure.
 Beside gRPC the site serves its step link (fixed binary step frames) on a
 Unix socket and on --link-listen (TCP, loopback unless --insecure; none:
 no link); a site with mutual TLS serves none.
+
+--openfresco and --simcor serve the same module to OpenSees/OpenFresco
+(the SimApp protocol: genericClient elements, ShadowExpSites) and to
+UI-SIMCOR (LabView1/LabView2), through the same servicer as gRPC; these
+protocols have no authentication (loopback unless --insecure), and the
+config's [openfresco] and [simcor] tables configure them (docs/interop.md).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.registry import KINDS, build_module
 from hybridsim.wire.security import CredentialError, SiteAccess, SiteTLS, read_token
+from hybridsim.wire.protocols import refusal_of_address, serve_protocols
 from hybridsim.wire.server import SiteServer
 
 log = logging.getLogger("hybridsim.site")
@@ -56,6 +63,12 @@ def register(sub: Any) -> None:
     parser.add_argument("--link-listen", default="127.0.0.1:0", metavar="HOST:PORT",
                         help="serve the step link (docs/wire_speed.md) on this TCP address too, beside a Unix socket; "
                              "port 0 picks a free one; 'none': serve no link (default: %(default)s)")
+    parser.add_argument("--openfresco", metavar="HOST:PORT",
+                        help="also serve OpenSees/OpenFresco's SimApp protocol here (genericClient elements, "
+                             "ShadowExpSites; no authentication: loopback unless --insecure; docs/interop.md)")
+    parser.add_argument("--simcor", metavar="HOST:PORT",
+                        help="also serve UI-SIMCOR's LabView1/LabView2 protocols here (no authentication: loopback "
+                             "unless --insecure; the config's [simcor] table maps control points; docs/interop.md)")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
@@ -138,23 +151,39 @@ def main(args: argparse.Namespace) -> int:
     refusal = access.listen_refusal(listen)
     if refusal:
         raise UsageError(refusal)
+    protocols = {option: _listen_address(value, f"--{option}") for option, value in
+                 (("openfresco", args.openfresco), ("simcor", args.simcor)) if value is not None}
+    for option, address in protocols.items():
+        refusal = refusal_of_address(f"--{option}", address, args.insecure)
+        if refusal:
+            raise UsageError(refusal)
     config = load_config(args.config)
+    protocol_tables = {option: config.pop(option, None) for option in ("openfresco", "simcor")}
     name = args.name or args.config.stem
     base_dir = (args.base_dir or args.config.parent).resolve()
+    max_message_bytes = int(args.max_message_mib * 2**20)
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
-                            max_message_bytes=int(args.max_message_mib * 2**20), access=access,
+                            max_message_bytes=max_message_bytes, access=access,
                             health_listen=health_listen, link_listen=link_listen)
     except (ModuleError, ValueError) as exc:
+        raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
+    try:
+        extra = serve_protocols(server.servicer, protocols, protocol_tables, max_message_bytes)
+    except ModuleError as exc:
+        server.stop()
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
     with _stop_signals() as stop_signal:
         if args.port_file:
             _write_port(args.port_file, server.port)
-        print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}", flush=True)
+        print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}"
+              + "".join(f", {option} on {lab.address}" for option, lab in extra.items()), flush=True)
         while not select.select([stop_signal], [], [], _PARENT_CHECK_S)[0]:
             if args.parent_pid is not None and os.getppid() != args.parent_pid:
                 log.info("site %s: its parent process %d exited", name, args.parent_pid)
                 break
+        for lab in extra.values():
+            lab.stop()
         server.stop()
     return 0
 

@@ -41,7 +41,8 @@ from grpc_reflection.v1alpha import reflection
 
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.wire import codec
-from hybridsim.wire.contract import Command, Module, ModuleError, StepRefused, StepResult, check_vector
+from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Session, StepRefused, StepResult,
+                                     check_vector)
 from hybridsim.wire.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
 from hybridsim.wire.security import SiteAccess, is_loopback
 
@@ -107,19 +108,23 @@ class ModuleServicer:
         with self._lock:
             if self._closed:
                 raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
-            if self._session is not None:
-                self._end_session(f"replaced by a new session from {context.peer()}")
-            if self._module_used:
-                self._module = self._factory()
-            self._module_used = True
-            session = codec.session_from_proto(request)
-            self._module.open(session)
-            self._session = _Session(secrets.token_hex(8), context.peer(), session.dof_names, session.run_id)
-            self.sessions += 1
-            log.info("site %s: session %s opened by %s (run %s, %d DOFs, dt %g s)", self.site,
-                     self._session.token, self._session.peer, session.run_id or "-", len(session.dof_names),
-                     session.dt)
-            return pb.OpenReply(version=codec.PROTOCOL, session_id=self._session.token)
+            token = self._open(codec.session_from_proto(request), context.peer())
+            return pb.OpenReply(version=codec.PROTOCOL, session_id=token)
+
+    def _open(self, session: Session, peer: str) -> str:
+        """Open ``session`` on a fresh module (ending the open one); its token.  Holds the lock."""
+        if self._session is not None:
+            self._end_session(f"replaced by a new session from {peer}")
+        if self._module_used:
+            self._module = self._factory()
+        self._module_used = True
+        self._module.open(session)
+        self._session = _Session(secrets.token_hex(8), peer, session.dof_names, session.run_id)
+        self.sessions += 1
+        log.info("site %s: session %s opened by %s (run %s, %d DOFs, dt %g s)", self.site,
+                 self._session.token, self._session.peer, session.run_id or "-", len(session.dof_names),
+                 session.dt)
+        return self._session.token
 
     def Close(self, request: pb.CloseRequest, context: grpc.ServicerContext) -> pb.CloseReply:
         with self._lock:
@@ -162,8 +167,33 @@ class ModuleServicer:
 
     def link_step(self, session_id: str, frame: StepFrame) -> StepResult | None:
         """One step frame of the step link (hybridsim.wire.link): what ``Steps`` does with a StepRequest."""
+        return self.channel_step(session_id, frame.step, frame.commit_step, frame.command, frame.execute)
+
+    # -- the labs' protocols (hybridsim.wire.openfresco, hybridsim.wire.simcor) go through these ----------
+    def describe_module(self) -> Description:
+        """The module's description (what Describe answers)."""
         with self._lock:
-            return self._do_step(session_id, frame.step, frame.commit_step, frame.command, frame.execute)
+            return self._module.describe()
+
+    def open_channel_session(self, session: Session, peer: str) -> str:
+        """Open a session as ``Open`` does, for a channel without gRPC; its token."""
+        with self._lock:
+            if self._closed:
+                raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
+            return self._open(session, peer)
+
+    def channel_step(self, session_id: str, step: int, commit_step: int | None, command: Command | None,
+                     execute: bool) -> StepResult | None:
+        """What one ``Steps`` message does: commit, propose, execute, as far as asked (same checks, same refusals)."""
+        with self._lock:
+            return self._do_step(session_id, step, commit_step, command, execute)
+
+    def close_channel_session(self, session_id: str, reason: str) -> dict[str, float]:
+        """End the session ``session_id`` if it is still the open one; its counters (empty if it was not)."""
+        with self._lock:
+            if self._session is None or self._session.token != session_id:
+                return {}
+            return self._end_session(reason)
 
     def _step(self, request: pb.StepRequest) -> pb.StepReply:
         command = codec.command_from_proto(request.command) if request.HasField("command") else None
@@ -209,6 +239,10 @@ class ModuleServicer:
 
     def Echo(self, request: pb.EchoRequest, context: grpc.ServicerContext) -> pb.EchoReply:
         return pb.EchoReply(payload=request.payload)
+
+    def reported(self, exc: Exception) -> str:
+        """Log ``exc`` as the gRPC service reports a failure (a warning, a traceback if unexpected); its message."""
+        return _reported(self.site, exc)[1]
 
     # -- helpers -----------------------------------------------------------
     def _end_session(self, reason: str) -> dict[str, float]:

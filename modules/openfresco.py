@@ -1,0 +1,65 @@
+"""The `openfresco` module kind: a substructure behind OpenSees/OpenFresco's SimApp protocol.
+
+    [[modules]]
+    name = "column"
+    kind = "openfresco"
+    address = "127.0.0.1:8090"      # where the server listens (the coordinator connects)
+    config = { dofs = ["x1", "x2"], server = "adapter" }
+
+``server``: ``adapter`` (an OpenSees process with an ``adapter`` element), ``elem-server`` (OpenFresco's
+SimApp element or site server, or a hybridsim site's ``--openfresco``), ``lab-server`` (OpenFresco's lab
+server, an ActorExpSite).  Optional: ``kinds`` (translation or rotation per DOF), ``data_size`` (doubles
+per message, default 256), ``tag`` (the ShadowExpSite tag a lab server sees), ``deadline_s`` (s, each reply).
+
+An adapter element cannot revert: every trial becomes a committed state of its model (see
+:mod:`hybridsim.modules.protocol_client` for what that means for the pre-test and implicit schemes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.protocol_client import COMMON_KEYS, ProtocolClientModule, common_config
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError
+from hybridsim.wire.openfresco.client import SERVERS, SimAppClient
+
+
+class OpenFrescoModule(ProtocolClientModule):
+    """Each step: setTrialResponse, then the measured displacement and force; the commit as commitState."""
+
+    kind = "openfresco"
+
+    def __init__(self, dofs: tuple[Dof, ...], client: SimAppClient) -> None:
+        super().__init__(dofs, client)
+        self.client: SimAppClient = client
+        self.reverts = client.server != "adapter"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "OpenFrescoModule":
+        address, dofs, deadline = common_config(config, cls.kind, COMMON_KEYS | {"server", "data_size", "tag"})
+        server = config.get("server")
+        if server not in SERVERS:
+            raise ModuleError(f"openfresco module: server must be one of {', '.join(SERVERS)}, not {server!r}")
+        numbers = {}
+        for key, default in (("data_size", 256), ("tag", 1)):
+            value = config.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ModuleError(f"openfresco module: {key} must be a positive integer")
+            numbers[key] = value
+        return cls(dofs, SimAppClient(address, len(dofs), server, deadline, **numbers))
+
+    def describe(self) -> Description:
+        description = super().describe()
+        return Description(description.kind, description.dofs, can_checkpoint=False,
+                           info={**description.info, "server": self.client.server})
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        self.client.trial(command.time, command.displacement, command.velocity, command.acceleration)
+        return self.client.measured()
+
+    def _accept(self, step: int) -> None:
+        assert self._proposed is not None
+        self.client.commit(self._proposed[1].time)

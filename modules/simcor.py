@@ -1,0 +1,59 @@
+"""The `simcor` module kind: a substructure behind UI-SIMCOR's LabView1/LabView2 protocols.
+
+    [[modules]]
+    name = "pier"
+    kind = "simcor"
+    address = "127.0.0.1:11997"     # where the module listens (a LabVIEW or LBCB plugin, a hybridsim site)
+    config = { dofs = ["x1", "r1"], kinds = ["translation", "rotation"],
+               control_points = { "MDL-00-01" = { x = "x1", z = "r1" } }, protocol = "LabView1" }
+
+``protocol``: ``LabView1`` (propose, execute, get-control-point; the default) or ``LabView2`` (the
+propose executes and its reply carries the values).  Optional: ``deadline_s`` (s, each reply),
+``session`` (the name sent with open-session).
+
+The protocol has no commit: the module commits a step when the next one is proposed, so a trial cannot
+be reverted (see :mod:`hybridsim.modules.protocol_client`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.protocol_client import COMMON_KEYS, ProtocolClientModule, common_config
+from hybridsim.wire.contract import Command, ModuleError, StepRefused
+from hybridsim.wire.simcor.client import SimCorClient
+from hybridsim.wire.simcor.codec import PROTOCOLS, ControlPoints
+
+
+class SimCorModule(ProtocolClientModule):
+    """Each step one transaction (propose, execute, get-control-point); no commit on the wire."""
+
+    kind = "simcor"
+    reverts = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "SimCorModule":
+        address, dofs, deadline = common_config(config, cls.kind, COMMON_KEYS | {"control_points", "protocol",
+                                                                                 "session"})
+        names = [dof.name for dof in dofs]
+        points = ControlPoints.from_table(config.get("control_points"), names, "simcor module: control_points")
+        protocol = config.get("protocol", "LabView1")
+        if protocol not in PROTOCOLS:
+            raise ModuleError(f"simcor module: protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        session = config.get("session", "hybridsim")
+        if not isinstance(session, str) or not session or "\t" in session or "\n" in session:
+            raise ModuleError("simcor module: session must be a name without tabs or line ends")
+        client = SimCorClient(address, points, [dof.kind for dof in dofs], protocol, deadline, session)
+        return cls(dofs, client)
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return self.client.step(f"trans{step:08d}", command.displacement)  # type: ignore[attr-defined]
+        except ModuleError as exc:
+            raise StepRefused(step, str(exc)) from None
+
+    def _accept(self, step: int) -> None:
+        """The module commits this step when the next one is proposed."""
