@@ -341,14 +341,14 @@ def _client_config(spec: dict[str, Any], where: str, config: dict[str, Any], add
 def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
     if spec is None:
         return None
-    from hybridsim.coordinator.problems import EVALUATIONS
+    from hybridsim.coordinator.problems import evaluating
 
     if not isinstance(spec, dict):
         raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")
     _only(spec, "evaluation", {"problem", "site", "record", "scale"})
     problem = _get(spec, "evaluation.problem", str)
-    if problem not in EVALUATIONS:
-        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(EVALUATIONS)}")
+    if problem not in evaluating():
+        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(evaluating())}")
     site = _get(spec, "evaluation.site", str)
     if site not in module_names:
         raise ExperimentError(f"evaluation.site: no module is named {site!r}; name the experimental site's module")

@@ -1,21 +1,40 @@
-"""The reference problems: the maRTHS benchmark, the implicit-RTHS study, the NARX study.
+"""The reference problems, one subpackage each behind one interface (:class:`base.Problem`).
 
-``EVALUATIONS`` maps an experiment's ``[evaluation] problem = "..."`` to the function that
-computes that problem's criteria from a finished run (``evaluate(experiment, results_path)``).
+``PROBLEMS`` is the registry: ``hybridsim study`` and ``hybridsim benchmark`` list the problems of
+their command from it, and an experiment's ``[evaluation] problem = "..."`` names one that
+evaluates a coordinator run.  Adding a problem (a bridge, a soil-structure system) is one
+subpackage with a ``problem.py`` and one line here.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
-EVALUATIONS: dict[str, str] = {
-    "marths": "hybridsim.coordinator.problems.marths.hybrid:evaluate",
+from hybridsim.registry import load
+
+PROBLEMS: dict[str, str] = {
+    "marths": "hybridsim.coordinator.problems.marths.problem:MarthsBenchmark",
+    "implicit-rths": "hybridsim.coordinator.problems.implicit_rths.problem:ImplicitRthsStudy",
+    "narx": "hybridsim.coordinator.problems.narx.problem:NarxStudy",
 }
+
+
+def problem(name: str) -> Any:
+    """The problem registered as ``name`` (KeyError if none is)."""
+    return load(PROBLEMS, name)()
+
+
+def problems(command: str) -> list[Any]:
+    """The problems of `hybridsim COMMAND` ("study" or "benchmark"), in the registry's order."""
+    return [p for p in map(problem, PROBLEMS) if p.command == command]
+
+
+def evaluating() -> list[str]:
+    """The names an experiment's ``[evaluation] problem`` may take."""
+    return [name for name in PROBLEMS if load(PROBLEMS, name).evaluates()]
 
 
 def evaluate(experiment: Any, results: Path) -> dict[str, Any]:
     """The criteria of ``experiment``'s reference problem for the run stored in ``results``."""
-    module, _, function = EVALUATIONS[experiment.evaluation["problem"]].partition(":")
-    return getattr(importlib.import_module(module), function)(experiment, results)
+    return problem(experiment.evaluation["problem"]).evaluate(experiment, results)

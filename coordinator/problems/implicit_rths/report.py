@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.problems.base import finite, pyplot, save_figure
 from hybridsim.coordinator.problems.implicit_rths.cases import CaseStudy
 from hybridsim.coordinator.problems.implicit_rths.metrics import RunMetrics
 
@@ -24,10 +25,10 @@ ERROR_AXIS_RUNS_BELOW_PCT = 100.0
 def run_json(case_linear: bool, m: RunMetrics) -> dict[str, Any]:
     """One run as the issue specifies it (non-finite numbers become null)."""
     out: dict[str, Any] = {"method": m.method, "rho_e": int(m.rho_e), "iterations_mean": m.iterations_mean,
-                           "iterations_max": m.iterations_max, "peak_error_pct": _finite(m.errors.peak_pct),
-                           "rms_error_pct": _finite(m.errors.rms_pct)}
+                           "iterations_max": m.iterations_max, "peak_error_pct": finite(m.errors.peak_pct),
+                           "rms_error_pct": finite(m.errors.rms_pct)}
     if case_linear:
-        out["first_step_error_pct"] = _finite(m.first_step_error_pct)
+        out["first_step_error_pct"] = finite(m.first_step_error_pct)
     out["us_per_iteration"] = m.timing.per_iteration_us
     return out
 
@@ -50,26 +51,14 @@ def full_json(studies: list[CaseStudy], metrics: dict[str, tuple[list[RunMetrics
     def one(m: RunMetrics) -> dict[str, Any]:
         d = asdict(m)
         d["iterations_histogram"] = {str(k): v for k, v in m.iterations_histogram.items()}
-        return _finite_tree(d)
+        return finite(d)
 
     return {s.case.key: {"name": s.case.name, "dt_s": s.case.dt, "samples_per_step": s.case.samples_per_step,
-                         "steps": s.case.steps, "actuator_bandwidth_rad_s": _finite(s.case.bandwidth),
+                         "steps": s.case.steps, "actuator_bandwidth_rad_s": finite(s.case.bandwidth),
                          "reference_peak_m": float(np.max(np.abs(s.reference.displacement[:, 0]))),
                          "runs": [one(m) for m in metrics[s.case.key][0]],
                          "sensitivity": [one(m) for m in metrics[s.case.key][1]]}
             for s in studies}
-
-
-def _finite(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _finite_tree(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _finite_tree(v) for k, v in obj.items()}
-    if isinstance(obj, float):
-        return _finite(obj)
-    return obj
 
 
 # -- table --------------------------------------------------------------------------------------------
@@ -126,11 +115,7 @@ def format_timing(study: CaseStudy, standard: list[RunMetrics]) -> str:
 
 def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> list[Path]:
     """Displacement and error histories, iterations per step, and (bilinear case) the hysteresis loops."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     c = study.case
     e = c.structure.specimen_dof
     t = c.dt * np.arange(c.steps + 1)
@@ -158,7 +143,7 @@ def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> 
         bottom.set_ylabel("error d - d_ref (mm)")
         bottom.set_xlabel("time (s)")
         top.legend(fontsize=7, loc="upper right")
-    written.append(_save(fig, out_dir / f"{c.key}_displacement.png"))
+    written.append(save_figure(fig, out_dir / f"{c.key}_displacement.png"))
 
     fig, axes = plt.subplots(1, len(by_rho), figsize=(7 * len(by_rho), 3.5), squeeze=False)
     for col, (rho, pairs) in enumerate(by_rho.items()):
@@ -170,7 +155,7 @@ def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> 
         ax.set_xlabel("time (s)")
         ax.set_ylabel("iterations")
         ax.legend(fontsize=7)
-    written.append(_save(fig, out_dir / f"{c.key}_iterations.png"))
+    written.append(save_figure(fig, out_dir / f"{c.key}_iterations.png"))
 
     if not c.linear:
         fig, axes = plt.subplots(1, len(by_rho), figsize=(7 * len(by_rho), 5.5), squeeze=False)
@@ -184,15 +169,5 @@ def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> 
             ax.set_xlabel("specimen displacement (mm)")
             ax.set_ylabel("specimen force (N)")
             ax.legend(fontsize=7)
-        written.append(_save(fig, out_dir / f"{c.key}_hysteresis.png"))
+        written.append(save_figure(fig, out_dir / f"{c.key}_hysteresis.png"))
     return written
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

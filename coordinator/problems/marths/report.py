@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridsim.coordinator.problems.base import pyplot, save_figure
 from hybridsim.coordinator.problems.marths import loop
 from hybridsim.coordinator.problems.marths.evaluation import CRITERIA
 from hybridsim.coordinator.problems.marths.campaign import TrialResult, spread
@@ -117,19 +118,12 @@ def write_mat(results: Sequence[TrialResult], path: Path) -> None:
 
 def write_plots(results: Sequence[TrialResult], folder: Path) -> list[Path]:
     """strokes.png, synchronization.png, interface.png, storeys.png (nominal run) and j_bars.png (every run)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     h = results[0].history
     written: list[Path] = []
 
     def save(fig, name: str) -> None:
-        fig.tight_layout()
-        fig.savefig(folder / name, dpi=110)
-        plt.close(fig)
-        written.append(folder / name)
+        written.append(save_figure(fig, folder / name))
 
     if h is not None:
         t = h.time

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.problems.base import pyplot, save_figure, write_json
 from hybridsim.coordinator.problems.marths import parts
 from hybridsim.coordinator.problems.narx.study import CaseResult, Study, best_narx, study_json
 
@@ -63,7 +63,7 @@ def format_table(study: Study) -> str:
 
 
 def write_results(study: Study, out: Path) -> None:
-    """results.json (the --json object plus the setting), table.txt, parameters.h5 and the plots in ``out``."""
+    """results.json (the --json object plus the setting and wall times), table.txt and parameters.h5 in ``out``."""
     s = study.setting
     document: dict[str, Any] = {
         **study_json(study),
@@ -72,12 +72,15 @@ def write_results(study: Study, out: Path) -> None:
                     "excitation_mm": s.excitation_mm,
                     "limits": [{"tracking_mm": lim.tracking, "volts": lim.volts} for lim in s.limits]},
         "wall_s": {r.case.name: r.wall_s for r in study.results}}
-    (out / "results.json").write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+    write_json(out / "results.json", document)
     (out / "table.txt").write_text(format_table(study) + "\n")
     _write_parameters(study, out / "parameters.h5")
-    _plot_parameters(study, out)
-    _plot_tracking(study, out / "tracking.png")
-    _plot_criteria(study, out / "criteria.png")
+
+
+def write_plots(study: Study, out: Path) -> list[Path]:
+    """parameters_<group>.png, tracking.png (if any case it shows ran) and criteria.png in ``out``."""
+    return [*_plot_parameters(study, out), *_plot_tracking(study, out / "tracking.png"),
+            _plot_criteria(study, out / "criteria.png")]
 
 
 def _write_parameters(study: Study, path: Path) -> None:
@@ -96,19 +99,11 @@ def _write_parameters(study: Study, path: Path) -> None:
                 group.create_dataset(f"actuator{i}", data=log, compression="gzip")
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _plot_parameters(study: Study, out: Path) -> None:
+def _plot_parameters(study: Study, out: Path) -> list[Path]:
     """parameters_<group>.png: every parameter of every NARX case of a group against time, per actuator."""
-    plt = _pyplot()
+    plt = pyplot()
     groups: dict[str, list[CaseResult]] = {}
+    written: list[Path] = []
     for r in study.results:
         if r.case.kind == "narx":
             groups.setdefault(r.case.group, []).append(r)
@@ -127,20 +122,19 @@ def _plot_parameters(study: Study, out: Path) -> None:
         for ax in axes[-1]:
             ax.set_xlabel("time (s)")
         fig.suptitle(f"NARX parameters: {group} (symlog axis)", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out / f"parameters_{group.replace(' ', '_')}.png", dpi=110)
-        plt.close(fig)
+        written.append(save_figure(fig, out / f"parameters_{group.replace(' ', '_')}.png"))
+    return written
 
 
-def _plot_tracking(study: Study, path: Path) -> None:
+def _plot_tracking(study: Study, path: Path) -> list[Path]:
     """Target vs measured strokes during the strongest shaking: RLS-AC, the best NARX and good IC, if run."""
-    plt = _pyplot()
+    plt = pyplot()
     best = best_narx(study)
     shown = [r for r in study.results if r.case.name in ("rls", "ic-good") and r.strokes]
     if best is not None:
         shown.append(best)
     if not shown:
-        return
+        return []
     fig, axes = plt.subplots(len(shown), 2, figsize=(11, 2.4 * len(shown)), squeeze=False, sharex=True)
     for row, r in zip(axes, shown):
         target, measured = r.strokes["target_strokes"], r.strokes["measured_strokes"]
@@ -154,14 +148,12 @@ def _plot_tracking(study: Study, path: Path) -> None:
     axes[0][0].legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("time (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return [save_figure(fig, path)]
 
 
-def _plot_criteria(study: Study, path: Path) -> None:
+def _plot_criteria(study: Study, path: Path) -> Path:
     """J2 (tracking) and J5 (estimation) per case and actuator/DOF, unstable cases hatched, log axis."""
-    plt = _pyplot()
+    plt = pyplot()
     results = study.results
     x = np.arange(len(results))
     fig, axes = plt.subplots(2, 1, figsize=(max(10, 0.35 * len(results)), 7), sharex=True)
@@ -179,6 +171,4 @@ def _plot_criteria(study: Study, path: Path) -> None:
     axes[1].set_xticks(x, [r.case.name for r in results], rotation=75, fontsize=7)
     axes[0].set_title("NARX study, El Centro 40 %, nominal plant (hatched: unstable, over the samples before "
                       "the stop)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return save_figure(fig, path)

@@ -29,7 +29,6 @@ there).  Its criteria are then those of the samples before the stop.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -37,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.problems.base import finite
 from hybridsim.coordinator.problems.marths import data, loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.modules.experimental.compensators.base import Compensator
@@ -239,22 +239,11 @@ def run_case(case: Case, s: Setting) -> CaseResult:
     parameters["peak_abs"] = [np.nanmax(np.abs(c.log), axis=0, initial=0.0).tolist() for c in logged]
     parameters["final"] = [c.inner.parameters().tolist() for c in logged]
     with np.errstate(divide="ignore", invalid="ignore"):  # a stop in the rest period: zero reference std
-        j = _finite(criteria(history, parts.SAMPLE_RATE)) if history is not None else _empty_criteria()
+        j = finite(criteria(history, parts.SAMPLE_RATE)) if history is not None else _empty_criteria()
     strokes = {} if history is None else {"target_strokes": history.target_strokes,
                                           "measured_strokes": history.measured_strokes}
-    return CaseResult(case, _finite(parameters), stop is not None, None if stop is None else stop.reason, j,
+    return CaseResult(case, finite(parameters), stop is not None, None if stop is None else stop.reason, j,
                       [c.log for c in logged], strokes, time.perf_counter() - start)
-
-
-def _finite(tree: Any) -> Any:
-    """Non-finite floats -> None, recursively (JSON without NaN)."""
-    if isinstance(tree, dict):
-        return {k: _finite(v) for k, v in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        return [_finite(v) for v in tree]
-    if isinstance(tree, float) and not math.isfinite(tree):
-        return None
-    return tree
 
 
 def _empty_criteria() -> dict[str, list[None]]:

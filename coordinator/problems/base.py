@@ -1,0 +1,121 @@
+"""The interface every reference problem implements, and the output helpers they share.
+
+A problem is one subpackage of :mod:`hybridsim.coordinator.problems` whose ``problem.py`` holds one
+:class:`Problem`, registered by one line of :data:`hybridsim.coordinator.problems.PROBLEMS`.
+``hybridsim study`` and ``hybridsim benchmark`` build their subcommands from that table
+(``hybridsim.coordinator.cli.problems``), which also gives every problem the same ``--json``,
+``--out DIR``, ``--no-files`` and ``--plots/--no-plots`` and runs it the same way: check the
+output folder, :meth:`Problem.run`, :meth:`Problem.write` the files, print :meth:`Problem.table`
+(or :meth:`Problem.summary` as JSON), then draw :meth:`Problem.plots`.
+
+Rules for a new problem (a bridge, a soil-structure system):
+
+- ``run`` validates the problem's own options and raises :class:`~hybridsim.coordinator.errors.UsageError`
+  naming the option and the fix; a run that stops early raises
+  :class:`~hybridsim.coordinator.errors.RunStopped`;
+- ``summary`` is JSON as it is (non-finite numbers as None: :func:`finite`), unrounded;
+- ``table`` rounds for reading; the files hold the unrounded values;
+- the problem module imports its heavy parts inside ``run`` (``hybridsim study --help`` imports
+  every problem module of the command).
+"""
+
+from __future__ import annotations
+
+import abc
+import argparse
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+R = TypeVar("R")
+Progress = Callable[[str], None]
+"""takes one line about a finished part of a run (printed to stderr as it comes)"""
+
+
+class Problem(abc.ABC, Generic[R]):
+    """A reference problem: what it needs to run, what it returns, its JSON, its table, its files and plots."""
+
+    command: ClassVar[str]
+    """the `hybridsim` subcommand it belongs to: "study" or "benchmark" """
+    name: ClassVar[str]
+    """its name on the command line (``hybridsim study narx``)"""
+    help: ClassVar[str]
+    """one line for the command's --help"""
+    description: ClassVar[str]
+    """its own --help text"""
+    outputs: ClassVar[str]
+    """what ``write`` (and ``plots``) put in --out DIR, in words"""
+    plots_by_default: ClassVar[bool] = True
+
+    def arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the problem's own options (the shared ones are there already)."""
+
+    @abc.abstractmethod
+    def run(self, args: argparse.Namespace, progress: Progress) -> R:
+        """Validate the options (UsageError naming the option) and run; ``args.no_files``: nothing will be
+        written, so histories need not be kept."""
+
+    @abc.abstractmethod
+    def summary(self, result: R) -> dict[str, Any]:
+        """The JSON object ``--json`` prints (finite numbers only)."""
+
+    @abc.abstractmethod
+    def table(self, result: R) -> str:
+        """The text printed without ``--json``."""
+
+    @abc.abstractmethod
+    def write(self, result: R, out: Path) -> None:
+        """Write the result's files (JSON, tables, histories) into the folder ``out``."""
+
+    def plots(self, result: R, out: Path) -> list[Path]:
+        """Draw the plots into ``out``; the files written."""
+        return []
+
+    def evaluate(self, experiment: Any, results: Path) -> dict[str, Any]:
+        """The problem's criteria of a coordinator run (``[evaluation] problem = NAME`` in an experiment)."""
+        raise NotImplementedError(f"problem {self.name!r} does not evaluate experiments")
+
+    @classmethod
+    def evaluates(cls) -> bool:
+        """Whether an experiment's ``[evaluation]`` can name this problem."""
+        return cls.evaluate is not Problem.evaluate
+
+
+# -- output helpers ----------------------------------------------------------------------------------
+
+def finite(tree: Any) -> Any:
+    """``tree`` with every non-finite float replaced by None, tuples as lists (JSON without NaN)."""
+    if isinstance(tree, dict):
+        return {k: finite(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [finite(v) for v in tree]
+    if isinstance(tree, float):
+        return float(tree) if math.isfinite(tree) else None
+    return tree
+
+
+def write_json(path: Path, document: Any) -> None:
+    """``document`` as indented JSON (NaN refused) with a final newline."""
+    path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out, save at 110 dpi and close ``fig``; its path."""
+    plt = pyplot()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
