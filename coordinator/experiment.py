@@ -49,7 +49,7 @@ from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.integrators import INTEGRATORS
+from hybridsim.coordinator.integrators import INTEGRATORS, IntegratorError, integrator_class
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.wire.remote import Transport
 from hybridsim.modules.registry import CLIENT_KINDS, KINDS
@@ -258,24 +258,22 @@ def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: P
 
 
 def _integrator(spec: Any) -> tuple[str, dict[str, Any]]:
+    """The scheme and its options, typed by the scheme's declaration and checked by the scheme itself."""
     if not isinstance(spec, dict):
         raise ExperimentError("[integrator] must be a table, e.g. [integrator] kind = \"alpha-os\"")
     kind = _get(spec, "integrator.kind", str, default="alpha-os")
     if kind not in INTEGRATORS:
         raise ExperimentError(f"integrator.kind: unknown integrator {kind!r}; choose one of {', '.join(INTEGRATORS)}")
-    options = {k: v for k, v in spec.items() if k != "kind"}
-    allowed = {"alpha-os": {"alpha"}, "newmark": {"tolerance", "max_iterations"}, "central-difference": set()}[kind]
-    _only(options, "integrator", allowed)
-    if "alpha" in options:
-        options["alpha"] = _get(options, "integrator.alpha", float)
-        if not -1.0 / 3.0 - 1e-15 <= options["alpha"] <= 0.0:
-            raise ExperimentError(f"integrator.alpha must be in [-1/3, 0] (Combescure-Pegon), got {options['alpha']}")
-    if "tolerance" in options:
-        options["tolerance"] = _positive(options, "integrator.tolerance")
-    if "max_iterations" in options:
-        options["max_iterations"] = _get(options, "integrator.max_iterations", int)
-        if options["max_iterations"] < 1:
-            raise ExperimentError("integrator.max_iterations must be at least 1")
+    scheme = integrator_class(kind)
+    given = {k: v for k, v in spec.items() if k != "kind"}
+    if given and not scheme.options:
+        raise ExperimentError(f"unknown key integrator.{sorted(given)[0]}; {kind} takes no options")
+    _only(given, "integrator", set(scheme.options))
+    options = {key: _get(given, f"integrator.{key}", scheme.options[key]) for key in given}
+    try:
+        scheme.check_options(**options)
+    except IntegratorError as exc:
+        raise ExperimentError(str(exc)) from None
     return kind, options
 
 

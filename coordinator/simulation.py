@@ -29,7 +29,7 @@ import numpy as np
 from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import Experiment, ModuleSpec, parse_experiment
-from hybridsim.coordinator.integrators import INTEGRATORS, Integrator, IntegratorError
+from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.pacing import Pacer
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
@@ -396,8 +396,8 @@ class _Run:
     def _integrator(self, reduction: DofReduction) -> Integrator:
         exp = self.experiment
         try:
-            return INTEGRATORS[exp.integrator](reduction.mass, reduction.damping, reduction.stiffness, exp.dt,
-                                               **exp.integrator_options)
+            scheme = integrator_class(exp.integrator)
+            return scheme(reduction.mass, reduction.damping, reduction.stiffness, exp.dt, **exp.integrator_options)
         except IntegratorError as exc:
             raise UsageError(f"integrator: {exc}") from None
 

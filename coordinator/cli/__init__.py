@@ -8,35 +8,37 @@ imports none of them (it answers in well under half a second).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
 from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.registry import resolve
 
+CLI = "hybridsim.coordinator.cli"
 SUBCOMMANDS = {
-    "run": ("run", "run an experiment file"),
-    "resume": ("run", "continue a stopped run from its last checkpoint"),
-    "site": ("site", "serve one module (a site) over gRPC"),
-    "certs": ("certs", "make a test CA and certificates for mutual TLS"),
-    "study": ("problems", "run a reference study (narx, implicit-rths)"),
-    "benchmark": ("problems", "run a reference benchmark (maRTHS)"),
-    "calibrate": ("calibrate", "redo a benchmark's offline calibration (maRTHS RLS)"),
-    "monitor": ("monitor", "serve the live monitor page of a running test"),
-    "report": ("report", "write an HTML report of a results file"),
-    "export": ("export", "write a results file as .mat or CSV files (with units)"),
-    "examples": ("examples", "list the shipped examples or copy them into a folder"),
-    "bench": ("bench", "measure speed against the physical floors on this machine"),
+    "run": (f"{CLI}.run:register", "run an experiment file"),
+    "resume": (f"{CLI}.run:register", "continue a stopped run from its last checkpoint"),
+    "site": (f"{CLI}.site:register", "serve one module (a site) over gRPC"),
+    "certs": (f"{CLI}.certs:register", "make a test CA and certificates for mutual TLS"),
+    "study": (f"{CLI}.problems:register", "run a reference study (narx, implicit-rths)"),
+    "benchmark": (f"{CLI}.problems:register", "run a reference benchmark (maRTHS)"),
+    "calibrate": (f"{CLI}.calibrate:register", "redo a benchmark's offline calibration (maRTHS RLS)"),
+    "monitor": (f"{CLI}.monitor:register", "serve the live monitor page of a running test"),
+    "report": (f"{CLI}.report:register", "write an HTML report of a results file"),
+    "export": (f"{CLI}.export:register", "write a results file as .mat or CSV files (with units)"),
+    "examples": (f"{CLI}.examples:register", "list the shipped examples or copy them into a folder"),
+    "bench": (f"{CLI}.bench:register", "measure speed against the physical floors on this machine"),
 }
-"""subcommand -> (its module in hybridsim.coordinator.cli, the one line --help shows)"""
+"""subcommand -> (the registry line of the function that adds it to the parser, the one line --help shows);
+subcommands that share a module (run, resume) share its ``register``"""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``command`` (only its module imported), or with every subcommand (all imported)."""
     parser, sub = _parser()
-    modules = [SUBCOMMANDS[command][0]] if command in SUBCOMMANDS else dict.fromkeys(m for m, _ in SUBCOMMANDS.values())
-    for module in modules:
-        importlib.import_module(f"hybridsim.coordinator.cli.{module}").register(sub)
+    lines = [SUBCOMMANDS[command][0]] if command in SUBCOMMANDS else dict.fromkeys(m for m, _ in SUBCOMMANDS.values())
+    for line in lines:
+        resolve(line)(sub)
     return parser
 
 

@@ -22,10 +22,15 @@ from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegr
 
 class AlphaOSIntegrator(NewmarkFamilyIntegrator):
     name = "alpha-os"
+    options = {"alpha": float}
+
+    @classmethod
+    def check_options(cls, *, alpha: float = -0.05) -> None:
+        if not -1.0 / 3.0 - 1e-15 <= alpha <= 0.0:
+            raise IntegratorError(f"integrator.alpha must be in [-1/3, 0] (Combescure-Pegon), got {alpha}")
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
                  *, alpha: float = -0.05) -> None:
-        if not -1.0 / 3.0 - 1e-15 <= alpha <= 0.0:
-            raise IntegratorError(f"alpha-OS needs alpha in [-1/3, 0], got {alpha}")
+        self.check_options(alpha=alpha)
         super().__init__(mass, damping, initial_stiffness, dt,
                          alpha=alpha, beta=(1.0 - alpha) ** 2 / 4.0, gamma=(1.0 - 2.0 * alpha) / 2.0)

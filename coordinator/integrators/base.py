@@ -21,6 +21,7 @@ Units: d in m (rad), v in m/s, a in m/s^2, forces in N (N*m).
 from __future__ import annotations
 
 import abc
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -45,6 +46,16 @@ class Integrator(abc.ABC):
     """State (d, v, a, r) at the last completed step and the step from n to n+1."""
 
     name: str = ""
+    options: ClassVar[dict[str, type]] = {}
+    """the scheme's options: keyword arguments of the constructor and keys of ``[integrator]`` (float or int)"""
+
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        """Refuse option values the scheme cannot take (IntegratorError naming ``integrator.KEY`` and the range).
+
+        The constructor calls it, and so does the experiment's validation before anything runs: each rule
+        is written once, here in the scheme.
+        """
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
         if not (dt > 0 and np.isfinite(dt)):

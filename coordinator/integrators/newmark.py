@@ -28,9 +28,18 @@ class NewmarkImplicitIntegrator(Integrator):
     """Modified Newton on R(d) = 0; every array of a step is made once (see ``base``)."""
 
     name = "newmark"
+    options = {"tolerance": float, "max_iterations": int}
+
+    @classmethod
+    def check_options(cls, *, tolerance: float = 1e-10, max_iterations: int = 25) -> None:
+        if not tolerance > 0:
+            raise IntegratorError(f"integrator.tolerance must be positive, got {tolerance}")
+        if max_iterations < 1:
+            raise IntegratorError("integrator.max_iterations must be at least 1")
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
                  *, tolerance: float = 1e-10, max_iterations: int = 25) -> None:
+        self.check_options(tolerance=tolerance, max_iterations=max_iterations)
         super().__init__(mass, damping, initial_stiffness, dt)
         self.beta, self.gamma = 0.25, 0.5
         self.tolerance, self.max_iterations = float(tolerance), int(max_iterations)

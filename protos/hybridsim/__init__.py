@@ -17,15 +17,14 @@ does not load the coordinator.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 _API = {
-    "Experiment": "hybridsim.coordinator.experiment",
-    "ExperimentError": "hybridsim.coordinator.experiment",
-    "load_experiment": "hybridsim.coordinator.experiment",
-    "parse_experiment": "hybridsim.coordinator.experiment",
-    "RunResult": "hybridsim.coordinator.simulation",
+    "Experiment": "hybridsim.coordinator.experiment:Experiment",
+    "ExperimentError": "hybridsim.coordinator.experiment:ExperimentError",
+    "load_experiment": "hybridsim.coordinator.experiment:load_experiment",
+    "parse_experiment": "hybridsim.coordinator.experiment:parse_experiment",
+    "RunResult": "hybridsim.coordinator.simulation:RunResult",
     "run": "hybridsim.coordinator.simulation:run_experiment",
     "resume": "hybridsim.coordinator.simulation:resume_run",
 }
@@ -34,9 +33,9 @@ __all__ = sorted(_API)
 
 
 def __getattr__(name: str) -> Any:
+    from hybridsim.registry import load
+
     try:
-        target = _API[name]
+        return load(_API, name)
     except KeyError:
         raise AttributeError(f"module 'hybridsim' has no attribute {name!r}") from None
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute or name)

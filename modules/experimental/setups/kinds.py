@@ -1,15 +1,15 @@
 """Setup kinds by name, for site configurations: ``setup = {kind = "...", ...geometry}``.
 
-Each class has ``from_config(table)``; kinds are imported when used.
+Each class has ``from_config(table)``; kinds are imported when used (``hybridsim.registry``).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from hybridsim.modules.experimental.setups.base import Setup, SetupError
+from hybridsim.registry import load
 
 KINDS: dict[str, str] = {
     "none": "hybridsim.modules.experimental.setups.none:NoTransformation",
@@ -31,5 +31,4 @@ def build_setup(table: Mapping[str, Any]) -> Setup:
     kind = table.get("kind")
     if kind not in KINDS:
         raise SetupError(f"setup kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    module_name, _, class_name = KINDS[kind].partition(":")
-    return getattr(importlib.import_module(module_name), class_name).from_config(table)
+    return load(KINDS, kind).from_config(table)

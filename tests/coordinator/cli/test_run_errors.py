@@ -13,6 +13,7 @@ from hybridsim.coordinator.cli import main
 from tests.conftest import EXAMPLES
 
 BASE = (EXAMPLES / "sdof.toml").read_text()
+ALPHA_OS = 'kind = "alpha-os"\nalpha = -0.05'
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -35,6 +36,12 @@ CASES = {
     "missing record": (BASE.replace("ground_motion_elcentro.csv", "nothere.csv"), "does not exist"),
     "alpha of the wrong type": (BASE.replace("alpha = -0.05", 'alpha = "x"'), "integrator.alpha must be a number"),
     "alpha out of range": (BASE.replace("alpha = -0.05", "alpha = -0.5"), "integrator.alpha must be in [-1/3, 0]"),
+    "Newmark tolerance": (BASE.replace(ALPHA_OS, 'kind = "newmark"\ntolerance = 0.0'),
+                          "integrator.tolerance must be positive, got 0.0"),
+    "Newmark iterations": (BASE.replace(ALPHA_OS, 'kind = "newmark"\nmax_iterations = 0'),
+                           "integrator.max_iterations must be at least 1"),
+    "an option of another scheme": (BASE.replace(ALPHA_OS, 'kind = "central-difference"\nalpha = -0.05'),
+                                    "unknown key integrator.alpha; central-difference takes no options"),
     "negative mass": (BASE.replace("mass_diagonal = [1000.0]", "mass_diagonal = [-1000.0]"), "negative eigenvalue"),
     "a step too small": (BASE.replace("dt = 0.01", "dt = 1e-9"), "use a larger step or a shorter duration"),
     "zero duration": (BASE.replace("dt = 0.01\n", "dt = 0.01\nduration = 0.0\n"),

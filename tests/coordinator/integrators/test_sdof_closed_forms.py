@@ -16,8 +16,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.integrators import (AlphaOSIntegrator, CentralDifferenceIntegrator, Integrator,
-                                     NewmarkImplicitIntegrator)
+from hybridsim.coordinator.integrators import Integrator
+from hybridsim.coordinator.integrators.alpha_os import AlphaOSIntegrator
+from hybridsim.coordinator.integrators.explicit import CentralDifferenceIntegrator
+from hybridsim.coordinator.integrators.newmark import NewmarkImplicitIntegrator
 
 M, K, ZETA = 2.0, 2.0 * (2 * math.pi) ** 2, 0.05  # 1 Hz
 OMEGA = math.sqrt(K / M)
