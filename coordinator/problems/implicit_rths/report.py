@@ -151,9 +151,7 @@ def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> 
         for r, m in pairs:
             ax.step(t[1:], r.history.iterations, where="post", lw=0.8, color=COLOURS[m.method],
                     label=f"{m.method} (mean {m.iterations_mean:.2f})")
-        ax.set_title(f"{c.key}: iterations per step, rho_E = {rho:g}")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("iterations")
+        ax.set(title=f"{c.key}: iterations per step, rho_E = {rho:g}", xlabel="time (s)", ylabel="iterations")
         ax.legend(fontsize=7)
     written.append(save_figure(fig, out_dir / f"{c.key}_iterations.png"))
 
@@ -165,9 +163,8 @@ def write_plots(study: CaseStudy, standard: list[RunMetrics], out_dir: Path) -> 
             for r, m in pairs:
                 ax.plot(1e3 * r.positions, r.forces, lw=0.6, color=COLOURS[m.method],
                         label=f"{m.method} (measured, every sample)")
-            ax.set_title(f"{c.key}: specimen force-displacement, rho_E = {rho:g}")
-            ax.set_xlabel("specimen displacement (mm)")
-            ax.set_ylabel("specimen force (N)")
+            ax.set(title=f"{c.key}: specimen force-displacement, rho_E = {rho:g}",
+                   xlabel="specimen displacement (mm)", ylabel="specimen force (N)")
             ax.legend(fontsize=7)
         written.append(save_figure(fig, out_dir / f"{c.key}_hysteresis.png"))
     return written

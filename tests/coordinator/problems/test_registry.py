@@ -1,0 +1,53 @@
+"""The problems registry, the shared plumbing of `hybridsim study` / `hybridsim benchmark`, the executors."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from hybridsim.coordinator.cli import build_parser, main
+from hybridsim.coordinator.cli.problems import COMMANDS
+from hybridsim.coordinator.problems import PROBLEMS, evaluating, problems
+from hybridsim.coordinator.problems.base import Problem, finite
+from hybridsim.coordinator.problems.executors import EXECUTORS, Resources, execute, executor_for
+
+
+def _subcommands(parser, *path: str) -> list[str]:
+    for name in path:
+        parser = next(a for a in parser._subparsers._group_actions).choices[name]
+    return list(next(a for a in parser._subparsers._group_actions).choices)
+
+
+def test_every_registered_problem_implements_the_interface_and_its_command_lists_it() -> None:
+    found = [p for command in COMMANDS for p in problems(command)]
+    assert sorted(p.name for p in found) == sorted(PROBLEMS) == ["implicit-rths", "marths", "narx"]
+    assert all(isinstance(p, Problem) and p.outputs and p.help and p.description for p in found)
+    assert _subcommands(build_parser("study"), "study") == ["implicit-rths", "narx"]
+    assert _subcommands(build_parser("benchmark"), "benchmark") == ["marths"]
+    assert evaluating() == ["marths"]
+
+
+def test_no_files_writes_nothing_and_prints_the_table(tmp_path, capsys) -> None:
+    out = tmp_path / "not-made"
+    assert main(["study", "implicit-rths", "--case", "S1", "--no-files", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("S1 S1_sdof_large_step: Dt = 0.04 s, dt = 0.004 s, 25 steps")
+    assert not out.exists()
+
+
+def test_finite_makes_json_without_nan() -> None:
+    assert finite({"a": [1.0, math.nan, (math.inf, 2)], "b": None}) == {"a": [1.0, None, [None, 2]], "b": None}
+
+
+def test_every_executor_returns_the_results_in_the_jobs_order() -> None:
+    jobs = [(2, 10), (3, 5), (7, 2)]
+    seen: list[int] = []
+    assert executor_for(Resources(), 3) == "serial" and executor_for(Resources(workers=2), 3) == "pool"
+    assert executor_for(Resources(workers=2), 1) == "serial" and executor_for(Resources(scheduler="x"), 1) == "dask"
+    for name in ("serial", "pool"):
+        seen.clear()
+        assert EXECUTORS[name](operator.pow, jobs, Resources(workers=2), seen.append) == [1024, 243, 49]
+        assert sorted(seen) == [49, 243, 1024]
+    forked: list[bool] = []
+    assert execute(operator.pow, jobs, Resources(workers=2), before_fork=lambda: forked.append(True)) == [1024, 243, 49]
+    assert forked == [True]
