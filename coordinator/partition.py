@@ -17,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
-from hybridsim.wire.contract import Command, Description, Module, ModuleError, Session, StepResult
+from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepResult
 
 T = TypeVar("T")
 
@@ -111,6 +111,23 @@ class Partition:
         """Commit ``step`` at every module, one after another: a remote module only notes the commit and
         sends it with its next message, so a thread per module would cost more than it saves."""
         self._each(step, lambda s: s.module.commit(step), parallel=False)
+
+    def records(self, skip: str | None = None) -> tuple[dict[str, list[Record]], dict[str, str]]:
+        """Every module's own records (all but ``skip``, a module that failed), and why a module could
+        not give them (the run's steps are on disk either way)."""
+        out: dict[str, list[Record]] = {}
+        errors: dict[str, str] = {}
+        for slot in self.slots:
+            if slot.name == skip:
+                continue
+            try:
+                records = getattr(slot.module, "records", list)()
+            except Exception as exc:  # noqa: BLE001 - reported in the results file, the run's steps are kept
+                errors[slot.name] = str(exc)
+                continue
+            if records:
+                out[slot.name] = records
+        return out, errors
 
     def close(self) -> dict[str, dict[str, float]]:
         """Close every module (errors at close are reported, not raised); their summaries by name."""

@@ -32,6 +32,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from hybridsim.wire.contract import Record
+
 
 class ResponseHistory:
     """Preallocated in-memory response arrays (steps x width), one per results dataset."""
@@ -201,6 +203,22 @@ def read_checkpoint(path: str | Path) -> Checkpoint | None:
         integrator = {k: v[()] for k, v in group["integrator"].items()}
         modules = {k: v[()].tobytes() for k, v in group["modules"].items()} if "modules" in group else {}
         return Checkpoint(step, step_id, integrator, modules)
+
+
+def write_records(path: str | Path, records: Mapping[str, Sequence[Record]], errors: Mapping[str, str]) -> None:
+    """Store modules' own records in a closed results file: ``/modules/<name>/records/<record>`` with
+    ``units``, ``columns`` and ``description``; a module that could not give them gets ``records_error``."""
+    with h5py.File(path, "r+", libver="latest") as f:
+        for name, module_records in records.items():
+            for record in module_records:
+                key = f"modules/{name}/records/{record.name}"
+                if key in f:
+                    del f[key]
+                dataset = f.create_dataset(key, data=np.asarray(record.values, dtype=float))
+                dataset.attrs.update({"units": list(record.units), "columns": list(record.columns),
+                                      "description": record.description})
+        for name, error in errors.items():
+            f.require_group(f"modules/{name}").attrs["records_error"] = error
 
 
 def annotate(path: str | Path, key: str, value: Any) -> None:

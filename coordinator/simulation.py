@@ -34,7 +34,8 @@ from hybridsim.coordinator.pacing import Pacer
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from hybridsim.coordinator.pretest import pretest
-from hybridsim.coordinator.recorder import Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint, read_results
+from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint,
+                                            read_results, write_records)
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.modules.registry import build_module
@@ -255,9 +256,13 @@ class _Run:
             partition.close()
             raise
         closed = False
+        records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
             with recorder_closed(start.recorder, start.history) as status:
-                loop_wall, step_walls = self._loop(start, status)
+                try:
+                    loop_wall, step_walls = self._loop(start, status)
+                finally:  # the modules' own records, before their sessions close (a failed module's: none)
+                    records = partition.records(skip=(status.stop or {}).get("module"))
                 summaries, closed = partition.close(), True
                 summary = _summary(exp, start, loop_wall, step_walls, time.perf_counter() - wall_start, summaries,
                                    self.pacer, self._peak_order())
@@ -265,6 +270,8 @@ class _Run:
         finally:
             if not closed:
                 partition.close()
+            if any(records):
+                write_records(self.output, *records)
         if exp.evaluation is not None:
             summary["evaluation"] = _evaluate(exp, self.output)
         a = start.history.arrays

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from hybridsim import shipped
-from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepRefused, StepResult, check_vector
+from hybridsim.wire.contract import (Command, Description, ModuleError, Record, Session, StepRefused, StepResult,
+                                    check_vector)
 
 
 MAX_CONFIG_NUMBERS = 4_000_000
@@ -79,6 +80,10 @@ class StepLedger(abc.ABC):
     # -- the interface -------------------------------------------------------
     @abc.abstractmethod
     def describe(self) -> Description: ...
+
+    def records(self) -> list[Record]:
+        """The module's own records of this session (none unless a kind keeps some)."""
+        return []
 
     def open(self, session: Session) -> None:
         names = self.describe().dof_names

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.wire.contract import Command, Description, Module, ModuleError, Session, StepRefused, StepResult
+from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult
 
 LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
 Confirm = Callable[[str], bool]
@@ -185,6 +185,9 @@ class LimitedModule:
         summary = dict(self.inner.close())
         summary["on_hold"] = float(self._hold is not None)
         return summary
+
+    def records(self) -> list[Record]:
+        return getattr(self.inner, "records", list)()
 
 
 def with_limits(module: Module, table: Mapping[str, Any] | None, confirm: Confirm = terminal_confirm) -> Module:

@@ -8,7 +8,9 @@ Run from anywhere: ``python examples/marths/make_marths.py``.  It writes, next t
 - ``numerical.toml``: the `linear` module of that substructure's stiffness;
 - ``site.json``: the `experimental` module: the coupler, one RLS-AC compensator per actuator with
   the shipped initial parameters, the 5-DOF feedback-force frame, and a nominal `plant` daemon
-  (noise seed 123) that the site starts itself; its record (per control sample: target, command, measured strokes) goes to ``site_record.h5`` here.
+  (noise seed 123) that the site starts itself; its records (per control sample: target, command, measured
+  strokes) travel to the coordinator at the end of the run and land in the results file
+  (``/modules/lab/records/``), never here.
 
 and, for the docker-compose emulation (one container per site), ``deploy/marths/plant.json`` (the
 plant as a site of its own) and ``deploy/marths/lab.json`` (the same experimental site, its backend
@@ -47,12 +49,13 @@ def main() -> None:
         f"dofs = {json.dumps(frame['dofs'])}\nkinds = {json.dumps(frame['kinds'])}\n"
         'stiffness_file = "numerical_K.csv"\n')
     plant = parts.plant_config("nominal", None, noise=True, noise_seed=NOMINAL_NOISE_SEED)
-    site = parts.site_config("rls", backend={"daemon": plant}, record="site_record.h5")
+    site = parts.site_config("rls", backend={"daemon": plant})
     site["dofs"] = SITE_DOFS
     (HERE / "site.json").write_text(json.dumps(site, indent=1) + "\n")
     DEPLOY.mkdir(exist_ok=True)
     (DEPLOY / "plant.json").write_text(json.dumps(plant, indent=1) + "\n")
     lab = dict(site, backend={"address": "plant:50051", "deadline_s": 30.0}, record="../../results/marths_site.h5")
+    # (the compose lab also writes its record into the shared results volume, as a lab keeps its own log)
     (DEPLOY / "lab.json").write_text(json.dumps(lab, indent=1) + "\n")
     print(f"wrote the numerical substructure and the site ({', '.join(SITE_DOFS)}) to {HERE}")
 

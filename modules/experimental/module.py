@@ -28,7 +28,9 @@ Config table::
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
                                                 # with a daemon: link = "auto" (default), "tcp" or "grpc"
-    record = "site.h5"                          # optional: the site's record, written at close
+    record = "site.h5"                          # optional: the site's record, also written at close into
+                                                # this file (the coordinator stores it in the results file
+                                                # in any case: records(), /modules/<name>/records/)
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
                                                 #   into the step (m control samples per step Dt)
@@ -43,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
-from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Session, StepRefused
+from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.kinds import build_compensator
@@ -218,6 +220,12 @@ def _output_path(base_dir: Path | None, value: object) -> Path:
     return path
 
 
+RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (mm)",
+                 "commands": "command sent at sample k, after the compensator (mm)",
+                 "measured_strokes": "stroke measured at sample k, before that sample's command acts (mm)"}
+"""what each per-sample record of the site holds"""
+
+
 class ExperimentalModule(StepLedger):
     """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
 
@@ -336,6 +344,25 @@ class ExperimentalModule(StepLedger):
                 self.write_record(self.record_path)
         stats.update({k: v for k, v in self._close_plant().items() if k.startswith("max_command_volts")})
         return stats
+
+    def records(self) -> list[Record]:
+        """Per committed control sample k: the time, target strokes, commands and measured strokes of both
+        actuators (mm, as the site logs them); each compensator's adapted parameters at the end."""
+        if self.site is None:
+            return []
+        rows = self._committed_sample + 1
+        actuators = ("actuator_1", "actuator_2")
+        out = [Record("sample_time", self.control_dt * np.arange(rows, dtype=float)[:, None], ("s",), ("t",),
+                      "time of control sample k (k dt)")]
+        out += [Record(name, self.site.record.array(name, rows), ("mm", "mm"), actuators, RECORD_FIELDS[name])
+                for name in self.site.record.FIELDS]
+        for i, compensator in enumerate(self.site.compensators, 1):
+            parameters = compensator.parameters()
+            if parameters.size:
+                out.append(Record(f"compensator_{i}/parameters", parameters.reshape(1, -1), ("1",) * parameters.size,
+                                  tuple(f"p{j}" for j in range(parameters.size)),
+                                  f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
+        return out
 
     def write_record(self, path: Path) -> None:
         """The site's record (per control sample: target strokes, commands, measured strokes; mm) as HDF5."""

@@ -21,12 +21,12 @@ def test_committed_code_matches_a_fresh_generation(tmp_path: Path) -> None:
         assert committed == fresh, f"protos/hybridsim/v1/{name} drifted from its .proto: run python protos/generate.py"
 
 
-def test_the_service_has_the_module_interface_and_the_lockstep_stream() -> None:
+def test_the_service_has_the_module_interface_the_lockstep_stream_and_the_records_stream() -> None:
     service = module_pb2.DESCRIPTOR.services_by_name["Module"]
     assert service.full_name == "hybridsim.v1.Module"
     methods = {m.name: (m.client_streaming, m.server_streaming) for m in service.methods}
     unary = ("Describe", "Open", "Propose", "Execute", "Commit", "Checkpoint", "Restore", "Close", "Step", "Echo")
-    assert methods == {**{name: (False, False) for name in unary}, "Steps": (True, True)}
+    assert methods == {**{name: (False, False) for name in unary}, "Steps": (True, True), "Records": (False, True)}
 
 
 def test_vectors_travel_packed() -> None:

@@ -85,16 +85,22 @@ def evaluate(experiment: Any, results: Path) -> dict[str, Any]:
     if not np.allclose(stored["ground_acceleration"], ground, rtol=0, atol=1e-12 * np.max(np.abs(ground))):
         raise UsageError(f"evaluation: the run's ground motion is not the benchmark's {record_name} at {scale}; "
                          "set evaluation.record and evaluation.scale to the experiment's")
-    site = next(m for m in experiment.modules if m.name == site_name)
     expected = [experiment.dofs[i] for i in FEEDBACK_DOFS]
-    with h5py.File(_site_record(site), "r") as f:
-        # Row k of the site's record holds, as the benchmark logs tick k, the target and command sent at
-        # sample k (the coordinator's predicted target of t_{k+1}, computed from a_g up to t_k like the
-        # benchmark's tick-k target) and the strokes measured at sample k, before that command acts.
+    with h5py.File(results, "r") as f:
+        # The site's records (/modules/<site>/records/, handed to the coordinator at the end of the run):
+        # row k holds, as the benchmark logs tick k, the target and command sent at sample k (the
+        # coordinator's predicted target of t_{k+1}, computed from a_g up to t_k like the benchmark's
+        # tick-k target) and the strokes measured at sample k, before that command acts.
         # The last row has no target (there is no step after the record), so strokes use N - 1 rows.
-        strokes = {name: f[name][: ticks - 1] for name in ("target_strokes", "commands", "measured_strokes")}
+        group = f[f"modules/{site_name}"]
+        if "records" not in group:
+            why = group.attrs.get("records_error", "it keeps none")
+            raise UsageError(f"evaluation: the results file holds no records of site {site_name!r} ({why})")
+        strokes = {name: group["records"][name][: ticks - 1] for name in ("target_strokes", "commands",
+                                                                           "measured_strokes")}
+        dofs = [str(d) for d in group.attrs.get("dofs", [])]
     estimate = stored[f"modules/{site_name}/displacement"].copy()
-    if list(site.config.get("dofs", [])) != expected:
+    if dofs != expected:
         raise UsageError(f"evaluation: site {site_name!r} must have the DOFs {expected} (SAP 27, 21, 29)")
     estimate[:, 0] *= 1000.0
     estimate[:, 1:] = -estimate[:, 1:]  # SAP -> frame sign, as the benchmark logs x-hat (mm), theta-hat
@@ -108,11 +114,3 @@ def evaluate(experiment: Any, results: Path) -> dict[str, Any]:
     table = format_table([row], f"maRTHS criteria of the coordinator's run ({record_name} x {scale:g}, alpha-OS)")
     return {"J": criteria, "max_command_volts": volts, "realizable": row.realizable, "table": table}
 
-
-def _site_record(site: Any) -> Path:
-    if "record" not in site.config:
-        raise UsageError(f"evaluation: site {site.name!r} keeps no record; give its config a record file")
-    path = (site.base_dir / site.config["record"]).resolve()
-    if not path.is_file():
-        raise UsageError(f"evaluation: the record {path} of site {site.name!r} was not written")
-    return path

@@ -222,6 +222,28 @@ class CloseReply(_message.Message):
     stats: _containers.ScalarMap[str, float]
     def __init__(self, stats: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
+class RecordsRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class RecordChunk(_message.Message):
+    __slots__ = ("name", "columns", "units", "column_names", "description", "values")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_NAMES_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    columns: int
+    units: _containers.RepeatedScalarFieldContainer[str]
+    column_names: _containers.RepeatedScalarFieldContainer[str]
+    description: str
+    values: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, name: _Optional[str] = ..., columns: _Optional[int] = ..., units: _Optional[_Iterable[str]] = ..., column_names: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
+
 class EchoRequest(_message.Message):
     __slots__ = ("payload",)
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]

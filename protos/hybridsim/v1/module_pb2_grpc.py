@@ -85,6 +85,11 @@ class ModuleStub:
                 request_serializer=hybridsim_dot_v1_dot_module__pb2.StepRequest.SerializeToString,
                 response_deserializer=hybridsim_dot_v1_dot_module__pb2.StepReply.FromString,
                 _registered_method=True)
+        self.Records = channel.unary_stream(
+                '/hybridsim.v1.Module/Records',
+                request_serializer=hybridsim_dot_v1_dot_module__pb2.RecordsRequest.SerializeToString,
+                response_deserializer=hybridsim_dot_v1_dot_module__pb2.RecordChunk.FromString,
+                _registered_method=True)
         self.Echo = channel.unary_unary(
                 '/hybridsim.v1.Module/Echo',
                 request_serializer=hybridsim_dot_v1_dot_module__pb2.EchoRequest.SerializeToString,
@@ -166,6 +171,13 @@ class ModuleServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Records(self, request, context):
+        """the module's own records, in chunks (before Close)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Echo(self, request, context):
         """returns the payload unchanged: the latency floor of the transport
         """
@@ -225,6 +237,11 @@ def add_ModuleServicer_to_server(servicer, server):
                     servicer.Steps,
                     request_deserializer=hybridsim_dot_v1_dot_module__pb2.StepRequest.FromString,
                     response_serializer=hybridsim_dot_v1_dot_module__pb2.StepReply.SerializeToString,
+            ),
+            'Records': grpc.unary_stream_rpc_method_handler(
+                    servicer.Records,
+                    request_deserializer=hybridsim_dot_v1_dot_module__pb2.RecordsRequest.FromString,
+                    response_serializer=hybridsim_dot_v1_dot_module__pb2.RecordChunk.SerializeToString,
             ),
             'Echo': grpc.unary_unary_rpc_method_handler(
                     servicer.Echo,
@@ -503,6 +520,33 @@ class Module:
             '/hybridsim.v1.Module/Steps',
             hybridsim_dot_v1_dot_module__pb2.StepRequest.SerializeToString,
             hybridsim_dot_v1_dot_module__pb2.StepReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Records(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/hybridsim.v1.Module/Records',
+            hybridsim_dot_v1_dot_module__pb2.RecordsRequest.SerializeToString,
+            hybridsim_dot_v1_dot_module__pb2.RecordChunk.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,10 +7,12 @@ doubles in SI units; matrices are row-major.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
+
 import numpy as np
 
 from hybridsim.v1 import module_pb2 as pb
-from hybridsim.wire.contract import Command, Description, Dof, Session, StepResult
+from hybridsim.wire.contract import Command, Description, Dof, Record, Session, StepResult
 
 PROTOCOL = pb.ProtocolVersion(major=1, minor=0)
 """The protocol this code speaks: peers of another major version are refused."""
@@ -87,6 +89,33 @@ def description_from_proto(reply: pb.DescribeReply) -> Description:
         control_dt=reply.control_dt or None,
         info=dict(reply.info),
     )
+
+
+RECORD_CHUNK_VALUES = 65536
+"""values per RecordChunk (512 KiB of doubles, far below any message limit)"""
+
+
+def records_to_proto(records: Sequence[Record]) -> Iterator[pb.RecordChunk]:
+    """Each record as chunks of whole rows; the first chunk of a record carries its units and names."""
+    for record in records:
+        values = np.ascontiguousarray(record.values, dtype=float).reshape(len(record.values), len(record.columns))
+        rows = max(1, RECORD_CHUNK_VALUES // max(values.shape[1], 1))
+        for first in range(0, max(values.shape[0], 1), rows):
+            head = first == 0
+            yield pb.RecordChunk(name=record.name, columns=values.shape[1], values=values[first:first + rows].ravel(),
+                                 units=record.units if head else (), column_names=record.columns if head else (),
+                                 description=record.description if head else "")
+
+
+def records_from_proto(chunks: Iterable[pb.RecordChunk]) -> list[Record]:
+    """The records of a stream of chunks (in their order)."""
+    parts: dict[str, list[np.ndarray]] = {}
+    heads: dict[str, pb.RecordChunk] = {}
+    for chunk in chunks:
+        heads.setdefault(chunk.name, chunk)
+        parts.setdefault(chunk.name, []).append(vector(chunk.values).reshape(-1, chunk.columns))
+    return [Record(name, np.concatenate(parts[name]), tuple(head.units), tuple(head.column_names), head.description)
+            for name, head in heads.items()]
 
 
 def session_to_proto(session: Session) -> pb.OpenRequest:

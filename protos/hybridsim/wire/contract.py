@@ -130,6 +130,25 @@ class StepResult:
     """restoring forces (N, N*m)"""
 
 
+@dataclass(frozen=True)
+class Record:
+    """One of a module's own records (an experimental site's per-sample log, ...): rows x columns.
+
+    A module that keeps records has ``records() -> list[Record]``, read by the coordinator before
+    ``close`` and stored in the results file under ``/modules/<module>/records/<name>``.
+    """
+
+    name: str
+    """a path-like name, e.g. ``target_strokes`` or ``compensator_1/parameters``"""
+    values: np.ndarray
+    """rows x columns (float)"""
+    units: tuple[str, ...]
+    """one per column"""
+    columns: tuple[str, ...]
+    """the name of every column"""
+    description: str = ""
+
+
 @runtime_checkable
 class Module(Protocol):
     """The interface every substructure implements, in process or over the wire."""

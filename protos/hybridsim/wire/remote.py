@@ -38,7 +38,7 @@ from hybridsim.wire.latency import Latency
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
 from hybridsim.wire import codec, link
-from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepRefused, StepResult
+from hybridsim.wire.contract import Command, Description, ModuleError, Record, Session, StepRefused, StepResult
 from hybridsim.wire.security import is_loopback
 
 Transport = Literal["auto", "stream", "unary", "link"]
@@ -212,6 +212,23 @@ class RemoteModule:
         self._flush_commit()
         self._pending = None
         self._unary("restore", None, self._connected().Restore, pb.RestoreRequest(session_id=self._session_id, state=state))
+
+    def records(self) -> list[Record]:
+        """The site's own records of the open session (the noted commit goes first); none from an older site."""
+        if not self._session_id:
+            return []
+        self._flush_commit()
+        request = pb.RecordsRequest(session_id=self._session_id)
+
+        def attempt(timeout: float) -> list[Record]:
+            try:
+                return codec.records_from_proto(self._connected().Records(request, timeout=timeout))
+            except grpc.RpcError as exc:
+                if exc.code() is grpc.StatusCode.UNIMPLEMENTED:
+                    return []  # a site older than the Records call keeps no records to give
+                raise
+
+        return self._with_retries("records", None, attempt)
 
     def close(self) -> dict[str, float]:
         """End the session (sending a noted commit first); return the site's counters and the wire's."""

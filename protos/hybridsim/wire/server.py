@@ -237,6 +237,12 @@ class ModuleServicer:
             self._module.restore(request.state)
             return pb.RestoreReply()
 
+    def Records(self, request: pb.RecordsRequest, context: grpc.ServicerContext) -> Iterator[pb.RecordChunk]:
+        with self._lock:
+            self._require_session(request.session_id)
+            records = getattr(self._module, "records", list)()
+        yield from codec.records_to_proto(records)
+
     def Echo(self, request: pb.EchoRequest, context: grpc.ServicerContext) -> pb.EchoReply:
         return pb.EchoReply(payload=request.payload)
 
@@ -327,8 +333,10 @@ def _parsed(request: Any) -> Any:
     return request
 
 
-def _guarded(site: str, behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
-    """``behavior`` with malformed requests refused and exceptions reported as statuses."""
+def _guarded(site: str, behavior: Callable[..., Any], streaming: bool, replies: bool = False) -> Callable[..., Any]:
+    """``behavior`` with malformed requests refused and exceptions reported as statuses.
+
+    ``streaming``: a stream of requests (and of replies); ``replies``: one request, a stream of replies."""
     def unary(request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return behavior(_parsed(request), context)
@@ -343,7 +351,15 @@ def _guarded(site: str, behavior: Callable[..., Any], streaming: bool) -> Callab
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status
             _abort(site, context, exc)
 
-    return stream if streaming else unary
+    def reply_stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            yield from behavior(_parsed(request), context)
+        except grpc.RpcError:
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+            _abort(site, context, exc)
+
+    return stream if streaming else reply_stream if replies else unary
 
 
 def _method_handlers(servicer: ModuleServicer) -> dict[str, grpc.RpcMethodHandler]:
@@ -352,8 +368,10 @@ def _method_handlers(servicer: ModuleServicer) -> dict[str, grpc.RpcMethodHandle
     for method in pb.DESCRIPTOR.services_by_name["Module"].methods:
         request_class = getattr(pb, method.input_type.name)
         reply_class = getattr(pb, method.output_type.name)
-        behavior = _guarded(servicer.site, getattr(servicer, method.name), method.client_streaming)
-        make = grpc.stream_stream_rpc_method_handler if method.client_streaming else grpc.unary_unary_rpc_method_handler
+        behavior = _guarded(servicer.site, getattr(servicer, method.name), method.client_streaming,
+                            method.server_streaming)
+        make = (grpc.stream_stream_rpc_method_handler if method.client_streaming else
+                grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler)
         handlers[method.name] = make(behavior, request_deserializer=_tolerant_parser(request_class),
                                      response_serializer=reply_class.SerializeToString)
     return handlers
