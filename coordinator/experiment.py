@@ -84,6 +84,9 @@ class ModuleSpec:
     transport: Transport = "auto"
     """how steps reach a daemon: "auto" (its step link when on this machine, else the Steps stream), "link",
     "stream" or "unary" (see docs/wire_speed.md)"""
+    config_given: bool = True
+    """False: a module at an address without config; the site's own configuration is what runs (and is
+    recorded); True: ``config`` must equal what the site reports"""
 
 
 @dataclass(frozen=True)
@@ -294,9 +297,14 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         kind = _get(spec, f"{where}.kind", str)
         if kind not in KINDS:
             raise ExperimentError(f"{where}.kind: unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
-        if ("config" in spec) == ("config_file" in spec):
-            raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)")
-        if "config" in spec:
+        address = _get(spec, f"{where}.address", str, default=None)
+        at_site = address not in (None, "local")
+        if "config" in spec and "config_file" in spec or not (at_site or "config" in spec or "config_file" in spec):
+            raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)"
+                                  + ("" if at_site else "; only a module at a site's address may leave both out"))
+        if "config" not in spec and "config_file" not in spec:
+            config, config_dir = {}, base_dir
+        elif "config" in spec:
             config, config_dir = spec["config"], base_dir
         else:
             config = _config_file(spec["config_file"], f"{where}.config_file", base_dir)
@@ -304,7 +312,6 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if not isinstance(config, dict):
             raise ExperimentError(f"{where}.config must be a table")
         _finite(config, f"{where}.config")
-        address = _get(spec, f"{where}.address", str, default=None)
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
         try:
             credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
@@ -319,7 +326,8 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
                                   "give an address or drop it")
         if kind in CLIENT_KINDS:
             config, address = _client_config(spec, where, config, address, deadline)
-        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport))
+        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
+                              "config" in spec or "config_file" in spec))
     return tuple(out)
 
 

@@ -36,6 +36,7 @@ from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partiti
 from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint,
                                             read_results, write_records)
+from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.modules.registry import build_module
@@ -181,11 +182,15 @@ class _Run:
         dofs = experiment.dofs
         lookup = {d: i for i, d in enumerate(dofs)}
         slots = []
+        self.descriptions: dict[str, dict[str, Any]] = {}
+        """what ran at each module: its description and configuration as it reports them"""
         for spec, module, where in modules:
             try:
                 description = module.describe()
             except ModuleError as exc:
                 raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
+            self.descriptions[spec.name] = description_record(description, where,
+                                                              checked_config(spec, description, where))
             unknown = [d for d in description.dof_names if d not in lookup]
             if unknown:
                 raise UsageError(f"module {spec.name!r} has DOF(s) {unknown} that are not in structure.dofs")
@@ -216,7 +221,8 @@ class _Run:
             attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
                    "base_dir": str(exp.base_dir), "dt": exp.dt,
                    "integrator": exp.integrator, "pretest_asymmetry": measured.asymmetry,
-                   "modules": {s.name: s.where for s in partition.slots}},
+                   "modules": {s.name: s.where for s in partition.slots},
+                   "module_descriptions": self.descriptions},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],

@@ -165,7 +165,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
                             max_message_bytes=max_message_bytes, access=access,
-                            health_listen=health_listen, link_listen=link_listen)
+                            health_listen=health_listen, link_listen=link_listen,
+                            describe_info=codec.config_info(config))
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
     try:

@@ -35,7 +35,11 @@ from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 log = logging.getLogger(__name__)
 
 CONTROL_DEADLINE_S = 3.0
-RETRY_S = 1.0
+RETRY_S = 0.5
+"""pause before watching again after a run ended or the coordinator was unreachable"""
+RECONNECT_BACKOFF_MS = 500
+"""the channel's reconnect backoff, capped: a coordinator that starts a new run on the same address is seen
+within about a second (gRPC's default backoff grows to two minutes, and the page kept showing the last run)"""
 BROWSER_QUEUE = 256
 """events a browser may fall behind before it is disconnected"""
 _STATUS_OF_CODE = {grpc.StatusCode.UNAUTHENTICATED: HTTPStatus.UNAUTHORIZED,
@@ -108,7 +112,10 @@ class CoordinatorLink:
 
     def __init__(self, address: str, feed: RunFeed) -> None:
         self.address, self.feed = address, feed
-        self._channel = grpc.insecure_channel(address)
+        self._channel = grpc.insecure_channel(address, options=[
+            ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS // 2),
+            ("grpc.min_reconnect_backoff_ms", RECONNECT_BACKOFF_MS // 2),
+            ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MS)])
         self._stub = pb_grpc.MonitorStub(self._channel)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="hybridsim-monitor-link", daemon=True)

@@ -78,11 +78,19 @@ const hybridsimMonitor = (() => {
     return Math.max(320, Math.floor(grid.clientWidth / columns) - 40);
   }
 
+  // y range: uPlot's, except for flat data (all zero: a small symmetric range, not 0..100)
+  function yRange(u, min, max) {
+    if (min == null || max == null) return [-1e-3, 1e-3];
+    if (max > min) return uPlot.rangeNum(min, max, 0.1, true);
+    const half = Math.abs(min) > 0 ? 0.1 * Math.abs(min) : 1e-3;
+    return [min - half, min + half];
+  }
+
   function timeChart(title, note, yLabel, series, values) {
     const el = card(title, note);
     const opts = {
       width: chartWidth(), height: 230,
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, y: { range: yRange } },
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       series: [{ label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) }].concat(series),
@@ -102,7 +110,7 @@ const hybridsimMonitor = (() => {
     charts = [];
     $("plots").replaceChildren();
 
-    timeChart("Response", "displacement of the DOFs the ground shakes", "m, rad",
+    timeChart(`Response: displacement of ${info.response_dofs.join(", ")}`, "the DOFs the ground shakes", "m, rad",
       info.response_dofs.map((d, i) => line(d, COLORS[i % COLORS.length])), () => cols.response);
 
     for (const m of info.modules) {
@@ -113,7 +121,8 @@ const hybridsimMonitor = (() => {
         if (m.has_command) { series.push(line(`${m.dofs[i]} target`, color, true)); columns.push(m.offset + i); }
         series.push(line(`${m.dofs[i]} measured`, color)); columns.push(-(m.offset + i) - 1);
       });
-      timeChart(`Target vs measured: ${m.name}`,
+      const what = m.has_command ? "target (dashed) and measured displacement" : "measured displacement";
+      timeChart(`${m.name}: ${what} of ${idx.map((i) => m.dofs[i]).join(", ")}`,
         `${m.where}; ${idx.length} of ${m.dofs.length} DOFs` + (m.has_command ? "" : "; no target (DOFs not named)"),
         "m, rad", series, () => columns.map((c) => (c >= 0 ? cols.command[c] : cols.measured[-c - 1])));
     }
@@ -125,10 +134,11 @@ const hybridsimMonitor = (() => {
       forceSeries.push(line(`${m.name} ${m.dofs[i]}`, COLORS[forceSeries.length % COLORS.length]));
       forceColumns.push(m.offset + i);
     }));
-    timeChart("Interface forces", "restoring force each module measured", "N, N*m", forceSeries,
+    timeChart("Interface forces: restoring force each module measured", forceSeries.map((s) => s.label).join(", "),
+      "N, N*m", forceSeries,
       () => forceColumns.map((c) => cols.force[c]));
 
-    timeChart("Step wall time", "sampled steps; the dashed line is dt (a step above it is late for real time)", "ms",
+    timeChart("Step wall time (ms) against dt", "sampled steps; the dashed line is dt (a step above it is late for real time)", "ms",
       [line("wall time", COLORS[0]), line("dt", "#888", true)],
       () => [cols.wall, cols.time.map(() => info.dt_s * 1e3)]);
 

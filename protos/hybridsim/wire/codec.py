@@ -7,6 +7,8 @@ doubles in SI units; matrices are row-major.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -89,6 +91,35 @@ def description_from_proto(reply: pb.DescribeReply) -> Description:
         control_dt=reply.control_dt or None,
         info=dict(reply.info),
     )
+
+
+CONFIG_KEY = "config"
+"""Describe info key: the site's module configuration as it loaded it (canonical JSON, when small enough)"""
+CONFIG_DIGEST_KEY = "config_sha256"
+"""Describe info key: the SHA-256 of that canonical JSON (always)"""
+MAX_CONFIG_INFO_BYTES = 256 * 1024
+
+
+def canonical_config(config: object) -> str:
+    """A configuration as canonical JSON: keys sorted, every number a float (1500000 == 1.5e6)."""
+    def normal(value: object) -> object:
+        if isinstance(value, dict):
+            return {str(k): normal(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [normal(v) for v in value]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        return value
+    return json.dumps(normal(config), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def config_info(config: object) -> dict[str, str]:
+    """What a site's Describe reports of its configuration: its digest, and the configuration when small."""
+    text = canonical_config(config)
+    info = {CONFIG_DIGEST_KEY: hashlib.sha256(text.encode()).hexdigest()}
+    if len(text) <= MAX_CONFIG_INFO_BYTES:
+        info[CONFIG_KEY] = text
+    return info
 
 
 RECORD_CHUNK_VALUES = 65536

@@ -28,7 +28,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,8 +78,10 @@ class ModuleServicer:
     in the single place that turns exceptions into gRPC statuses.
     """
 
-    def __init__(self, factory: ModuleFactory, site: str) -> None:
+    def __init__(self, factory: ModuleFactory, site: str, describe_info: Mapping[str, str] | None = None) -> None:
         self.site = site
+        self.describe_info = dict(describe_info or {})
+        """added to the module's Describe info (the site's configuration: codec.config_info)"""
         self._factory = factory
         self._module = factory()
         self._module_used = False
@@ -99,8 +101,9 @@ class ModuleServicer:
         self._check_version(request.version, context)
         with self._lock:
             description = self._module.describe()
-        if self.link_info:
-            description = replace(description, info={**description.info, INFO_KEY: self.link_info})
+        if self.link_info or self.describe_info:
+            link_info = {INFO_KEY: self.link_info} if self.link_info else {}
+            description = replace(description, info={**description.info, **self.describe_info, **link_info})
         return codec.description_to_proto(self.site, description)
 
     def Open(self, request: pb.OpenRequest, context: grpc.ServicerContext) -> pb.OpenReply:
@@ -397,7 +400,7 @@ class SiteServer:
                  max_message_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
                  interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
                  health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0",
-                 link_idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+                 link_idle_timeout_s: float = IDLE_TIMEOUT_S, describe_info: Mapping[str, str] | None = None) -> None:
         refusal = access.listen_refusal(listen)
         if refusal:
             raise ModuleError(refusal)
@@ -405,7 +408,7 @@ class SiteServer:
             raise ModuleError(f"--health-listen {health_listen}: the plaintext health port serves on loopback only "
                               "(e.g. 127.0.0.1:50052)")
         self.access = access
-        self.servicer = ModuleServicer(factory, site)
+        self.servicer = ModuleServicer(factory, site, describe_info)
         options = [("grpc.max_receive_message_length", max_message_bytes),
                    ("grpc.max_send_message_length", max_message_bytes),
                    ("grpc.so_reuseport", 0),
