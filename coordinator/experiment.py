@@ -27,7 +27,8 @@ the run is started from.  A minimal experiment::
     [[modules]]
     name = "column"
     kind = "linear"                 # address = "local" | "host:port" runs it as a daemon
-    config = { dofs = ["x"], stiffness = [[4.0e5]] }
+    config = { dofs = ["x"], stiffness = [[4.0e5]] }   # optional for address = "host:port": the site's
+                                    # own config runs; given, it must be the site's (else exit 2)
 
     [output]
     file = "results/sdof.h5"
