@@ -8,10 +8,11 @@
 
 ``server``: ``adapter`` (an OpenSees process with an ``adapter`` element), ``elem-server`` (OpenFresco's
 SimApp element or site server, or a hybridsim site's ``--openfresco``), ``lab-server`` (OpenFresco's lab
-server, an ActorExpSite).  Optional: ``kinds`` (translation or rotation per DOF), ``data_size`` (doubles
+server, an ActorExpSite), ``generic-tcp`` (a lab's controller that OpenFresco's ECGenericTCP drives, or a
+hybridsim site's ``--generic-tcp``).  Optional: ``kinds`` (translation or rotation per DOF), ``data_size`` (doubles
 per message, default 256), ``tag`` (the ShadowExpSite tag a lab server sees), ``deadline_s`` (s, each reply).
 
-An adapter element cannot revert: every trial becomes a committed state of its model (see
+An adapter element and a controller cannot revert: every trial becomes a committed state (see
 :mod:`hybridsim.modules.protocol_client` for what that means for the pre-test and implicit schemes).
 """
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from hybridsim.modules.protocol_client import COMMON_KEYS, ProtocolClientModule, common_config
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
-from hybridsim.wire.openfresco.client import SERVERS, SimAppClient
+from hybridsim.wire.openfresco.client import COMMITS, SERVERS, SimAppClient
 
 
 class OpenFrescoModule(ProtocolClientModule):
@@ -35,7 +36,7 @@ class OpenFrescoModule(ProtocolClientModule):
     def __init__(self, dofs: tuple[Dof, ...], client: SimAppClient) -> None:
         super().__init__(dofs, client)
         self.client: SimAppClient = client
-        self.reverts = client.server != "adapter"
+        self.reverts = client.server in COMMITS
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "OpenFrescoModule":

@@ -66,6 +66,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--openfresco", metavar="HOST:PORT",
                         help="also serve OpenSees/OpenFresco's SimApp protocol here (genericClient elements, "
                              "ShadowExpSites; no authentication: loopback unless --insecure; docs/interop.md)")
+    parser.add_argument("--generic-tcp", metavar="HOST:PORT",
+                        help="also serve the module as a lab controller that OpenFresco's ECGenericTCP control drives "
+                             "(e.g. hybridsim site plant; no authentication: loopback unless --insecure)")
     parser.add_argument("--simcor", metavar="HOST:PORT",
                         help="also serve UI-SIMCOR's LabView1/LabView2 protocols here (no authentication: loopback "
                              "unless --insecure; the config's [simcor] table maps control points; docs/interop.md)")
@@ -152,7 +155,8 @@ def main(args: argparse.Namespace) -> int:
     if refusal:
         raise UsageError(refusal)
     protocols = {option: _listen_address(value, f"--{option}") for option, value in
-                 (("openfresco", args.openfresco), ("simcor", args.simcor)) if value is not None}
+                 (("openfresco", args.openfresco), ("generic-tcp", args.generic_tcp), ("simcor", args.simcor))
+                 if value is not None}
     for option, address in protocols.items():
         refusal = refusal_of_address(f"--{option}", address, args.insecure)
         if refusal:

@@ -28,6 +28,8 @@ Config table::
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
                                                 # with a daemon: link = "auto" (default), "tcp" or "grpc"
+            | {generic_tcp = "HOST:PORT", channels = 2}  # a lab's controller over OpenFresco's generic TCP
+                                                # protocol (ECGenericTCP; docs/interop.md)
     record = "site.h5"                          # optional: the site's record, also written at close into
                                                 # this file (the coordinator stores it in the results file
                                                 # in any case: records(), /modules/<name>/records/)
@@ -178,6 +180,8 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
 
         prime_lab(table["plant"])
         return build_lab(table["plant"]), None, None
+    if "generic_tcp" in table:
+        return _generic_tcp(table, sample_period)
     daemon, credentials = None, None
     if "daemon" in table:
         from hybridsim.wire.daemons import LocalDaemon
@@ -188,7 +192,8 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
         address = str(table["address"])
     else:
         raise ModuleError("experimental module: backend needs 'plant' (a plant config in this process), "
-                          "'address' (a plant daemon) or 'daemon' (a plant config to start as a daemon)")
+                          "'address' (a plant daemon), 'daemon' (a plant config to start as a daemon) or "
+                          "'generic_tcp' (a lab's controller over OpenFresco's generic TCP protocol)")
     from hybridsim.wire.remote import RemoteModule
 
     remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)),
@@ -196,6 +201,22 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     names = remote.describe().dof_names
     remote.open(Session(sample_period, names))
     return ModuleBackend(remote, sample_period, len(names)), remote, daemon
+
+
+def _generic_tcp(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module, None]:
+    """``{generic_tcp = "HOST:PORT", channels = 2, deadline_s = 10.0}``: a lab's own controller over OpenFresco's
+    generic TCP protocol (ECGenericTCP; hybridsim site plant --generic-tcp serves it), one ``3`` then ``6`` per
+    control sample (docs/interop.md)."""
+    from hybridsim.modules.registry import build_module
+
+    channels = table.get("channels", 2)
+    if not isinstance(channels, int) or isinstance(channels, bool) or channels < 1:
+        raise ModuleError("experimental module: backend.channels must be the number of actuators (an integer)")
+    names = [f"actuator_{i + 1}" for i in range(channels)]
+    controller = build_module("openfresco", {"address": table["generic_tcp"], "dofs": names, "server": "generic-tcp",
+                                             "deadline_s": float(table.get("deadline_s", 10.0))})
+    controller.open(Session(sample_period, tuple(names)))
+    return ModuleBackend(controller, sample_period, channels), controller, None
 
 
 def plant_transport(table: Mapping[str, Any]) -> str:

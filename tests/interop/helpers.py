@@ -65,7 +65,7 @@ def site(tmp_path: Path, kind: str, config: dict[str, Any], *protocols: str, ext
         ready, _, _ = select.select([process.stdout], [], [], 60.0)
         line = process.stdout.readline() if ready else ""
         assert "serving" in line, f"the site did not start:\n{log.read_text()}"
-        addresses = dict(re.findall(r"(\w+) on (127\.0\.0\.1:\d+)", line))
+        addresses = dict(re.findall(r"([\w-]+) on (127\.0\.0\.1:\d+)", line))
         yield Site(process, addresses, log)
     finally:
         process.terminate()

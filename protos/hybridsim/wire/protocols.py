@@ -240,9 +240,12 @@ class ChannelSession:
 
 
 SERVERS = {"openfresco": "hybridsim.wire.openfresco.server:SimAppServer",
+           "generic-tcp": "hybridsim.wire.openfresco.server:GenericTCPServer",
            "simcor": "hybridsim.wire.simcor.server:SimCorServer"}
 """the labs' protocols a site serves beside gRPC: option name -> server class (servicer, listen, table,
 max_message_bytes), with ``address`` and ``stop()``"""
+TABLES = {"openfresco": "openfresco", "generic-tcp": "openfresco", "simcor": "simcor"}
+"""the table of the site's configuration that configures each protocol"""
 
 
 def serve_protocols(servicer: object, addresses: Mapping[str, str], tables: Mapping[str, Any],
@@ -254,7 +257,7 @@ def serve_protocols(servicer: object, addresses: Mapping[str, str], tables: Mapp
         for option, listen in addresses.items():
             module_name, _, class_name = SERVERS[option].partition(":")
             server_class = getattr(importlib.import_module(module_name), class_name)
-            running[option] = server_class(servicer, listen, tables.get(option), max_message_bytes)
+            running[option] = server_class(servicer, listen, tables.get(TABLES[option]), max_message_bytes)
             log.info("site %s: serving %s on %s (no authentication)", servicer.site, option,  # type: ignore[attr-defined]
                      running[option].address)
     except BaseException:

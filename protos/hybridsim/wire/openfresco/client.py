@@ -12,6 +12,10 @@
 ``lab-server``   OpenFresco's ``startLabServer`` (an ActorExpSite; or a hybridsim site's ``--openfresco``): the
                  ShadowExpSite handshake (endianness int, ``[1, tag, 2.8]``, ``[2, dataSize]`` and the two size
                  IDs), then as ``elem-server``; ``[99, tag]`` is answered ``[4, tag]``.
+``generic-tcp``  a lab's own controller as OpenFresco's ECGenericTCP control drives it (or a hybridsim site's
+                 ``--generic-tcp``, e.g. the virtual plant): sizes ``[n,0,0,0,1, n,0,0,n,0, dataSize]``; each
+                 step ``[3, d, t]`` then ``[6]`` answered with ``[daqDisp, daqForce]``; no commit (the next
+                 step commits it); ``[99]`` at the end.
 
 Every receive has the client's deadline; a timeout or a lost connection is a ModuleError naming the address.
 """
@@ -27,8 +31,10 @@ from hybridsim.wire.contract import ModuleError
 from hybridsim.wire.openfresco import codec
 from hybridsim.wire.protocols import connect, quickack
 
-Server = Literal["adapter", "elem-server", "lab-server"]
-SERVERS: tuple[Server, ...] = ("adapter", "elem-server", "lab-server")
+Server = Literal["adapter", "elem-server", "lab-server", "generic-tcp"]
+SERVERS: tuple[Server, ...] = ("adapter", "elem-server", "lab-server", "generic-tcp")
+COMMITS: tuple[Server, ...] = ("elem-server", "lab-server")
+"""the servers that take a commit (the others commit every trial they are given)"""
 
 
 class SimAppClient:
@@ -39,10 +45,8 @@ class SimAppClient:
         if server not in SERVERS:
             raise ModuleError(f"server must be one of {', '.join(SERVERS)}, not {server!r}")
         self.address, self.n, self.server, self.deadline_s, self.tag = address, n, server, deadline_s, tag
-        if server == "adapter":
-            ctrl, daq = (n, 0, 0, 0, 0), (n, 0, 0, n, 0)
-        else:
-            ctrl, daq = (n, n, n, 0, 1), (n, 0, 0, n, 0)
+        ctrl = {"adapter": (n, 0, 0, 0, 0), "generic-tcp": (n, 0, 0, 0, 1)}.get(server, (n, n, n, 0, 1))
+        daq = (n, 0, 0, n, 0)
         self.sizes = codec.Sizes(ctrl, daq, max(data_size, 1 + sum(ctrl), sum(daq), n * n))
         self._connection: socket.socket | None = None
 
@@ -82,8 +86,8 @@ class SimAppClient:
         return parts["disp"], parts["force"]
 
     def commit(self, time: float) -> None:
-        """commitState (an adapter has none: every trial is committed already)."""
-        if self.server != "adapter":
+        """commitState (an adapter or a controller has none: every trial is committed already)."""
+        if self.server in COMMITS:
             parts = {"time": np.array([time])}
             self._send(codec.pack_parts(parts, self.sizes.ctrl, 1, self.sizes.data_size), codec.COMMIT)
 

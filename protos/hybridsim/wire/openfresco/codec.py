@@ -37,6 +37,9 @@ NETWORK_DATA_SIZE = 256
 VERSION = 2.8
 """the OpenFresco version a lab server answers a ShadowExpSite with (atof of OPF_VERSION "2.8.0 ...")"""
 
+INIT_LINE_BYTES = 16385
+"""an ECGenericTCP init-file line: byte 0 is 2 (setup), then the line's text, NUL-padded"""
+
 SIZES = struct.Struct("=11i")
 INT = struct.Struct("=i")
 DOUBLE = np.dtype("=f8")

@@ -77,11 +77,13 @@ class SimAppOptions:
 class SimAppServer:
     """Serves the servicer's module to SimApp clients on ``listen`` (see the module docstring)."""
 
+    protocol = "openfresco"
+
     def __init__(self, servicer: Any, listen: str, table: Any = None, max_message_bytes: int = 4 * 2**20) -> None:
         self._servicer = servicer
         self._options = SimAppOptions.from_table(table)
         self._max_data_size = max_message_bytes // 8
-        self._server = ProtocolServer("openfresco", listen, self._connection)
+        self._server = ProtocolServer(self.protocol, listen, self._connection)
         self.address, self.port = self._server.address, self._server.port
 
     def stop(self) -> None:
@@ -102,6 +104,22 @@ class SimAppServer:
         if rest is None:
             raise ConnectionError("the client closed the connection in the middle of the sizes message")
         _ElementClient(self, connection, peer, codec.Sizes.unpack(first + rest)).run()
+
+
+class GenericTCPServer(SimAppServer):
+    """Serves the servicer's module as a lab's controller that OpenFresco's ECGenericTCP control drives
+    (``hybridsim site plant --generic-tcp HOST:PORT``): the sizes message, optional init-file lines
+    (16385-byte messages whose first byte is 2, logged), then ``3`` and ``6`` each control step and ``99`` at
+    the end.  The protocol has no commit: each ``3`` is a new step (the same target twice is two samples)
+    and commits the one before; its time is the message's when the client sends one (sizeCtrl time = 1),
+    else k dt."""
+
+    protocol = "generic-tcp"
+
+    def _connection(self, connection: socket.socket, peer: str) -> None:
+        data = receive(connection, codec.SIZES.size, "the sizes message")
+        if data is not None:
+            _ControllerClient(self, connection, peer, codec.Sizes.unpack(data)).run()
 
 
 class _Client:
@@ -295,3 +313,52 @@ class _LabClient(_Client):
             return self.wrong(message)
         return True
 
+
+
+class _ControllerClient(_Client):
+    """ECGenericTCP's side of a lab controller (see GenericTCPServer)."""
+
+    role = "generic TCP client"
+
+    def __init__(self, server: SimAppServer, connection: socket.socket, peer: str, sizes: codec.Sizes) -> None:
+        super().__init__(server, connection, peer)
+        self._sizes = sizes
+
+    def run(self) -> None:
+        if self.start(self._sizes, matrices=False):
+            self.serve()
+
+    def answer(self, message: np.ndarray) -> bool:
+        sizes = self.sizes
+        assert sizes is not None
+        action = codec.action_of(message)
+        if action == codec.SET_TRIAL:
+            parts = codec.unpack_parts(message, sizes.ctrl, 1)
+            time = float(parts["time"][0]) if parts["time"].size else (self.session.step + 1) * self.session.dt
+            self.command = Command(time, parts["disp"])
+            self.session.propose(self.command, execute=True, commit_first=True)
+        elif action == codec.GET_DAQ:
+            self.send(codec.pack_parts(self.daq(), sizes.daq, 0, sizes.data_size))
+        elif action == codec.COMMIT:
+            self.session.commit()
+        elif action == codec.DIE:
+            self.session.commit()
+            self.session.close(f"closed by the generic TCP client at {self.peer} (DIE)")
+            return False
+        elif not self._init_line(message):
+            return self.wrong(message)
+        return True
+
+    def _init_line(self, message: np.ndarray) -> bool:
+        """Read and log the rest of an init-file line (a 16385-byte message starting with byte 2); False if
+        ``message`` is not the start of one."""
+        raw = message.astype(codec.DOUBLE).tobytes()
+        if raw[0] != codec.SETUP or len(raw) >= codec.INIT_LINE_BYTES:
+            return False
+        rest = receive(self.connection, codec.INIT_LINE_BYTES - len(raw), "an init-file line")
+        if rest is None:
+            raise ConnectionError("the client closed the connection in the middle of an init-file line")
+        text = (raw + rest)[1:].split(b"\0", 1)[0].decode("ascii", errors="replace")
+        log.info("site %s: generic TCP client at %s: init-file line %r (not used by this site)", self.site,
+                 self.peer, text)
+        return True
