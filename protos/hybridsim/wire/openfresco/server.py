@@ -154,7 +154,7 @@ class _Client:
                 if message is None:
                     self.session.close(f"the OpenFresco {self.role} at {self.peer} closed the connection")
                     return
-                if not self.answer(message):
+                if not self.answer(codec.action_of(message), message, self.sizes):
                     return
         except SessionEnded:
             return
@@ -162,8 +162,8 @@ class _Client:
             self.session.close(f"lost: {exc}")
             log.warning("site %s: OpenFresco %s at %s: %s", self.site, self.role, self.peer, exc)
 
-    def answer(self, message: np.ndarray) -> bool:
-        """Act on one request; False ends the connection."""
+    def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
+        """Act on one request (``action`` its code, None if not a whole number); False ends the connection."""
         raise NotImplementedError
 
     def trial(self, message: np.ndarray) -> None:
@@ -224,10 +224,7 @@ class _ElementClient(_Client):
                  np.array2string(np.diag(self.stiffness), precision=6))
         self.serve()
 
-    def answer(self, message: np.ndarray) -> bool:
-        sizes = self.sizes
-        assert sizes is not None
-        action = codec.action_of(message)
+    def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
         n = self.session.n
         description = self.session.description
         if action == codec.SET_TRIAL:
@@ -295,10 +292,7 @@ class _LabClient(_Client):
         if self.start(sizes, matrices=False):
             self.serve()
 
-    def answer(self, message: np.ndarray) -> bool:
-        sizes = self.sizes
-        assert sizes is not None
-        action = codec.action_of(message)
+    def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
         if action == codec.SET_TRIAL:
             self.trial(message)
         elif action == codec.GET_DAQ:
@@ -328,10 +322,7 @@ class _ControllerClient(_Client):
         if self.start(self._sizes, matrices=False):
             self.serve()
 
-    def answer(self, message: np.ndarray) -> bool:
-        sizes = self.sizes
-        assert sizes is not None
-        action = codec.action_of(message)
+    def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
         if action == codec.SET_TRIAL:
             parts = codec.unpack_parts(message, sizes.ctrl, 1)
             time = float(parts["time"][0]) if parts["time"].size else (self.session.step + 1) * self.session.dt
