@@ -2,7 +2,7 @@
 
     python opensees_peer.py JSON
 
-JSON: {"element": "local" | "genericClient" | "adapter", "port": P, "integrator": "alpha-os" | "newmark",
+JSON (or @FILE): {"element": "local" | "genericClient" | "adapter" | "matrices", "port": P, "integrator": "alpha-os" | "newmark",
 "law": "elastic" | "steel01" (the first storey's), "served": "both" | "storey1" (what a genericClient stands for),
 "steps": N, "penalty": kp (adapter)}.  ``local`` and ``genericClient`` run the transient analysis
 and print the floor displacements as one JSON line; ``adapter`` serves the storey springs to an
@@ -82,6 +82,47 @@ def transient(args: dict) -> None:
     ops.wipe()  # a genericClient says DIE from its destructor
 
 
+def matrix_model(args: dict) -> None:
+    """A linear model given by its matrices over one-DOF nodes (``stiffness`` as springs between the nodes and to
+    the ground, the diagonal of ``mass`` at the nodes) loaded by ``load`` times the ground acceleration
+    ``ground`` (m/s^2, every ``dt`` s), whose DOFs are all a genericClient's: OpenSees drives a site with it
+    under AlphaOS and prints the DOFs' displacements."""
+    k, m = args["stiffness"], args["mass"]
+    n = len(k)
+    ops.wipe()
+    ops.model("basic", "-ndm", 1, "-ndf", 1)
+    ops.node(n + 1, 0.0)
+    ops.fix(n + 1, 1)
+    for i in range(n):
+        ops.node(i + 1, 0.0, "-mass", m[i][i])
+    springs = [(i, j, -k[i][j]) for i in range(n) for j in range(i + 1, n)]
+    springs += [(i, n, sum(k[i])) for i in range(n)]  # to the ground: the row sums
+    for tag, (i, j, stiffness) in enumerate(springs, start=1):
+        ops.uniaxialMaterial("Elastic", 100 + tag, stiffness)
+        ops.element("zeroLength", 100 + tag, j + 1, i + 1, "-mat", 100 + tag, "-dir", 1, "-doRayleigh", 0)
+    nodes = list(range(1, n + 1))
+    ops.element("genericClient", 1, "-node", *nodes, *sum((["-dof", 1] for _ in nodes), []), "-server",
+                args["port"], "127.0.0.1")
+    ops.timeSeries("Path", 1, "-dt", args["dt"], "-values", *args["ground"])
+    ops.pattern("Plain", 1, 1)
+    for i in range(n):
+        ops.load(i + 1, -args["load"][i])
+    ops.constraints("Plain")
+    ops.numberer("Plain")
+    ops.system("FullGeneral")
+    ops.test("NormDispIncr", 1e-12, 10)
+    ops.algorithm("Linear", "-initial")
+    ops.integrator("AlphaOS", 1.0)
+    ops.analysis("Transient")
+    history = []
+    for _ in range(len(args["ground"]) - 1):
+        if ops.analyze(1, args["dt"]) != 0:
+            break
+        history.append([ops.nodeDisp(i + 1, 1) for i in range(n)])
+    print(json.dumps(history), flush=True)
+    ops.wipe()
+
+
 def adapter(args: dict) -> None:
     """The storey springs behind an adapter element at floors 2 and 3, driven by a client until it says DIE."""
     ops.wipe()
@@ -108,5 +149,5 @@ def adapter(args: dict) -> None:
 
 
 if __name__ == "__main__":
-    arguments = json.loads(sys.argv[1])
-    (adapter if arguments["element"] == "adapter" else transient)(arguments)
+    arguments = json.loads(sys.argv[1] if not sys.argv[1].startswith("@") else open(sys.argv[1][1:]).read())
+    {"adapter": adapter, "matrices": matrix_model}.get(arguments["element"], transient)(arguments)

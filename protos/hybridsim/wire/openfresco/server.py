@@ -167,15 +167,17 @@ class _Client:
         raise NotImplementedError
 
     def trial(self, message: np.ndarray) -> None:
-        """setTrialResponse: a new step, unless the displacement is the uncommitted trial's."""
+        """setTrialResponse: a new step, unless the displacement is the uncommitted trial's, or the committed
+        state's at its time (genericClient's first trial, at t = 0 and rest)."""
         assert self.sizes is not None
         parts = codec.unpack_parts(message, self.sizes.ctrl, 1)
         time = float(parts["time"][0]) if parts["time"].size else 0.0
         command = Command(time, parts["disp"], parts["vel"] if parts["vel"].size else None,
                           parts["accel"] if parts["accel"].size else None)
-        if self.command is not None and self.session.uncommitted and np.array_equal(
-                command.displacement, self.command.displacement):
-            return
+        last = self.command
+        if last is not None and np.array_equal(command.displacement, last.displacement) and (
+                self.session.uncommitted or command.time == last.time):
+            return  # the same trial again (alpha-OS sends it twice), or the committed state it is at
         self.command = command
         self.session.propose(command, execute=True)
 
@@ -219,6 +221,7 @@ class _ElementClient(_Client):
             self.stiffness = self.session.pretest(amplitude)
         except SessionEnded:
             return
+        self.command = Command(0.0, np.zeros(self.session.n))  # the rest state the pre-test committed
         log.info("site %s: OpenFresco element client at %s: initial and tangent stiffness by a pre-test "
                  "(probe %g): diagonal %s", self.site, self.peer, amplitude,
                  np.array2string(np.diag(self.stiffness), precision=6))
