@@ -41,6 +41,7 @@ Config table::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -368,7 +369,8 @@ class ExperimentalModule(StepLedger):
 
     def records(self) -> list[Record]:
         """Per committed control sample k: the time, target strokes, commands and measured strokes of both
-        actuators (mm, as the site logs them); each compensator's adapted parameters at the end."""
+        actuators (mm, as the site logs them); each compensator's adapted parameters at the end; a plant
+        daemon's DAQ log (``plant/...``)."""
         if self.site is None:
             return []
         rows = self._committed_sample + 1
@@ -383,7 +385,8 @@ class ExperimentalModule(StepLedger):
                 out.append(Record(f"compensator_{i}/parameters", parameters.reshape(1, -1), ("1",) * parameters.size,
                                   tuple(f"p{j}" for j in range(parameters.size)),
                                   f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
-        return out
+        plant_records = getattr(self._plant, "records", list)()  # a plant daemon's DAQ log
+        return out + [replace(r, name=f"plant/{r.name}") for r in plant_records]
 
     def write_record(self, path: Path) -> None:
         """The site's record (per control sample: target strokes, commands, measured strokes; mm) as HDF5."""

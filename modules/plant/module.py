@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
-from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
 from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.lab import VirtualLab
@@ -99,6 +99,8 @@ class PlantModule(StepLedger):
         self.lab = build_lab(self.config)
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
+        self._commands: list[np.ndarray] = []
+        """row k: the command (m) held over sample k, as committed (the DAQ log)"""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "PlantModule":
@@ -116,6 +118,7 @@ class PlantModule(StepLedger):
         prime_lab(self.config)
         self.lab = build_lab(self.config)
         self._committed = None
+        self._commands = []
 
     def _sample_of(self, step: int, command: Command) -> int:
         n = round(command.time / self.control_dt)
@@ -142,6 +145,9 @@ class PlantModule(StepLedger):
 
     def _accept(self, step: int) -> None:
         self._committed = self.lab.state()
+        if self._committed["tick"] > 0:
+            del self._commands[self._committed["tick"] - 1:]
+            self._commands.append(self._proposed[1].displacement.copy())  # type: ignore[index]
 
     def _discard(self) -> None:
         if self._committed is not None:
@@ -154,6 +160,18 @@ class PlantModule(StepLedger):
         self._committed = state  # type: ignore[assignment]
         if state is not None:
             self.lab.set_state(state)  # type: ignore[arg-type]
+        del self._commands[0 if state is None else state["tick"]:]  # type: ignore[index]
+
+    def records(self) -> list[Record]:
+        """The DAQ log of the committed samples: row k, the command held over sample k (plant units, mm for
+        the maRTHS plant) and its servo volts before saturation (what the realizability check reads)."""
+        units = self.lab.units_per_metre
+        commands = np.array(self._commands, float).reshape(-1, len(self.dofs)) * units
+        names = tuple(d.name for d in self.dofs)
+        unit = "mm" if units == 1000.0 else f"m/{units:g}"
+        return [Record("commands", commands, (unit,) * len(names), names, "command held over sample k"),
+                Record("volts", self.lab.daq.volts(commands), ("V",) * len(names), names,
+                       "servo command volts of sample k, before saturation")]
 
     def close(self) -> dict[str, float]:
         stats = super().close()

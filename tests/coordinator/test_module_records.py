@@ -19,6 +19,7 @@ import pytest
 from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.export import export_results
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.coordinator.problems.marths import parts
 from hybridsim.modules.experimental.kinematics import Coupler
 from tests.conftest import EXAMPLES
 
@@ -48,8 +49,14 @@ def test_the_results_file_holds_the_sites_per_sample_records_and_the_config_fold
     steps = result.displacement.shape[0]
     with h5py.File(result.output) as f:
         records = f["modules/lab/records"]
-        assert sorted(records) == ["commands", "compensator_1", "compensator_2", "measured_strokes", "sample_time",
-                                   "target_strokes"]
+        assert sorted(records) == ["commands", "compensator_1", "compensator_2", "measured_strokes", "plant",
+                                   "sample_time", "target_strokes"]
+        # the plant daemon's DAQ log came through the site: the commands it held are the site's (mm), and
+        # their volts are the DAQ's conversion (maRTHS SPEC 9)
+        commands = records["commands"][: steps - 1]
+        np.testing.assert_allclose(records["plant/commands"][()], commands, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(records["plant/volts"][()], parts.daq().volts(commands), rtol=1e-12)
+        assert list(records["plant/volts"].attrs["units"]) == ["V", "V"]
         measured = records["measured_strokes"][()]
         assert measured.shape == (steps, 2)  # one control sample per step (dt = 1/1024 s), t = 0 included
         assert list(records["measured_strokes"].attrs["units"]) == ["mm", "mm"]
