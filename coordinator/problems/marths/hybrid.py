@@ -26,9 +26,10 @@ from hybridsim.coordinator.problems.marths.campaign import TrialResult
 from hybridsim.coordinator.problems.marths.report import format_table
 from hybridsim.coordinator.problems.marths.structure import FEEDBACK_DOFS
 from hybridsim.coordinator.recorder import read_results
+from hybridsim.shipped import package_folder
 
 NDOF = 29
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = package_folder("hybridsim.examples")
 
 
 def design_card(folder: Path, duration: float, *, dt: float | None = None, daemons: bool = True,
