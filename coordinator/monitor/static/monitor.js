@@ -295,5 +295,6 @@ const hybridsimMonitor = (() => {
     redraws: () => redraws,
     lastStep: () => (progress ? progress.step : -1),
     state: () => (progress ? progress.state : ""),
+    yRanges: () => charts.map((c) => [c.name, c.plot.scales.y.min, c.plot.scales.y.max]),
   };
 })();

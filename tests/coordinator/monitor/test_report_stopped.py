@@ -124,3 +124,20 @@ def test_hybridsim_report_of_a_stopped_run_exits_0(stopped_reports, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "aborted by the test" in (tmp_path / "r.html").read_text()
+
+
+def test_plots_of_all_zero_data_have_a_small_symmetric_axis_and_titles_that_say_what_is_plotted(tmp_path):
+    """No ground motion: every displacement and force is zero; the axes must not span 0..100."""
+    require_chromium()
+    experiment = spring_run(tmp_path, "at_rest")
+    table = dict(experiment.table, ground_motion={**experiment.table["ground_motion"], "scale": 0.0})
+    run_experiment(parse_experiment(table, base_dir=tmp_path))
+    with chromium() as page:
+        page.get(write_report(tmp_path / "at_rest.h5").as_uri())
+        ranges = {name: (low, high) for name, low, high in page.execute_script("return hybridsimMonitor.yRanges()")}
+        titles = [h.text for h in page.find_elements("css selector", "#plots h2")]
+    response = "Response: displacement of x"
+    assert response in titles and "spring: target (dashed) and measured displacement of x" in titles
+    for name in (response, "spring: target (dashed) and measured displacement of x",
+                 "Interface forces: restoring force each module measured"):
+        assert ranges[name] == pytest.approx((-1e-3, 1e-3)), name
