@@ -1,31 +1,31 @@
 """The `experimental` module: an experimental site behind the module interface.
 
 The coordinator sends one target per integration step (``Command.time`` =
-t_n); with a session dt of m control samples the site generates a target for
+t_n) over the site's interface DOFs; with a session dt of m control samples the site generates a target for
 each of the m samples (``command_generation``: linear interpolation from the
 last target, or OpenFresco's polynomial predictor-corrector, see
 :mod:`hybridsim.modules.experimental.command_generation`), runs its compensators and
 its backend every sample, and returns what it measured at the end of the
-step: the interface displacements (x, theta1, theta2) and the feedback force
-of its frame model.  The first committed command (t = 0) is the reading at
+step: the measured pose and the DOF forces of its load cells (or, for the maRTHS
+benchmark, the interface x, theta1, theta2 and the feedback force of its frame model).  The first committed command (t = 0) is the reading at
 rest and must be zero; a first command at t = dt takes that reading itself.
 Trial commands at t = 0 that are never committed (a coordinator's pre-test of
-initial stiffness) are answered quasi-statically by the frame model: the
-force K5 q of the commanded deformation, with nothing moving.
+initial stiffness) are answered quasi-statically, with nothing moving: by the
+virtual lab's specimen at the strokes of the commanded pose, by ``initial_stiffness``,
+or by the frame model (the force K5 q of the commanded deformation).
 
-Config table::
+Config table (a generic site: any setup, one actuator table each, forces from the load cells)::
 
-    dt = 0.0009765625                           # control sample (s)
-    dofs = ["x", "theta", "theta_free"]         # names in the coordinator's namespace
-    kinds = ["translation", "rotation", "rotation"]
-    signs = [1, -1, -1]                         # coordinator sign -> frame sign, per DOF
-    coupler = {offset = .., heights = [.., ..], angles_deg = [.., ..]}
-    compensators = [{kind = "rls", ...}, {kind = "rls", ...}]      # one per actuator
-    guards = [{volts = 3.8, volts_per_unit = .., volts_offset = ..}, {...}]  # optional: runaway guards
-                                                # (hybridsim.modules.experimental.guards.Limits), one per actuator
-    frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
-    backend = {plant = {...}}                   # a plant config: the lab in this process
-            | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon
+    dt = 0.001                                  # control sample (s)
+    setup = {kind = "two-actuators-2d", lengths = [1.2, 1.0], height = 0.5}   # modules/experimental/setups
+    dofs = ["u", "phi"]                         # optional: the setup's DOFs renamed into the coordinator's namespace
+    signs = [1, 1]                              # optional: coordinator sign -> rig sign, per DOF
+    actuators = [{compensator = {kind = "none"}, stroke = 0.1, force = 2e5,    # one table per actuator: its
+                  guard = {tracking = 5.0}}, ...]                              # compensator, limits (m, N), guard
+    initial_stiffness = [[..], [..]]            # optional: the pre-test's r = K d when the control cannot probe
+    backend = {plant = {...}}                   # a plant config (virtual lab): the lab in this process; a
+                                                # specimen with coordinates = "dofs" and no setup takes the site's
+            | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon (its load cells are its forces)
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
                                                 # with a daemon: link = "auto" (default), "tcp" or "grpc"
             | {generic_tcp = "HOST:PORT", channels = 2}  # a lab's controller over OpenFresco's generic TCP
@@ -36,6 +36,18 @@ Config table::
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
                                                 #   into the step (m control samples per step Dt)
+
+The maRTHS benchmark's site (forces from the frame model fed by the measured motion)::
+
+    dofs = ["x", "theta", "theta_free"]         # names in the coordinator's namespace
+    kinds = ["translation", "rotation", "rotation"]
+    signs = [1, -1, -1]                         # coordinator sign -> frame sign, per DOF
+    coupler = {offset = .., heights = [.., ..], angles_deg = [.., ..]}   # the marths-coupler setup with the
+                                                # benchmark's inverse estimate (or setup = {kind = "marths-coupler"})
+    compensators = [{kind = "rls", ...}, {kind = "rls", ...}]      # one per actuator (or actuators = [...])
+    guards = [{volts = 3.8, volts_per_unit = .., volts_offset = ..}, {...}]  # optional: runaway guards
+                                                # (hybridsim.modules.experimental.guards.Limits), one per actuator
+    frame = {beam_length = .., column_length = .., ...}            # PortalFrame fields
 """
 
 from __future__ import annotations
@@ -53,9 +65,11 @@ from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.kinds import build_compensator
 from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
-from hybridsim.modules.experimental.kinematics import Coupler
 from hybridsim.modules.experimental.physical_frame import FeedbackForce, PortalFrame
-from hybridsim.modules.experimental.site import ControlBackend, ExperimentalSite, SiteResponse
+from hybridsim.modules.experimental.setups.base import Setup
+from hybridsim.modules.experimental.setups.kinds import build_setup
+from hybridsim.modules.experimental.site import (ControlBackend, ExperimentalSite, ForceSource, FrameFeedback,
+                                                 LoadCells, SiteResponse)
 
 
 class ModuleBackend:
@@ -72,11 +86,18 @@ class ModuleBackend:
         self.channels = channels
         self.sample = 0
         self._step = -1
+        self._loads = np.zeros(channels)
 
     def _call(self, time: float, command: np.ndarray) -> np.ndarray:
         self._step += 1
         self.module.propose(self._step, Command(time, np.asarray(command, float)))
-        return self.module.execute(self._step).displacement
+        result = self.module.execute(self._step)
+        self._loads = result.force
+        return result.displacement
+
+    def loads(self) -> np.ndarray:
+        """The plant's load cells at the last sample (N)."""
+        return self._loads.copy()
 
     def reading(self) -> np.ndarray:
         measured = self._call(0.0, np.zeros(self.channels))
@@ -113,6 +134,9 @@ class _AtRest:
     def drive(self, command: np.ndarray) -> np.ndarray:
         return self._strokes.copy()
 
+    def loads(self) -> np.ndarray:
+        return self._strokes.copy()
+
     def commit(self) -> None:
         """Nothing moved."""
 
@@ -127,11 +151,53 @@ def prime_site(config: Mapping[str, Any]) -> None:
     """Run two samples of a throwaway site of ``config`` at rest, so that the compiled per-sample kernels
     (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
     real-time controller is loaded before its clock starts)."""
-    site = build_site(config, _AtRest())
+    setup = site_setup(config)
+    site = build_site(config, _AtRest(setup.actuators))
     site.start()
     for _ in range(2):
-        site.advance(np.zeros(3))
+        site.advance(np.zeros(len(site.signs)))
         site.commit()
+
+
+def site_setup(config: Mapping[str, Any]) -> Setup:
+    """The setup of a site config: ``setup = {kind = ...}``, or the maRTHS ``coupler`` table (the
+    marths-coupler setup with the benchmark's inverse estimate)."""
+    if "setup" in config and "coupler" in config:
+        raise ModuleError("experimental module: give setup or coupler (the maRTHS coupler), not both")
+    if "coupler" in config:
+        coupler = config["coupler"]
+        if not isinstance(coupler, Mapping):
+            raise ModuleError("experimental module: coupler must be a table {offset, heights, angles_deg}")
+        return build_setup({"kind": "marths-coupler", "inverse": "benchmark", **coupler})
+    if "setup" not in config:
+        raise ModuleError('experimental module: give a setup, e.g. setup = {kind = "one-actuator"} '
+                          "(hybridsim.modules.experimental.setups)")
+    return build_setup(config["setup"])
+
+
+def _actuator_tables(config: Mapping[str, Any], count: int) -> list[Mapping[str, Any]]:
+    """One table per actuator: ``actuators``, or the maRTHS form ``compensators`` (+ ``guards``)."""
+    if "actuators" in config:
+        if "compensators" in config or "guards" in config:
+            raise ValueError("give actuators = [...] (each with its compensator and guard) or compensators/guards, "
+                             "not both")
+        tables = config["actuators"]
+        if not isinstance(tables, list) or not all(isinstance(t, Mapping) for t in tables):
+            raise ValueError("actuators must be a list of tables, one per actuator")
+        for i, table in enumerate(tables, start=1):
+            unknown = sorted(set(table) - {"compensator", "guard", "stroke", "force"})
+            if unknown:
+                raise ValueError(f"actuators[{i}]: unknown key {unknown[0]!r} (compensator, guard, stroke, force)")
+    else:
+        compensators = config.get("compensators", [{"kind": "none"}] * count)
+        guards = config.get("guards")
+        if guards is not None and len(guards) != len(compensators):
+            raise ValueError(f"guards: give one table per compensator ({len(compensators)}), not {len(guards)}")
+        tables = [{"compensator": c, **({} if guards is None else {"guard": guards[i]})}
+                  for i, c in enumerate(compensators)]
+    if len(tables) != count:
+        raise ValueError(f"the setup has {count} actuators: give one table per actuator, not {len(tables)}")
+    return tables
 
 
 def build_site(config: Mapping[str, Any], backend: ControlBackend,
@@ -140,35 +206,67 @@ def build_site(config: Mapping[str, Any], backend: ControlBackend,
     guards) if given."""
     try:
         dt = float(config["dt"])
-        coupler_table, frame_table = config["coupler"], config["frame"]
+        setup = site_setup(config)
+        tables = _actuator_tables(config, setup.actuators)
         if compensators is None:
-            compensators = _guarded(config.get("guards"), [build_compensator(t) for t in config["compensators"]], dt)
-        coupler = Coupler.from_attachments(float(coupler_table["offset"]), tuple(coupler_table["heights"]),
-                                           tuple(coupler_table["angles_deg"]))
-        frame = PortalFrame(**frame_table)
-        return ExperimentalSite(coupler, compensators, FeedbackForce(frame, dt), backend,
-                                config.get("signs", (1.0, 1.0, 1.0)))
+            compensators = [_guarded(t.get("guard"), build_compensator(t.get("compensator", {"kind": "none"})), dt, i)
+                            for i, t in enumerate(tables, start=1)]
+        limits = [[float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")]
+        forces = _force_source(config, setup, backend, dt)
+        signs = config.get("signs", (1.0,) * len(interface_dofs(config, setup)))
+        return ExperimentalSite(setup, compensators, forces, backend, signs, *limits)
     except KeyError as exc:
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
     except (TypeError, ValueError) as exc:
         raise ModuleError(f"experimental module: {exc}") from None
 
 
-def _guarded(tables: Sequence[Mapping[str, Any]] | None, compensators: list[Compensator],
-             dt: float) -> list[Compensator]:
-    """Each compensator inside the runaway guard of its table (``guards``, one per actuator), if any."""
-    if tables is None:
-        return compensators
-    if len(tables) != len(compensators):
-        raise ValueError(f"guards: give one table per compensator ({len(compensators)}), not {len(tables)}")
-    return [GuardedCompensator(c, Limits(**{k: float(v) for k, v in t.items()}), f"actuator {i}", dt)
-            for i, (c, t) in enumerate(zip(compensators, tables), start=1)]
+def _force_source(config: Mapping[str, Any], setup: Setup, backend: ControlBackend, dt: float) -> ForceSource:
+    """The frame model of a ``frame`` table (maRTHS), else the load cells through the setup."""
+    if "frame" in config:
+        if len(setup.dofs) != 2:
+            raise ValueError("the frame model's feedback force needs a setup of (x, theta)")
+        return FrameFeedback(FeedbackForce(PortalFrame(**config["frame"]), dt))
+    stiffness = config.get("initial_stiffness")
+    if stiffness is not None:
+        stiffness = np.asarray(stiffness, float)
+        n = len(setup.dofs)
+        if stiffness.shape != (n, n) or not np.all(np.isfinite(stiffness)):
+            raise ValueError(f"initial_stiffness must be a finite {n} x {n} matrix (one row per DOF)")
+    return LoadCells(setup, getattr(backend, "probe", None), stiffness)
 
 
-def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module | None, Any]:
+def interface_dofs(config: Mapping[str, Any], setup: Setup) -> tuple[Dof, ...]:
+    """The site's DOFs in the coordinator's namespace: the frame model's three (x, theta1, theta2) with a
+    ``frame``, else the setup's, renamed by ``dofs`` if given."""
+    if "frame" in config:
+        names = list(config.get("dofs", ("x", "theta", "theta_free")))
+        kinds = list(config.get("kinds", ("translation", "rotation", "rotation")))
+        if len(names) != 3 or len(kinds) != 3:
+            raise ModuleError("experimental module: dofs and kinds name the three interface DOFs (x, theta1, theta2)")
+        return tuple(Dof(n, k) for n, k in zip(names, kinds))
+    if "kinds" in config:
+        raise ModuleError("experimental module: kinds is the frame model's; the setup says each DOF's kind")
+    names = config.get("dofs", [d.name for d in setup.dofs])
+    if not isinstance(names, (list, tuple)) or len(names) != len(setup.dofs):
+        raise ModuleError(f"experimental module: dofs must rename the setup's {len(setup.dofs)} DOFs "
+                          f"({', '.join(d.name for d in setup.dofs)})")
+    return tuple(Dof(str(n), d.kind) for n, d in zip(names, setup.dofs))
+
+
+def _guarded(table: Mapping[str, Any] | None, compensator: Compensator, dt: float, actuator: int) -> Compensator:
+    """The compensator inside the runaway guard of its table, if any."""
+    if table is None:
+        return compensator
+    return GuardedCompensator(compensator, Limits(**{k: float(v) for k, v in table.items()}), f"actuator {actuator}", dt)
+
+
+def build_backend(table: Mapping[str, Any], sample_period: float, base_dir: Path | None = None,
+                  setup: Mapping[str, Any] | None = None) -> tuple[ControlBackend, Module | None, Any]:
     """(backend, plant module to close, daemon to stop) for the site's ``backend`` table.
 
-    ``{plant = {...}}``: that lab in this process; ``{address = "HOST:PORT"}``:
+    ``{plant = {...}}``: that lab in this process (files relative to ``base_dir``; here and with a daemon a
+    specimen in DOF coordinates without a setup table takes ``setup``, the site's); ``{address = "HOST:PORT"}``:
     a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
     127.0.0.1 with that config (and stops at close).  With a daemon,
     ``link = "tcp"`` sends the control samples over the daemon's step link
@@ -179,15 +277,17 @@ def build_backend(table: Mapping[str, Any], sample_period: float) -> tuple[Contr
     if "plant" in table:
         from hybridsim.modules.plant.module import build_lab, prime_lab
 
-        prime_lab(table["plant"])
-        return build_lab(table["plant"]), None, None
+        plant = _with_setup(table["plant"], setup)
+        prime_lab(plant, base_dir)
+        return build_lab(plant, base_dir), None, None
     if "generic_tcp" in table:
         return _generic_tcp(table, sample_period)
     daemon, credentials = None, None
     if "daemon" in table:
         from hybridsim.wire.daemons import LocalDaemon
 
-        daemon = LocalDaemon("plant", table["daemon"], name=str(table.get("name", "plant")), private=True)
+        daemon = LocalDaemon("plant", _with_setup(table["daemon"], setup), name=str(table.get("name", "plant")),
+                             private=True)
         address, credentials = daemon.start(), daemon.credentials
     elif "address" in table:
         address = str(table["address"])
@@ -220,6 +320,16 @@ def _generic_tcp(table: Mapping[str, Any], sample_period: float) -> tuple[Contro
     return ModuleBackend(controller, sample_period, channels), controller, None
 
 
+def _with_setup(plant: Mapping[str, Any], setup: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A plant config whose specimen in DOF coordinates, if it has no setup table, takes the site's."""
+    plant = dict(plant)
+    specimen = plant.get("specimen")
+    if (isinstance(specimen, Mapping) and specimen.get("coordinates", "dofs") == "dofs" and "setup" not in specimen
+            and setup is not None):
+        plant["specimen"] = {**specimen, "setup": setup}
+    return plant
+
+
 def plant_transport(table: Mapping[str, Any]) -> str:
     """The RemoteModule transport of the backend table's ``link``: "auto" (default), "tcp" or "grpc"."""
     links = {"auto": "auto", "grpc": "stream", "tcp": "link"}
@@ -244,7 +354,8 @@ def _output_path(base_dir: Path | None, value: object) -> Path:
 
 RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (mm)",
                  "commands": "command sent at sample k, after the compensator (mm)",
-                 "measured_strokes": "stroke measured at sample k, before that sample's command acts (mm)"}
+                 "measured_strokes": "stroke measured at sample k, before that sample's command acts (mm)",
+                 "measured_loads": "load-cell force measured at sample k (N; zeros without load cells)"}
 """what each per-sample record of the site holds"""
 
 
@@ -256,11 +367,10 @@ class ExperimentalModule(StepLedger):
     def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:
         super().__init__()
         self.config = dict(config)
-        names = list(self.config.get("dofs", ("x", "theta", "theta_free")))
-        kinds = list(self.config.get("kinds", ("translation", "rotation", "rotation")))
-        if len(names) != 3 or len(kinds) != 3:
-            raise ModuleError("experimental module: dofs and kinds name the three interface DOFs (x, theta1, theta2)")
-        self.dofs = tuple(Dof(n, k) for n, k in zip(names, kinds))
+        self.base_dir = base_dir
+        self.dofs = interface_dofs(self.config, site_setup(self.config))
+        if "dt" not in self.config:
+            raise ModuleError("experimental module: give dt, the control sample (s)")
         self.control_dt = float(self.config["dt"])
         self.record_path = None if "record" not in self.config else _output_path(base_dir, self.config["record"])
         if "backend" not in self.config:
@@ -272,7 +382,7 @@ class ExperimentalModule(StepLedger):
         self._samples_per_step = 1
         self.generator = self._generator(1)
         self._snapshot: dict[str, Any] | None = None
-        self._targets = np.zeros((self.generator.history, 3))
+        self._targets = np.zeros((self.generator.history, len(self.dofs)))
         """the committed targets, newest first: d_n, d_{n-1}, .. (zero before the start, at rest)"""
         self._committed_sample = -1
         self._start: SiteResponse | None = None
@@ -283,7 +393,9 @@ class ExperimentalModule(StepLedger):
 
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
-                           info={"force": "feedback force of the frame model from the measured motion",
+                           info={"force": "feedback force of the frame model from the measured motion"
+                                 if "frame" in self.config else "DOF forces of the load cells through the setup, "
+                                 "J(q)^T f at the measured pose q",
                                  "step": "the target of t_n; the result is measured at t_n (t = 0: at rest)"})
 
     def _on_open(self, session: Session) -> None:
@@ -293,12 +405,14 @@ class ExperimentalModule(StepLedger):
                               f"control samples ({self.control_dt} s)")
         self._close_plant()
         prime_site(self.config)
-        backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt)
+        setup = self.config.get("setup")
+        backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt, self.base_dir,
+                                                           setup if isinstance(setup, Mapping) else None)
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)
         self.generator = self._generator(self._samples_per_step)
         self._snapshot = None
-        self._targets = np.zeros((self.generator.history, 3))
+        self._targets = np.zeros((self.generator.history, len(self.dofs)))
         self._committed_sample = -1
         self._start = None
 
@@ -368,17 +482,18 @@ class ExperimentalModule(StepLedger):
         return stats
 
     def records(self) -> list[Record]:
-        """Per committed control sample k: the time, target strokes, commands and measured strokes of both
-        actuators (mm, as the site logs them); each compensator's adapted parameters at the end; a plant
-        daemon's DAQ log (``plant/...``)."""
+        """Per committed control sample k: the time, target strokes, commands and measured strokes of every
+        actuator (mm, as the site logs them) and its load cell (N); each compensator's adapted parameters at the
+        end; a plant daemon's DAQ log (``plant/...``)."""
         if self.site is None:
             return []
         rows = self._committed_sample + 1
-        actuators = ("actuator_1", "actuator_2")
+        count = self.site.setup.actuators
+        actuators = tuple(f"actuator_{i + 1}" for i in range(count))
         out = [Record("sample_time", self.control_dt * np.arange(rows, dtype=float)[:, None], ("s",), ("t",),
                       "time of control sample k (k dt)")]
-        out += [Record(name, self.site.record.array(name, rows), ("mm", "mm"), actuators, RECORD_FIELDS[name])
-                for name in self.site.record.FIELDS]
+        out += [Record(name, self.site.record.array(name, rows), ("N" if name == "measured_loads" else "mm",) * count,
+                       actuators, RECORD_FIELDS[name]) for name in self.site.record.fields]
         for i, compensator in enumerate(self.site.compensators, 1):
             parameters = compensator.parameters()
             if parameters.size:
@@ -389,17 +504,20 @@ class ExperimentalModule(StepLedger):
         return out + [replace(r, name=f"plant/{r.name}") for r in plant_records]
 
     def write_record(self, path: Path) -> None:
-        """The site's record (per control sample: target strokes, commands, measured strokes; mm) as HDF5."""
+        """The site's record (per control sample: target strokes, commands, measured strokes in mm; loads in N)."""
         import h5py
 
         assert self.site is not None
         record = self.site.record
         with h5py.File(path, "w") as f:
             f.attrs["control_dt"] = self.control_dt
-            for name in record.FIELDS:
+            for name in record.fields:
                 f.create_dataset(name, data=record.array(name))
 
     def _close_plant(self) -> dict[str, float]:
+        lab = getattr(self.site.backend, "close", None) if self.site is not None and self._plant is None else None
+        if lab is not None:
+            lab()  # an in-process lab: its specimen lets go of what it holds (an OpenSees domain)
         plant, self._plant = self._plant, None
         daemon, self._daemon = self._daemon, None
         stats: dict[str, float] = {}

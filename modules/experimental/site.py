@@ -1,41 +1,55 @@
-"""The experimental site: transfer system + one compensator per actuator + control backend + feedback force.
+"""The experimental site: setup + one compensator per actuator + control backend + force source.
 
-One control sample per :meth:`ExperimentalSite.advance`: the target (x, theta)
-of the interface becomes two target strokes (coupler kinematics), each
-compensator turns its target into a command, the backend holds the commands
-over the sample and returns the strokes measured at its end, and the frame
-model turns the measured motion into the feedback force.
-:meth:`ExperimentalSite.start` is the reading at rest before the first sample.
+One control sample per :meth:`ExperimentalSite.advance`: the interface target
+becomes the setup's DOFs (the force source says how), the setup's forward map
+gives one target stroke per actuator, each actuator's compensator turns its
+target into a command, the backend holds the commands over the sample and
+returns the strokes measured at its end (and its load cells), the setup's
+inverse gives the measured pose and the force source the interface
+displacements and forces.  :meth:`ExperimentalSite.start` is the reading at rest.
 
-At its edge the site speaks the coordinator's interface DOFs (x, theta1,
-theta2): x lateral (m), theta1 the controlled rotation, theta2 the free one
-(rad), each multiplied by ``signs`` to get the frame's own sign convention
-(counter-clockwise positive); forces (N, N*m) use the same signs.  The
-command for theta2 is ignored (that joint rotates freely on the specimen).
-The compensators see millimetres, the rest is SI.
+Force sources: :class:`LoadCells` (the DOF forces J(q)^T f of the measured
+load-cell forces f in the measured configuration q: any rig) and
+:class:`FrameFeedback` (the maRTHS benchmark's frame model fed by the measured
+motion, its interface x, theta1, theta2 with the free rotation theta2 from the model).
+
+Interface values are multiplied by ``signs`` (+-1 per interface DOF) to get
+the rig's own sign convention; forces use the same signs.  The compensators
+see millimetres, the rest is SI.  Per actuator, a target stroke beyond
+``stroke_limits`` or a measured load beyond ``force_limits`` stops the site
+(:class:`ActuatorLimitExceeded`) before the command is sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.compensators.base import Compensator
-from hybridsim.modules.experimental.kinematics import Coupler
 from hybridsim.modules.experimental.physical_frame import FeedbackForce
+from hybridsim.modules.experimental.setups.base import Setup
 
 MM_PER_M = 1000.0
 
 
 class ControlBackend(Protocol):
-    """Where the commands go: a lab (virtual or real) that moves the actuators and reads the sensors (m)."""
+    """Where the commands go: a lab (virtual or real) that moves the actuators and reads its sensors.
+
+    A lab's own controller is one more class with these methods: ``reading`` the strokes (m) at the
+    current sample, ``drive`` holds one command per actuator (m) over a sample and returns the strokes
+    at its end, ``loads`` the load-cell forces (N, pushing positive) at the current sample (zeros
+    without load cells); ``commit``, ``state`` and ``set_state`` as the site's trials need them.
+    """
 
     def reading(self) -> np.ndarray: ...
 
     def drive(self, command: np.ndarray) -> np.ndarray: ...
+
+    def loads(self) -> np.ndarray: ...
 
     def commit(self) -> None: ...
 
@@ -44,37 +58,125 @@ class ControlBackend(Protocol):
     def set_state(self, state: Any) -> None: ...
 
 
+class ForceSource(Protocol):
+    """Between the interface and the setup: the setup DOFs of a target, the response to a measurement."""
+
+    def target(self, command: np.ndarray) -> np.ndarray:
+        """The setup's DOFs (m, rad) of an interface target (rig sign)."""
+        ...
+
+    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(interface displacements, forces) of the measured pose and load-cell forces of one sample."""
+        ...
+
+    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(displacements, forces) of a quasi-static probe at an interface command; nothing moves."""
+        ...
+
+    def state(self) -> Any: ...
+
+    def set_state(self, state: Any) -> None: ...
+
+
+class LoadCells:
+    """DOF forces from the load cells through the setup: r = J(q)^T f, q the measured pose.
+
+    A pre-test probe asks ``probe_loads`` (a virtual lab's specimen) for the load-cell forces at the
+    strokes of the probed pose, or uses ``stiffness`` (DOFs x DOFs: r = K d) when a lab cannot probe.
+    """
+
+    def __init__(self, setup: Setup, probe_loads: Callable[[np.ndarray], np.ndarray] | None = None,
+                 stiffness: np.ndarray | None = None) -> None:
+        self.setup = setup
+        self.probe_loads = probe_loads
+        self.stiffness = stiffness
+
+    def target(self, command: np.ndarray) -> np.ndarray:
+        return command
+
+    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return pose, self.setup.dof_forces(pose, loads)
+
+    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.stiffness is not None:
+            return command, self.stiffness @ command
+        if self.probe_loads is None:
+            raise ModuleError("experimental module: this control cannot probe the specimen before the test: give "
+                              "initial_stiffness (a DOFs x DOFs matrix) for the pre-test")
+        return command, self.setup.dof_forces(command, self.probe_loads(self.setup.strokes(command)))
+
+    def state(self) -> None:
+        return None
+
+    def set_state(self, state: None) -> None:
+        """Stateless."""
+
+
+class FrameFeedback:
+    """The maRTHS benchmark's feedback force: interface (x, theta1, theta2), setup (x, theta1); the frame
+    model's F5[0:3] from the measured motion, theta2 its free rotation (the load cells are not used)."""
+
+    def __init__(self, feedback: FeedbackForce) -> None:
+        self.feedback = feedback
+
+    def target(self, command: np.ndarray) -> np.ndarray:
+        return command[:2]
+
+    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, theta = pose
+        force, q = self.feedback.force(x, theta)
+        return np.array([x, theta, q[2]]), force
+
+    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        force, q = self.feedback.static_force(command[0], command[1])
+        return np.array([command[0], command[1], q[2]]), force
+
+    def state(self) -> Any:
+        return self.feedback.state()
+
+    def set_state(self, state: Any) -> None:
+        self.feedback.set_state(state)
+
+
+class ActuatorLimitExceeded(ModuleError):
+    """A target stroke or a measured load beyond an actuator's limit: the site stops before sending it."""
+
+
 @dataclass(frozen=True)
 class SiteResponse:
     """What the site measured at the end of a sample, in the coordinator's interface DOFs."""
 
     displacement: np.ndarray
-    """(x, theta1, theta2) of the interface: measured x, theta and the free rotation (m, rad)"""
+    """interface displacements (m, rad): the measured pose (and, for the frame model, its free rotation)"""
     force: np.ndarray
-    """(F_x, M_1, M_2) at those DOFs: F5[0:3] of the frame model (N, N*m)"""
+    """interface forces (N, N*m)"""
 
 
 class SiteRecord:
-    """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm)."""
+    """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm) and, with
+    ``load_cells``, the load-cell forces (N), one column per actuator."""
 
     FIELDS = ("target_strokes", "commands", "measured_strokes")
 
-    def __init__(self, capacity: int = 1024) -> None:
-        self.arrays = {name: np.full((capacity, 2), np.nan) for name in self.FIELDS}
+    def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024) -> None:
+        self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
+        self.arrays = {name: np.full((capacity, actuators), np.nan) for name in self.fields}
         self.samples = 0
         """number of samples with a measurement"""
 
     def _reserve(self, k: int) -> None:
-        size = self.arrays["measured_strokes"].shape[0]
+        size, width = self.arrays["measured_strokes"].shape
         if k >= size:
             for name, old in self.arrays.items():
-                grown = np.full((max(2 * size, k + 1), 2), np.nan)
+                grown = np.full((max(2 * size, k + 1), width), np.nan)
                 grown[:size] = old
                 self.arrays[name] = grown
 
-    def measured(self, k: int, strokes_mm: np.ndarray) -> None:
+    def measured(self, k: int, strokes_mm: np.ndarray, loads: np.ndarray) -> None:
         self._reserve(k)
         self.arrays["measured_strokes"][k] = strokes_mm
+        if "measured_loads" in self.arrays:
+            self.arrays["measured_loads"][k] = loads
         self.samples = k + 1
 
     def commanded(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray) -> None:
@@ -83,28 +185,33 @@ class SiteRecord:
         self.arrays["commands"][k] = commands_mm
 
     def array(self, name: str, samples: int | None = None) -> np.ndarray:
-        """A logged signal (samples x 2), the first ``samples`` rows (default: all measured)."""
+        """A logged signal (samples x actuators), the first ``samples`` rows (default: all measured)."""
         return self.arrays[name][: self.samples if samples is None else samples].copy()
 
 
 class ExperimentalSite:
-    """Coupler + compensators + backend + frame force, advanced one control sample at a time."""
+    """Setup + compensators + backend + force source, advanced one control sample at a time."""
 
-    def __init__(self, coupler: Coupler, compensators: Sequence[Compensator], feedback: FeedbackForce,
-                 backend: ControlBackend, signs: Sequence[float] = (1.0, 1.0, 1.0)) -> None:
-        if len(compensators) != 2:
-            raise ValueError("the maRTHS coupler has two actuators: give one compensator per actuator")
-        self.coupler = coupler
+    def __init__(self, setup: Setup, compensators: Sequence[Compensator], forces: ForceSource,
+                 backend: ControlBackend, signs: Sequence[float],
+                 stroke_limits: Sequence[float] | None = None, force_limits: Sequence[float] | None = None) -> None:
+        if len(compensators) != setup.actuators:
+            raise ValueError(f"the setup has {setup.actuators} actuators: give one compensator per actuator, "
+                             f"not {len(compensators)}")
+        self.setup = setup
         self.compensators = tuple(compensators)
-        self.feedback = feedback
+        self.forces = forces
         self.backend = backend
         self.signs = np.asarray(signs, float)
-        if self.signs.shape != (3,) or not np.all(np.abs(self.signs) == 1.0):
-            raise ValueError("signs: three factors of +1 or -1, one per interface DOF (x, theta1, theta2)")
-        self.record = SiteRecord()
+        if self.signs.ndim != 1 or not np.all(np.abs(self.signs) == 1.0):
+            raise ValueError("signs: one factor of +1 or -1 per interface DOF")
+        n = setup.actuators
+        self.stroke_limits = np.full(n, np.inf) if stroke_limits is None else np.asarray(stroke_limits, float)
+        self.force_limits = np.full(n, np.inf) if force_limits is None else np.asarray(force_limits, float)
+        self.record = SiteRecord(n, isinstance(forces, LoadCells))
         self.sample = -1
         """the last measured sample (-1: not started)"""
-        self._measured_mm = np.zeros(2)
+        self._measured_mm = np.zeros(n)
 
     def start(self) -> SiteResponse:
         """The reading at rest (sample 0), before any command."""
@@ -113,9 +220,15 @@ class ExperimentalSite:
         return self._measure(self.backend.reading())
 
     def advance(self, target: np.ndarray) -> SiteResponse:
-        """Move toward ``target`` = (x, theta1, theta2) for one sample; return what was measured."""
-        x, theta = target[0] * self.signs[0], target[1] * self.signs[1]
-        targets_mm = self.coupler.strokes(x, theta) * MM_PER_M
+        """Move toward the interface ``target`` for one sample; return what was measured."""
+        targets = self.setup.strokes(self.forces.target(target * self.signs))
+        beyond = np.flatnonzero(np.abs(targets) > self.stroke_limits)
+        if beyond.size:
+            i = int(beyond[0])
+            raise ActuatorLimitExceeded(f"actuator {i + 1}: target stroke {targets[i] * 1e3:.4g} mm beyond its "
+                                        f"limit {self.stroke_limits[i] * 1e3:.4g} mm at sample {self.sample + 1}; "
+                                        "nothing was sent")
+        targets_mm = targets * MM_PER_M
         measured = self._measured_mm
         commands_mm = np.array([c.command(float(t), float(m))
                                 for c, t, m in zip(self.compensators, targets_mm, measured)])
@@ -124,18 +237,22 @@ class ExperimentalSite:
 
     def probe(self, command: np.ndarray) -> SiteResponse:
         """A quasi-static probe before the test (pre-test of initial stiffness): nothing moves, nothing is
-        recorded; the frame model's static force at the commanded (x, theta1)."""
-        x, theta = command[0] * self.signs[0], command[1] * self.signs[1]
-        force, q = self.feedback.static_force(x, theta)
-        return SiteResponse(self.signs * np.array([x, theta, q[2]]), self.signs * force)
+        recorded."""
+        displacement, force = self.forces.probe(command * self.signs)
+        return SiteResponse(self.signs * displacement, self.signs * force)
 
     def _measure(self, strokes: np.ndarray) -> SiteResponse:
         self.sample += 1
+        loads = self.backend.loads()
         self._measured_mm = strokes * MM_PER_M
-        self.record.measured(self.sample, self._measured_mm)
-        x, theta = self.coupler.frame(strokes[0], strokes[1])
-        force, q = self.feedback.force(x, theta)
-        return SiteResponse(self.signs * np.array([x, theta, q[2]]), self.signs * force)
+        self.record.measured(self.sample, self._measured_mm, loads)
+        over = np.flatnonzero(np.abs(loads) > self.force_limits)
+        if over.size:
+            i = int(over[0])
+            raise ActuatorLimitExceeded(f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit "
+                                        f"{self.force_limits[i]:.6g} N at sample {self.sample}")
+        displacement, force = self.forces.respond(self.setup.pose(strokes), loads)
+        return SiteResponse(self.signs * displacement, self.signs * force)
 
     def commit(self) -> None:
         self.backend.commit()
@@ -143,7 +260,7 @@ class ExperimentalSite:
     def state(self) -> dict[str, Any]:
         """The committed physical state (no record), JSON-serialisable."""
         return {"sample": self.sample, "measured_mm": self._measured_mm.tolist(),
-                "compensators": [c.state() for c in self.compensators], "feedback": self.feedback.state(),
+                "compensators": [c.state() for c in self.compensators], "feedback": self.forces.state(),
                 "backend": self.backend.state()}
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -151,5 +268,5 @@ class ExperimentalSite:
         self._measured_mm = np.array(state["measured_mm"], float)
         for compensator, s in zip(self.compensators, state["compensators"]):
             compensator.set_state(s)
-        self.feedback.set_state(state["feedback"])
+        self.forces.set_state(state["feedback"])
         self.backend.set_state(state["backend"])

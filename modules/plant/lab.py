@@ -1,9 +1,11 @@
-"""The virtual lab: actuators, displacement sensors and the DAQ, one control sample at a time.
+"""The virtual lab: actuators, stroke sensors, the DAQ, and a virtual specimen read by load cells.
 
-Its edges are SI (strokes in m); inside it works in the plant's units (mm for
-the maRTHS plant: ``units_per_metre`` = 1000).  Sample k: ``reading()`` is
-position_k + noise_k; ``drive(u)`` holds u over sample k, moves to k + 1 and
-returns that sample's reading.
+Its edges are SI (strokes in m, load-cell forces in N); inside it works in the
+plant's units (mm for the maRTHS plant: ``units_per_metre`` = 1000).  Sample k:
+``reading()`` is what the stroke sensors show of position_k; ``drive(u)`` holds u
+over sample k, moves to k + 1 (the specimen follows the actuators' true positions
+and is committed there) and returns that sample's reading; ``loads()`` is what the
+load cells show at the current sample (zeros without a specimen: no load cells).
 """
 
 from __future__ import annotations
@@ -14,24 +16,35 @@ import numpy as np
 
 from hybridsim.modules.plant.actuators import Actuators
 from hybridsim.modules.plant.daq import CommandDaq
-from hybridsim.modules.plant.sensors import SensorNoise
+from hybridsim.modules.plant.sensors import Sensor
+from hybridsim.modules.plant.virtual_specimen import VirtualSpecimen
 
 
 class VirtualLab:
-    """An emulated lab: ``drive`` commands (m), get measured strokes (m)."""
+    """An emulated lab: ``drive`` commands (m), get measured strokes (m) and load-cell forces (N)."""
 
-    def __init__(self, actuators: Actuators, noise: SensorNoise, daq: CommandDaq,
-                 units_per_metre: float = 1000.0) -> None:
+    def __init__(self, actuators: Actuators, strokes: Sensor, daq: CommandDaq, units_per_metre: float = 1000.0,
+                 specimen: VirtualSpecimen | None = None, load_cells: Sensor | None = None) -> None:
         self.actuators = actuators
-        self.noise = noise
+        self.strokes = strokes
         self.daq = daq
         self.units_per_metre = float(units_per_metre)
+        self.specimen = specimen
+        self.load_cells = load_cells
         self.tick = 0
         self.max_volts = np.zeros(len(daq.gains))
+        self._loads = np.zeros(len(daq.gains))
+        """true load-cell forces at the current sample (N)"""
 
     def reading(self) -> np.ndarray:
         """Measured strokes (m) at the current sample."""
-        return (self.actuators.position() + self.noise.sample(self.tick)) / self.units_per_metre
+        return self.strokes.read(self.actuators.position(), self.tick) / self.units_per_metre
+
+    def loads(self) -> np.ndarray:
+        """Measured load-cell forces (N) at the current sample."""
+        if self.load_cells is None:
+            return self._loads.copy()
+        return self.load_cells.read(self._loads, self.tick)
 
     def drive(self, command: np.ndarray) -> np.ndarray:
         """Hold ``command`` (m) over the current sample; return the measured strokes (m) at the next."""
@@ -39,15 +52,36 @@ class VirtualLab:
         np.maximum(self.max_volts, np.abs(self.daq.volts(command_plant)), out=self.max_volts)
         self.actuators.advance(self.daq.applied(command_plant))
         self.tick += 1
+        if self.specimen is not None:
+            self._loads = self.specimen.commit(self.actuators.position() / self.units_per_metre, self.tick)
         return self.reading()
+
+    def probe(self, strokes: np.ndarray) -> np.ndarray:
+        """The specimen's load-cell forces (N) if the actuators stood at ``strokes`` (m); nothing moves or is
+        committed (a pre-test probe; no sensors)."""
+        if self.specimen is None:
+            raise ValueError("the lab has no specimen to probe")
+        return self.specimen.probe(np.asarray(strokes, float), self.tick)
 
     def commit(self) -> None:
         """Nothing to do: an in-process lab is committed by the snapshot of its caller."""
 
     def state(self) -> dict[str, Any]:
-        return {"actuators": self.actuators.state(), "tick": self.tick, "max_volts": self.max_volts.tolist()}
+        state = {"actuators": self.actuators.state(), "tick": self.tick, "max_volts": self.max_volts.tolist()}
+        if self.specimen is not None:
+            state.update(specimen=self.specimen.state(), loads=self._loads.tolist())
+        return state
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.actuators.set_state(state["actuators"])
         self.tick = int(state["tick"])
         self.max_volts = np.array(state["max_volts"], float)
+        if self.specimen is not None:
+            self.specimen.set_state(state["specimen"])
+            self._loads = np.array(state["loads"], float)
+
+    def close(self) -> None:
+        """Let the specimen go (an OpenSees domain); the lab is not driven again."""
+        specimen, self.specimen = self.specimen, None
+        if specimen is not None:
+            specimen.close()

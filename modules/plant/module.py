@@ -2,10 +2,10 @@
 
 DOFs are the actuator strokes (m).  The command of a step is the actuator
 command held over the control sample that ends at ``Command.time``; the
-result is the strokes measured at that time.  The first step (time 0) is the
-reading at rest, before anything moves, and its command must be zero.  The
-session's dt must be the lab's control sample: a plant is driven in lockstep.
-The lab has no load cells: the forces it returns are zero.
+result is the strokes measured at that time and the load-cell forces (N; zeros
+when the lab has no specimen).  The first step (time 0) is the reading at rest,
+before anything moves, and its command must be zero.  The session's dt must be
+the lab's control sample: a plant is driven in lockstep.
 
 Config table (SI, plant units where named)::
 
@@ -13,9 +13,17 @@ Config table (SI, plant units where named)::
     units_per_metre = 1000.0          # plant units (mm) per m
     dofs = ["actuator_1", "actuator_2"]
     [actuators]  model = "ideal"  |  model = "state-space", a = [[..]], b = [[..]], c = [[..]]
-                 (continuous, plant units, sampled by a fixed-step RK4 at dt)
-    [noise]      sigma (plant units), seed, shared = true
+                 (one multi-input plant, continuous, plant units, sampled by a fixed-step RK4 at dt:
+                 the identified maRTHS plant)
+    actuators = [{model = "first-order", bandwidth = 700.0}, {model = "delay", samples = 3}, ...]
+                 (one table per actuator, hybridsim.modules.plant.channels: ideal, delay, first-order,
+                 transfer-function, state-space)
+    [noise]      stroke sensors: sigma (plant units), seed, shared = true, quantum, limit (plant units)
+    [load_cells] sigma (N), seed, shared, quantum (N), limit (N)
+    [specimen]   the virtual specimen (hybridsim.modules.plant.virtual_specimen): kind = "linear" | "spring" |
+                 "opensees" and that module's keys, coordinates = "dofs" (with setup = {...}) | "actuators"
     [daq]        gains (plant units/V), offsets (plant units), corrections, limit (V), quantum (V), in_loop
+                 (optional: without it the command is logged 1:1, no saturation)
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,19 +39,24 @@ import numpy as np
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
+from hybridsim.modules.plant.channels import ChannelActuators
 from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.lab import VirtualLab
-from hybridsim.modules.plant.sensors import SensorNoise
+from hybridsim.modules.plant.sensors import Sensor, SensorNoise
+from hybridsim.modules.plant.virtual_specimen import VirtualSpecimen
 
 
-def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = config.get(key)
-    if not isinstance(value, Mapping):
-        raise ModuleError(f"plant module: give a [{key}] table")
-    return value
-
-
-def build_actuators(table: Mapping[str, Any], channels: int, sample_period: float) -> Actuators:
+def build_actuators(table: Any, channels: int, sample_period: float) -> Actuators:
+    """The lab's actuators: one multi-input table (ideal, state-space) or one table per actuator."""
+    if isinstance(table, list):
+        if len(table) != channels:
+            raise ModuleError(f"plant module: actuators gives {len(table)} tables for {channels} actuators (dofs)")
+        try:
+            return ChannelActuators(table, sample_period)
+        except ValueError as exc:
+            raise ModuleError(f"plant module: actuators: {exc}") from None
+    if not isinstance(table, Mapping):
+        raise ModuleError("plant module: give an [actuators] table or a list of one table per actuator")
     model = table.get("model")
     if model == "ideal":
         return InstantActuators(channels)
@@ -59,31 +73,44 @@ def build_actuators(table: Mapping[str, Any], channels: int, sample_period: floa
     raise ModuleError(f"plant module: actuators.model must be 'ideal' or 'state-space', not {model!r}")
 
 
-def build_lab(config: Mapping[str, Any]) -> VirtualLab:
-    """The virtual lab a plant config describes."""
+def _sensor(table: Mapping[str, Any], channels: int) -> Sensor:
+    quantum, limit = table.get("quantum"), table.get("limit")
+    return Sensor(SensorNoise(float(table.get("sigma", 0.0)), int(table.get("seed", 0)), channels,
+                              bool(table.get("shared", True))),
+                  None if quantum is None else float(quantum), None if limit is None else float(limit))
+
+
+def build_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> VirtualLab:
+    """The virtual lab a plant config describes (files of its specimen relative to ``base_dir``)."""
     try:
         dt = float(config["dt"])
     except (KeyError, TypeError, ValueError):
         raise ModuleError("plant module: give dt, the control sample (s)") from None
     channels = len(config.get("dofs", ("actuator_1", "actuator_2")))
-    noise, daq = _section(config, "noise"), _section(config, "daq")
+    daq = config.get("daq", {"gains": [1.0] * channels, "offsets": [0.0] * channels,
+                             "corrections": [1.0] * channels, "limit": math.inf})
+    if not isinstance(daq, Mapping):
+        raise ModuleError("plant module: daq must be a table")
     try:
-        sensors = SensorNoise(float(noise.get("sigma", 0.0)), int(noise.get("seed", 0)), channels,
-                              bool(noise.get("shared", True)))
+        strokes = _sensor(config.get("noise", {}), channels)
+        load_cells = _sensor(config["load_cells"], channels) if "load_cells" in config else None
         command_daq = CommandDaq(tuple(daq["gains"]), tuple(daq["offsets"]), tuple(daq["corrections"]),
                                  float(daq.get("limit", 3.8)), daq.get("quantum"), bool(daq.get("in_loop", False)))
     except KeyError as exc:
         raise ModuleError(f"plant module: daq.{exc.args[0]} is missing") from None
     except ValueError as exc:
         raise ModuleError(f"plant module: {exc}") from None
-    return VirtualLab(build_actuators(_section(config, "actuators"), channels, dt), sensors, command_daq,
-                      float(config.get("units_per_metre", 1000.0)))
+    specimen = None if "specimen" not in config else VirtualSpecimen(config["specimen"], channels, dt, base_dir)
+    return VirtualLab(build_actuators(config.get("actuators"), channels, dt), strokes, command_daq,
+                      float(config.get("units_per_metre", 1000.0)), specimen, load_cells)
 
 
-def prime_lab(config: Mapping[str, Any]) -> None:
+def prime_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> None:
     """Drive a throwaway lab of ``config`` one sample at rest, so that its compiled per-sample kernels
     (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it."""
-    lab = build_lab(config)
+    if "specimen" in config:
+        return  # an openseespy specimen holds the process's domain: one lab at a time
+    lab = build_lab(config, base_dir)
     lab.drive(np.zeros(len(lab.daq.gains)))
 
 
@@ -92,31 +119,33 @@ class PlantModule(StepLedger):
 
     kind = "plant"
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:
         super().__init__()
         self.config = copy.deepcopy(dict(config))
+        self.base_dir = base_dir
         self.dofs = tuple(Dof(name) for name in self.config.get("dofs", ("actuator_1", "actuator_2")))
-        self.lab = build_lab(self.config)
+        self.lab = build_lab(self.config, base_dir)
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
         self._commands: list[np.ndarray] = []
         """row k: the command (m) held over sample k, as committed (the DAQ log)"""
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "PlantModule":
-        return cls(config)
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "PlantModule":
+        return cls(config, base_dir)
 
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
-                           info={"force": "not measured (no load cells): zeros",
+                           info={"force": "the load cells (N); zeros when the lab has no specimen",
                                  "step": "one control sample; the first step (t = 0) reads the sensors at rest"})
 
     def _on_open(self, session: Session) -> None:
         if not math.isclose(session.dt, self.control_dt, rel_tol=1e-12):
             raise ModuleError(f"plant module: the session dt ({session.dt} s) must be the control sample "
                               f"({self.control_dt} s); a plant is driven one sample per step")
-        prime_lab(self.config)
-        self.lab = build_lab(self.config)
+        prime_lab(self.config, self.base_dir)
+        self.lab.close()
+        self.lab = build_lab(self.config, self.base_dir)
         self._committed = None
         self._commands = []
 
@@ -141,7 +170,7 @@ class PlantModule(StepLedger):
         else:
             self.lab.set_state(self._committed)
             measured = self.lab.drive(command.displacement)
-        return measured, np.zeros(len(self.dofs))
+        return measured, self.lab.loads()
 
     def _accept(self, step: int) -> None:
         self._committed = self.lab.state()
@@ -175,6 +204,7 @@ class PlantModule(StepLedger):
 
     def close(self) -> dict[str, float]:
         stats = super().close()
+        self.lab.close()
         for i, volts in enumerate(self.lab.max_volts):
             stats[f"max_command_volts_{i + 1}"] = float(volts)
         return stats

@@ -67,6 +67,7 @@ class Setup(abc.ABC):
     def __init__(self) -> None:
         self.iterations = 0
         """Newton iterations of the last :meth:`pose` (0: closed form)"""
+        self._rest_inverse: np.ndarray | None = None
 
     @abc.abstractmethod
     def strokes(self, q: np.ndarray) -> np.ndarray:
@@ -75,6 +76,10 @@ class Setup(abc.ABC):
     @abc.abstractmethod
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """d strokes / d q at ``q`` (actuators x DOFs; 1 or m per rad)."""
+
+    def strokes_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(strokes(q), jacobian(q)); a subclass may compute them together."""
+        return self.strokes(q), self.jacobian(q)
 
     def pose(self, strokes: np.ndarray) -> np.ndarray:
         """Inverse map: the DOFs (m, rad) of measured ``strokes`` (m); Newton unless a subclass has a closed form."""
@@ -90,12 +95,16 @@ class Setup(abc.ABC):
         more actuators than DOFs it is Gauss-Newton: the pose that fits redundant (noisy) strokes best."""
         if strokes.shape != (self.actuators,) or not np.all(np.isfinite(strokes)):
             raise UnreachablePose(f"setup {self.kind!r}: give {self.actuators} finite strokes, not {strokes!r}")
-        q = (np.linalg.lstsq(self.jacobian(np.zeros(len(self.dofs))), strokes, rcond=None)[0]
-             if guess is None else np.array(guess, float))
+        if guess is not None:
+            q = np.array(guess, float)
+        else:
+            if self._rest_inverse is None:
+                self._rest_inverse = np.linalg.pinv(self.jacobian(np.zeros(len(self.dofs))))
+            q = self._rest_inverse @ strokes
         step = np.inf
         for iteration in range(1, self.max_iterations + 1):
-            residual = self.strokes(q) - strokes
-            jacobian = self.jacobian(q)
+            forward, jacobian = self.strokes_and_jacobian(q)
+            residual = forward - strokes
             try:
                 correction = (np.linalg.solve(jacobian, residual) if jacobian.shape[0] == jacobian.shape[1]
                               else np.linalg.lstsq(jacobian, residual, rcond=None)[0])

@@ -16,6 +16,7 @@ others are held at zero (the rig or the specimen restrains them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,15 +31,16 @@ SPACE_DOFS = (Dof("ux"), Dof("uy"), Dof("uz"), Dof("rx", "rotation"), Dof("ry", 
 
 def skew(v: np.ndarray) -> np.ndarray:
     """[v]x: skew(v) @ w = v x w."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    x, y, z = float(v[0]), float(v[1]), float(v[2])
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def rotation(r: np.ndarray) -> np.ndarray:
     """R = exp([r]x) (Rodrigues) of a rotation vector r (rad), 3-D; in the plane r is theta (a 1-vector)."""
     if r.size == 1:
-        c, s = np.cos(r[0]), np.sin(r[0])
+        c, s = math.cos(r[0]), math.sin(r[0])
         return np.array([[c, -s], [s, c]])
-    angle = float(np.linalg.norm(r))
+    angle = math.sqrt(float(r @ r))
     k = skew(r)
     sine, versine = _sinc_terms(angle)
     return np.eye(3) + sine * k + versine * k @ k
@@ -49,19 +51,19 @@ def _sinc_terms(angle: float) -> tuple[float, float]:
     if angle < 1e-4:
         a2 = angle * angle
         return 1.0 - a2 / 6.0 + a2 * a2 / 120.0, 0.5 - a2 / 24.0 + a2 * a2 / 720.0
-    return np.sin(angle) / angle, (1.0 - np.cos(angle)) / angle**2
+    return math.sin(angle) / angle, (1.0 - math.cos(angle)) / angle**2
 
 
 def left_jacobian(r: np.ndarray) -> np.ndarray:
     """J_l(r) of SO(3): d(R a) = (J_l dr) x (R a) for the rotation vector r."""
-    angle = float(np.linalg.norm(r))
+    angle = math.sqrt(float(r @ r))
     k = skew(r)
     _, versine = _sinc_terms(angle)
     if angle < 1e-4:
         a2 = angle * angle
         cubic = 1.0 / 6.0 - a2 / 120.0 + a2 * a2 / 5040.0
     else:
-        cubic = (angle - np.sin(angle)) / angle**3
+        cubic = (angle - math.sin(angle)) / angle**3
     return np.eye(3) + versine * k + cubic * k @ k
 
 
@@ -105,7 +107,7 @@ class RigidBodySetup(Setup):
         u, r = self._split(np.asarray(q, float))
         rotated = self.attachments @ rotation(r).T
         vectors = u + rotated - self.bases
-        return rotated, vectors, np.linalg.norm(vectors, axis=1)
+        return rotated, vectors, np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
 
     def strokes(self, q: np.ndarray) -> np.ndarray:
         return self._points(q)[2] - self.rest_lengths
@@ -126,18 +128,21 @@ class RigidBodySetup(Setup):
                                   f"{high[i] * 1e3:.4g}] mm")
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
+        return self.strokes_and_jacobian(q)[1]
+
+    def strokes_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = np.asarray(q, float)
         rotated, vectors, lengths = self._points(q)
         directions = vectors / lengths[:, None]
-        _, r = self._split(q)
         if self.dimension == 2:
-            spin = np.column_stack((-rotated[:, 1], rotated[:, 0]))  # d(R a)/d theta
-            full = np.column_stack((directions, np.einsum("ij,ij->i", directions, spin)))
+            spin = directions[:, 1] * rotated[:, 0] - directions[:, 0] * rotated[:, 1]  # e . d(R a)/d theta
+            full = np.column_stack((directions, spin))
         else:
-            jl = left_jacobian(r)
             # d(R a)/dr = -[R a]x J_l  ->  e . d(R a)/dr = (R a x e) . J_l
-            full = np.column_stack((directions, np.cross(rotated, directions) @ jl))
-        return full[:, self.controlled]
+            a, e = rotated.T, directions.T
+            moment = np.column_stack((a[1] * e[2] - a[2] * e[1], a[2] * e[0] - a[0] * e[2], a[0] * e[1] - a[1] * e[0]))
+            full = np.column_stack((directions, moment @ left_jacobian(self._split(q)[1])))
+        return lengths - self.rest_lengths, full[:, self.controlled]
 
     def pose(self, strokes: np.ndarray) -> np.ndarray:
         strokes = np.asarray(strokes, float)

@@ -1,0 +1,120 @@
+"""The generic experimental site behind the module interface: several control samples per step, the per-actuator
+limits, a plant daemon with load cells, the pre-test probe and one-line refusals of a bad site table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hybridsim.modules.registry import build_module
+from hybridsim.wire.contract import Command, ModuleError, Session
+
+DT = 0.001
+SETUP = {"kind": "two-actuators-2d", "lengths": [1.2, 1.0], "height": 0.5}
+STIFFNESS = [[4.0e6, -6.0e5], [-6.0e5, 2.0e5]]  # N/m, N, N*m/rad over (x, theta)
+
+
+def site_config(backend: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    plant = {"dt": DT, "dofs": ["a1", "a2"], "actuators": [{"model": "ideal"}] * 2,
+             "specimen": {"kind": "linear", "stiffness": STIFFNESS}}
+    return {"dt": DT, "setup": SETUP, "actuators": [{"compensator": {"kind": "none"}}] * 2,
+            "backend": backend or {"plant": plant}, **extra}
+
+
+def drive(module, targets: np.ndarray, dt: float) -> list:
+    """Open at ``dt``, commit the rest reading, then one committed step per target; the results."""
+    module.open(Session(dt, module.describe().dof_names))
+    results = []
+    for step, target in enumerate(np.vstack([np.zeros(2), targets])):
+        module.propose(step, Command(step * dt, np.asarray(target, float)))
+        results.append(module.execute(step))
+        module.commit(step)
+    return results
+
+
+TARGETS = np.column_stack([0.004 * np.sin(np.arange(1, 31) * 0.2), 0.01 * np.sin(np.arange(1, 31) * 0.13)])
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+def test_every_step_reads_the_specimen_through_the_setup(samples: int) -> None:
+    """Ideal actuators and a linear specimen: r = K d at every step, one or four control samples per step."""
+    module = build_module("experimental", site_config())
+    assert module.describe().dof_names == ("x", "theta")
+    results = drive(module, TARGETS, samples * DT)
+    stats = module.close()
+    assert stats["committed"] == TARGETS.shape[0] + 1
+    for result, target in zip(results[1:], TARGETS):
+        np.testing.assert_allclose(result.displacement, target, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(result.force, np.array(STIFFNESS) @ target, rtol=1e-12)
+
+
+def test_the_pre_test_probes_the_specimen_without_moving() -> None:
+    module = build_module("experimental", site_config())
+    module.open(Session(DT, ("x", "theta")))
+    module.propose(0, Command(0.0, np.array([1e-5, 0.0])))
+    np.testing.assert_allclose(module.execute(0).force, [40.0, -6.0], rtol=1e-9)
+    module.propose(1, Command(0.0, np.zeros(2)))
+    np.testing.assert_array_equal(module.execute(1).force, [0.0, 0.0])
+    module.close()
+
+
+def test_a_plant_daemon_with_load_cells_gives_the_in_process_answer() -> None:
+    plant = {"dt": DT, "dofs": ["a1", "a2"], "actuators": [{"model": "first-order", "bandwidth": 300.0}] * 2,
+             "specimen": {"kind": "linear", "stiffness": STIFFNESS}}
+    near = drive(build_module("experimental", site_config({"plant": plant})), TARGETS, DT)
+    remote = build_module("experimental", site_config({"daemon": plant}, initial_stiffness=STIFFNESS))
+    far = drive(remote, TARGETS, DT)
+    remote.close()
+    for a, b in zip(near, far):
+        np.testing.assert_array_equal(a.force, b.force)
+        np.testing.assert_array_equal(a.displacement, b.displacement)
+    assert abs(far[-1].displacement[0] - TARGETS[-1, 0]) > 1e-5  # first-order actuators lag
+
+
+def test_a_stroke_beyond_its_limit_stops_the_site_before_anything_is_sent() -> None:
+    config = site_config()
+    config["actuators"] = [{"compensator": {"kind": "none"}, "stroke": 0.003}, {"compensator": {"kind": "none"}}]
+    module = build_module("experimental", config)
+    with pytest.raises(ModuleError, match=r"actuator 1: target stroke 3.\d+ mm beyond its limit 3 mm at sample "
+                                          r"\d+; nothing was sent"):
+        drive(module, TARGETS, DT)
+    module.close()
+
+
+def test_a_load_beyond_its_limit_stops_the_site() -> None:
+    config = site_config()
+    config["actuators"] = [{"compensator": {"kind": "none"}}, {"compensator": {"kind": "none"}, "force": 1000.0}]
+    module = build_module("experimental", config)
+    with pytest.raises(ModuleError, match=r"actuator 2: load cell reads -?\d+(\.\d+)? N, beyond its limit 1000 N"):
+        drive(module, TARGETS, DT)
+    module.close()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"setup": {"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}}, "'height' is missing"),
+    ({"actuators": [{"compensator": {"kind": "none"}}]}, "the setup has 2 actuators: give one table per actuator"),
+    ({"actuators": [{"compensator": {"kind": "none"}, "stroke_mm": 3}] * 2}, "actuators[1]: unknown key 'stroke_mm'"),
+    ({"dofs": ["x"]}, "dofs must rename the setup's 2 DOFs (x, theta)"),
+    ({"setup": None}, "give a setup"),
+    ({"initial_stiffness": [[1.0]]}, "initial_stiffness must be a finite 2 x 2 matrix"),
+])
+def test_a_bad_site_table_is_one_line_naming_the_key(change: dict, message: str) -> None:
+    config = {k: v for k, v in {**site_config(), **change}.items() if v is not None}
+    with pytest.raises(ModuleError) as info:
+        module = build_module("experimental", config)
+        module.open(Session(DT, module.describe().dof_names))
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_daemon_control_that_cannot_probe_asks_for_the_initial_stiffness(tmp_path: Path) -> None:
+    plant = {"dt": DT, "dofs": ["a1", "a2"], "actuators": [{"model": "ideal"}] * 2,
+             "specimen": {"kind": "linear", "stiffness": STIFFNESS}}
+    module = build_module("experimental", site_config({"daemon": plant}))
+    module.open(Session(DT, ("x", "theta")))
+    module.propose(0, Command(0.0, np.array([1e-5, 0.0])))
+    with pytest.raises(ModuleError, match="cannot probe the specimen before the test: give initial_stiffness"):
+        module.execute(0)
+    module.close()
