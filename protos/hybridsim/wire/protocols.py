@@ -14,7 +14,6 @@ that its network is trusted (tunnel them, e.g. over SSH or WireGuard).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import socket
 import threading
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.registry import load
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
 from hybridsim.wire.security import is_loopback
 
@@ -255,9 +255,7 @@ def serve_protocols(servicer: object, addresses: Mapping[str, str], tables: Mapp
     running: dict[str, Any] = {}
     try:
         for option, listen in addresses.items():
-            module_name, _, class_name = SERVERS[option].partition(":")
-            server_class = getattr(importlib.import_module(module_name), class_name)
-            running[option] = server_class(servicer, listen, tables.get(TABLES[option]), max_message_bytes)
+            running[option] = load(SERVERS, option)(servicer, listen, tables.get(TABLES[option]), max_message_bytes)
             log.info("site %s: serving %s on %s (no authentication)", servicer.site, option,  # type: ignore[attr-defined]
                      running[option].address)
     except BaseException:
