@@ -83,19 +83,19 @@ def three_process(duration: float) -> dict[str, dict[str, float]]:
     ticks = spec.ticks()
     simulated = (ticks - 1) / 1024.0
     results = {}
-    for link in ("grpc", "tcp"):
+    for transport in ("stream", "link"):
         timings: dict[str, float] = {}
-        run_on_daemons(spec, link=link, timings=timings)
+        run_on_daemons(spec, transport=transport, timings=timings)
         total = sum(timings.values())
-        results[link] = {**timings, "tick_us": 1e6 * timings["loop_s"] / ticks,
+        results[transport] = {**timings, "tick_us": 1e6 * timings["loop_s"] / ticks,
                          "realtime_factor": simulated / total, "loop_realtime_factor": simulated / timings["loop_s"]}
     return results
 
 
 def realtime(duration: float) -> dict[str, dict[str, float]]:
     """The real-time design card with the plant daemon over gRPC, over its link, and in the site's process."""
-    return {"plant daemon, gRPC stream": realtime_late_steps(duration, plant_link="grpc"),
-            "plant daemon, step link": realtime_late_steps(duration, plant_link="tcp"),
+    return {"plant daemon, gRPC stream": realtime_late_steps(duration, grpc_only=True),
+            "plant daemon, step link": realtime_late_steps(duration),
             "plant in the site's process": realtime_late_steps(duration, plant_daemon=False)}
 
 
@@ -120,8 +120,8 @@ def main() -> None:
           f"(grpc.aio server {f['grpc_aio_server_echo']:.0f} us)")
     print(f"coordinator step, one 10-DOF daemon: Steps stream {f['step_stream']:.0f} us, unary Step "
           f"{f['step_unary']:.0f} us, step link {f['step_link']:.0f} us ({f['step_link'] / f['tcp_echo']:.2f}x the TCP echo)")
-    for link, r in figures["three_process"].items():
-        print(f"three-process maRTHS, {'gRPC streams' if link == 'grpc' else 'step links'}: {r['tick_us']:.0f} us per "
+    for transport, r in figures["three_process"].items():
+        print(f"three-process maRTHS, {'gRPC streams' if transport == 'stream' else 'step links'}: {r['tick_us']:.0f} us per "
               f"tick, {r['loop_realtime_factor']:.2f}x real time in the loop, {r['realtime_factor']:.2f}x with start-up "
               f"{r['start_s']:.2f} s and stop {r['stop_s']:.2f} s")
     for label, r in figures.get("realtime", {}).items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -14,3 +15,10 @@ MARTHS_DATA = ROOT / "coordinator" / "data" / "marths"
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (just now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

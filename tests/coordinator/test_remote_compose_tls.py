@@ -25,7 +25,7 @@ from hybridsim.wire.remote import RemoteModule
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.wire.contract import ModuleError, Session
 from tests.conftest import ROOT
-from tests.coordinator.test_remote import free_port
+from tests.conftest import free_port
 from tests.coordinator.test_remote_compose import HYBRIDSIM, healthcheck, on_loopback, reported_port
 from tests.coordinator.test_remote_frame import frame, shortened
 

@@ -1,10 +1,18 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_SUBSTRUCTURE: _ClassVar[Role]
+    ROLE_CONTROL_BACKEND: _ClassVar[Role]
+ROLE_SUBSTRUCTURE: Role
+ROLE_CONTROL_BACKEND: Role
 
 class ProtocolVersion(_message.Message):
     __slots__ = ("major", "minor")
@@ -39,7 +47,7 @@ class DescribeRequest(_message.Message):
     def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ...) -> None: ...
 
 class DescribeReply(_message.Message):
-    __slots__ = ("version", "site", "kind", "dofs", "mass", "damping", "can_checkpoint", "own_clock", "control_dt", "info")
+    __slots__ = ("version", "site", "kind", "dofs", "mass", "damping", "can_checkpoint", "own_clock", "control_dt", "info", "role")
     class InfoEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +65,7 @@ class DescribeReply(_message.Message):
     OWN_CLOCK_FIELD_NUMBER: _ClassVar[int]
     CONTROL_DT_FIELD_NUMBER: _ClassVar[int]
     INFO_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
     version: ProtocolVersion
     site: str
     kind: str
@@ -67,7 +76,8 @@ class DescribeReply(_message.Message):
     own_clock: bool
     control_dt: float
     info: _containers.ScalarMap[str, str]
-    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., site: _Optional[str] = ..., kind: _Optional[str] = ..., dofs: _Optional[_Iterable[_Union[Dof, _Mapping]]] = ..., mass: _Optional[_Union[Matrix, _Mapping]] = ..., damping: _Optional[_Union[Matrix, _Mapping]] = ..., can_checkpoint: _Optional[bool] = ..., own_clock: _Optional[bool] = ..., control_dt: _Optional[float] = ..., info: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    role: Role
+    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., site: _Optional[str] = ..., kind: _Optional[str] = ..., dofs: _Optional[_Iterable[_Union[Dof, _Mapping]]] = ..., mass: _Optional[_Union[Matrix, _Mapping]] = ..., damping: _Optional[_Union[Matrix, _Mapping]] = ..., can_checkpoint: _Optional[bool] = ..., own_clock: _Optional[bool] = ..., control_dt: _Optional[float] = ..., info: _Optional[_Mapping[str, str]] = ..., role: _Optional[_Union[Role, str]] = ...) -> None: ...
 
 class OpenRequest(_message.Message):
     __slots__ = ("version", "dt", "dof_names", "run_id", "tolerance")

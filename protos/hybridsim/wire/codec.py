@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 
 from hybridsim.v1 import module_pb2 as pb
-from hybridsim.wire.contract import Command, Description, Dof, Record, Session, StepResult
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Record, Role, Session, StepResult
 
 PROTOCOL = pb.ProtocolVersion(major=1, minor=0)
 """The protocol this code speaks: peers of another major version are refused."""
@@ -30,6 +30,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 TOKEN_KEY = "authorization"
 """Metadata key of a site's access token on every call and stream: ``authorization: Bearer TOKEN``."""
+
+
+ROLES = {"substructure": pb.ROLE_SUBSTRUCTURE, "control_backend": pb.ROLE_CONTROL_BACKEND}
+"""Description.role -> module.proto's Role"""
 
 
 def bearer(token: str) -> str:
@@ -49,9 +53,14 @@ def version_refusal(peer: pb.ProtocolVersion, peer_role: str) -> str | None:
             f"this end speaks {version_text(PROTOCOL)}; run the same major version on both ends")
 
 
-def vector(values: object) -> np.ndarray:
-    """A packed repeated double field as a float vector."""
-    return np.array(values, dtype=float)
+def vector(values: Sequence[float]) -> np.ndarray:
+    """A packed repeated double field as a new float vector."""
+    return np.fromiter(values, dtype=float, count=len(values))
+
+
+def doubles(values: np.ndarray | Sequence[float]) -> list[float]:
+    """A vector as the Python floats a repeated double field takes fastest (the same values, bit for bit)."""
+    return np.asarray(values, dtype=float).tolist()
 
 
 def matrix_to_proto(matrix: np.ndarray | None) -> pb.Matrix | None:
@@ -77,6 +86,7 @@ def description_to_proto(site: str, description: Description) -> pb.DescribeRepl
         own_clock=description.own_clock,
         control_dt=description.control_dt or 0.0,
         info=description.info,
+        role=ROLES[description.role],
     )
 
 
@@ -90,6 +100,7 @@ def description_from_proto(reply: pb.DescribeReply) -> Description:
         own_clock=reply.own_clock,
         control_dt=reply.control_dt or None,
         info=dict(reply.info),
+        role=_role(reply.role),
     )
 
 
@@ -149,6 +160,14 @@ def records_from_proto(chunks: Iterable[pb.RecordChunk]) -> list[Record]:
             for name, head in heads.items()]
 
 
+def _role(value: int) -> Role:
+    for role, number in ROLES.items():
+        if number == value:
+            return role  # type: ignore[return-value]
+    raise ModuleError(f"the site describes its module in role {value}, which this end does not know: run the same "
+                      "version of hybridsim on both ends")
+
+
 def session_to_proto(session: Session) -> pb.OpenRequest:
     return pb.OpenRequest(version=PROTOCOL, dt=session.dt, dof_names=session.dof_names,
                           run_id=session.run_id, tolerance=session.tolerance)
@@ -162,10 +181,45 @@ def session_from_proto(request: pb.OpenRequest) -> Session:
 def command_to_proto(command: Command) -> pb.Command:
     return pb.Command(
         time=command.time,
-        displacement=np.asarray(command.displacement, dtype=float),
-        velocity=() if command.velocity is None else np.asarray(command.velocity, dtype=float),
-        acceleration=() if command.acceleration is None else np.asarray(command.acceleration, dtype=float),
+        displacement=doubles(command.displacement),
+        velocity=() if command.velocity is None else doubles(command.velocity),
+        acceleration=() if command.acceleration is None else doubles(command.acceleration),
     )
+
+
+def step_request(session_id: str, step: int, commit_step: int | None, command: Command | None,
+                 execute: bool) -> pb.StepRequest:
+    """The StepRequest of one lockstep step, what every channel carries (module.proto).
+
+    Filled in place (about twice as fast as nested constructors: this is the per-step path)."""
+    request = pb.StepRequest(session_id=session_id, step=step, execute=execute)
+    if commit_step is not None:
+        request.commit_step = commit_step
+    if command is not None:
+        message = request.command
+        message.time = command.time
+        message.displacement.extend(doubles(command.displacement))
+        if command.velocity is not None:
+            message.velocity.extend(doubles(command.velocity))
+        if command.acceleration is not None:
+            message.acceleration.extend(doubles(command.acceleration))
+    return request
+
+
+def step_reply(step: int, result: StepResult | None) -> pb.StepReply:
+    """The StepReply to a StepRequest of ``step``: with the result if it executed (filled in place)."""
+    reply = pb.StepReply(step=step)
+    if result is not None:
+        message = reply.result
+        message.step = result.step
+        message.displacement.extend(doubles(result.displacement))
+        message.force.extend(doubles(result.force))
+    return reply
+
+
+def step_result(reply: pb.StepReply) -> StepResult | None:
+    """The result a StepReply carries; None when its request did not execute."""
+    return result_from_proto(reply.result) if reply.HasField("result") else None
 
 
 def command_from_proto(message: pb.Command) -> Command:
@@ -179,7 +233,7 @@ def command_from_proto(message: pb.Command) -> Command:
 
 
 def result_to_proto(result: StepResult) -> pb.StepResult:
-    return pb.StepResult(step=result.step, displacement=result.displacement, force=result.force)
+    return pb.StepResult(step=result.step, displacement=doubles(result.displacement), force=doubles(result.force))
 
 
 def result_from_proto(message: pb.StepResult) -> StepResult:

@@ -33,6 +33,9 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 DofKind = Literal["translation", "rotation"]
+Role = Literal["substructure", "control_backend"]
+"""what a module is for: a substructure of the coordinator's structure, or a control backend (a lab: strokes
+in, measured strokes out) that only an experimental site drives"""
 UNIT_OF_KIND: dict[str, tuple[str, str]] = {
     "translation": ("m", "N"),
     "rotation": ("rad", "N*m"),
@@ -89,6 +92,7 @@ class Description:
     own_clock: bool = False
     control_dt: float | None = None
     info: dict[str, str] = field(default_factory=dict)
+    role: Role = "substructure"
 
     @property
     def dof_names(self) -> tuple[str, ...]:

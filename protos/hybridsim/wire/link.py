@@ -1,4 +1,4 @@
-"""The step link: one lockstep step per fixed binary frame over TCP, beside a site's gRPC service.
+"""The step link, the site's end: one lockstep step per fixed binary frame, beside a site's gRPC service.
 
 gRPC stays the control plane (Describe, Open, Checkpoint, Restore, Close);
 the link carries only what ``Steps`` carries, in the cheapest form Python can
@@ -7,7 +7,8 @@ doubles.  It is what a lab's real-time controller uses to reach an actuator
 controller (a fixed frame over a deterministic link, not an RPC stack).
 
 Every message is a frame: ``uint32`` payload length, then the payload,
-whose first byte says what it is (all integers little-endian)::
+whose first byte says what it is (all integers little-endian; the specification, field by field
+against module.proto's StepRequest and StepReply, is protos/hybridsim/v1/step_link.md)::
 
     client -> site
       HELLO  u8 1, u16 major, u16 minor, u16 len, token, u16 len, session id
@@ -28,7 +29,8 @@ time; checked before any step frame is read).  The link serves on loopback
 unless the site is told its network is trusted; a site with mutual TLS
 does not serve it, token or not (the link has no TLS, so it could not check
 its clients' certificates as the site's gRPC service does).  A malformed frame is answered with
-an INVALID_ARGUMENT error and the connection is closed.
+an INVALID_ARGUMENT error and the connection is closed.  The client's end is
+:mod:`hybridsim.wire.channels.link`.
 """
 
 from __future__ import annotations
@@ -80,8 +82,6 @@ steps of a live run, and a client whose connection was closed reconnects and res
 KEEPALIVE_S = {"TCP_KEEPIDLE": 30, "TCP_KEEPINTVL": 10, "TCP_KEEPCNT": 3}
 """TCP keepalive of an accepted link connection, where the platform has these options: probe after 30 s of
 silence, every 10 s, give up after 3 unanswered (a client gone without a FIN frees its slot within 60 s)"""
-_MIN_TIMEOUT_S = 1e-4
-"""the shortest socket timeout a client sets (s): a timeout of 0 would make the socket non-blocking"""
 
 
 class LinkError(Exception):
@@ -282,13 +282,13 @@ class LinkServer:
     def stop(self) -> None:
         """Stop accepting and close every connection (and remove the Unix socket)."""
         for listener in self._listeners:
-            _close(listener)  # the shutdown wakes the thread blocked in accept()
+            close_socket(listener)  # the shutdown wakes the thread blocked in accept()
         for thread in self._threads:
             thread.join(2.0)  # before closing the connections: one accepted meanwhile is closed too
         with self._lock:
             connections, self._connections = set(self._connections), set()
         for connection in connections:
-            _close(connection)
+            close_socket(connection)
         if self.unix_path is not None:
             self.unix_path.unlink(missing_ok=True)
 
@@ -303,7 +303,7 @@ class LinkServer:
                 log.warning("site %s: step link connection from %s refused: too many connections", self.site, peer)
                 _send_quietly(connection, error_frame(UNAVAILABLE, f"site {self.site} serves at most "
                                                       f"{self._max_connections} step link connections at once", None))
-                _close(connection)
+                close_socket(connection)
                 continue
             with self._lock:
                 self._connections.add(connection)
@@ -345,7 +345,7 @@ class LinkServer:
         finally:
             with self._lock:
                 self._connections.discard(connection)
-            _close(connection)
+            close_socket(connection)
             self._slots.release()
 
     def _hello(self, connection: socket.socket, peer: object) -> str | None:
@@ -392,52 +392,6 @@ def serves_link(listen: str, client_certificates: bool, insecure: bool) -> str |
     return None
 
 
-# -- the client's end --------------------------------------------------------------
-class LinkConnection:
-    """A client's connection to a site's link, bound to the open session by its HELLO."""
-
-    def __init__(self, address: str, token: str | None, session_id: str, timeout_s: float,
-                 max_frame_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES) -> None:
-        """``address``: HOST:PORT, or :data:`UNIX` + the path of the site's Unix socket."""
-        self._max_frame_bytes = max_frame_bytes
-        if address.startswith(UNIX):
-            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
-            try:
-                self._socket.connect(address.removeprefix(UNIX))
-            except BaseException:
-                self.close()
-                raise
-        else:
-            host, _, port = address.rpartition(":")
-            self._socket = socket.create_connection((host.strip("[]"), int(port)),
-                                                    timeout=max(timeout_s, _MIN_TIMEOUT_S))
-            self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            self._socket.sendall(hello_frame(token, session_id))
-            reply = read_frame(self._socket, max_frame_bytes)
-            if reply is None:
-                raise ConnectionError("the site closed the step link at its HELLO")
-            if reply != bytes((WELCOME,)):
-                parse_reply(reply)  # an ERROR raises LinkError
-                raise MalformedFrame("the site answered the HELLO with a step reply")
-        except BaseException:
-            self.close()
-            raise
-
-    def exchange(self, frame: bytes, timeout_s: float) -> StepResult | int:
-        """Send a STEP frame; its reply (see :func:`parse_reply`), or TimeoutError after ``timeout_s`` (s)."""
-        self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
-        self._socket.sendall(frame)
-        reply = read_frame(self._socket, self._max_frame_bytes)
-        if reply is None:
-            raise ConnectionError("the site closed the step link")
-        return parse_reply(reply)
-
-    def close(self) -> None:
-        _close(self._socket)
-
-
 def link_address(info: dict[str, str], same_machine: bool = False) -> str | None:
     """The address of the link a site's Describe info offers: HOST:PORT, or for a client on the site's
     machine (``same_machine``) its Unix socket (:data:`UNIX` + path) where that exists; None: no link."""
@@ -465,7 +419,8 @@ def _send_quietly(connection: socket.socket, data: bytes) -> None:
         pass
 
 
-def _close(connection: socket.socket) -> None:
+def close_socket(connection: socket.socket) -> None:
+    """Shut ``connection`` down (waking a thread blocked on it) and close it, whatever its state."""
     try:
         connection.shutdown(socket.SHUT_RDWR)
     except OSError:

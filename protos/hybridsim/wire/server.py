@@ -201,10 +201,8 @@ class ModuleServicer:
     def _step(self, request: pb.StepRequest) -> pb.StepReply:
         command = codec.command_from_proto(request.command) if request.HasField("command") else None
         commit = request.commit_step if request.HasField("commit_step") else None
-        result = self._do_step(request.session_id, request.step, commit, command, request.execute)
-        if result is None:
-            return pb.StepReply(step=request.step)
-        return pb.StepReply(step=request.step, result=codec.result_to_proto(result))
+        return codec.step_reply(request.step, self._do_step(request.session_id, request.step, commit, command,
+                                                            request.execute))
 
     def _do_step(self, session_id: str, step: int, commit_step: int | None, command: Command | None,
                  execute: bool) -> StepResult | None:

@@ -19,7 +19,7 @@ from hybridsim.coordinator.cli.certs import make_certificates
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire import link
 from hybridsim.wire.contract import Command, Session
-from tests.coordinator.test_remote import free_port
+from tests.conftest import free_port
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from concurrent import futures
@@ -22,6 +21,7 @@ from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 from hybridsim.modules.linear import LinearModule
 from hybridsim.wire.server import SiteServer
+from tests.conftest import free_port
 
 STIFFNESS = [[2000.0, -1000.0], [-1000.0, 2000.0]]
 MODES = [("stream", False), ("stream", True), ("unary", False), ("unary", True), ("link", False), ("link", True)]
@@ -194,12 +194,6 @@ def test_a_site_of_another_major_version_is_refused():
                                    "protocol 2.3, this end speaks 1.0; run the same major version on both ends")
     finally:
         server.stop(0)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("address, cause", [

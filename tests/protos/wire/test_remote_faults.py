@@ -22,7 +22,7 @@ from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire import link
 from hybridsim.wire.contract import Command, ModuleError, Session
-from tests.coordinator.test_remote import free_port
+from tests.conftest import free_port
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 K = np.array(CONFIG["stiffness"])

@@ -1,4 +1,4 @@
-"""The step link (hybridsim.wire.link) of real `hybridsim site` daemons on 127.0.0.1.
+"""The step link (hybridsim.wire.link, hybridsim.wire.channels.link) of real `hybridsim site` daemons on 127.0.0.1.
 
 The hosted module is the 2-DOF spring pair K = [[2, -1], [-1, 2]] kN/m, so
 every force is K d worked by hand: d = (1, 0) mm gives (2, -1) N.
@@ -28,11 +28,12 @@ from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
 from hybridsim.wire import codec, link
+from hybridsim.wire.channels.link import LinkConnection
 from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused, StepResult
 from hybridsim.modules.linear import LinearModule
 from hybridsim.wire.security import SiteAccess
 from hybridsim.wire.server import LINK_FOLDER_PREFIX, SiteServer, remove_stale_link_folders
-from tests.coordinator.test_remote import free_port
+from tests.conftest import free_port
 
 CONFIG = {"dofs": ["x1", "x2"], "stiffness": [[2000.0, -1000.0], [-1000.0, 2000.0]]}
 K = np.array(CONFIG["stiffness"])
@@ -83,7 +84,7 @@ def test_steps_over_the_link_give_k_d_and_a_resent_frame_is_answered_from_the_re
     fifty_steps_give_k_d(remote(daemon, link_address=None if way == "unix" else link.link_address(info)))
 
     address, session = link_of(daemon)
-    connection = link.LinkConnection(address, daemon.credentials.token, session, timeout_s=5)
+    connection = LinkConnection(address, daemon.credentials.token, session, timeout_s=5)
     frame = link.step_frame(0, None, Command(0.0, np.array([2e-3, 1e-3])), execute=True)
     first, again = connection.exchange(frame, 5), connection.exchange(frame, 5)
     connection.close()
@@ -113,7 +114,7 @@ def test_the_link_refuses_a_missing_or_wrong_token_before_any_step(daemon):
     address, session = link_of(daemon)
     for token, reason in ((None, "needs an access token"), ("x" * 43, "refused the access token")):
         with pytest.raises(link.LinkError, match=reason) as info:
-            link.LinkConnection(address, token, session, timeout_s=5)
+            LinkConnection(address, token, session, timeout_s=5)
         assert info.value.code == "UNAUTHENTICATED"
     other = SiteServer(lambda: LinearModule.from_config(CONFIG), "other", access=SiteAccess(token="y" * 43))
     try:  # a link_address that leads to another site's link (a tunnel to the wrong port): its HELLO is refused
@@ -238,7 +239,7 @@ def test_a_site_with_every_link_connection_taken_answers_unavailable_and_serves_
         module = RemoteModule(server.address, name="busy", deadline_s=1.0, transport="link")
         module.open(Session(0.01, ("x1", "x2")))
         address = link.link_address(module.describe().info)
-        taken = [link.LinkConnection(address, None, "", timeout_s=5) for _ in range(8)]
+        taken = [LinkConnection(address, None, "", timeout_s=5) for _ in range(8)]
         start, retries = time.monotonic(), module.stats["wire_retries"]
         with pytest.raises(ModuleError, match=f"^site busy at {server.address}: execute of step 0: UNAVAILABLE: "
                                               "site busy serves at most 8 step link connections at once"):
@@ -288,7 +289,7 @@ def test_a_link_connection_that_sends_nothing_is_closed_and_its_client_reconnect
         assert list(module.execute(0).force) == pytest.approx([2.0, -1.0], abs=1e-12)
         module.commit(0)
         address = link.link_address(module.describe().info)
-        vanished = [link.LinkConnection(address, None, "", timeout_s=5) for _ in range(7)]  # with the module's: 8
+        vanished = [LinkConnection(address, None, "", timeout_s=5) for _ in range(7)]  # with the module's: 8
         start = time.monotonic()
         for connection in vanished:
             assert connection._socket.recv(1) == b""  # closed by the site
@@ -311,7 +312,7 @@ def test_accepted_tcp_link_connections_probe_with_keepalive():
     server = SiteServer(lambda: LinearModule.from_config(CONFIG), "alive")
     try:
         address = link.link_address(RemoteModule(server.address).describe().info)
-        client = link.LinkConnection(address, None, "", timeout_s=5)
+        client = LinkConnection(address, None, "", timeout_s=5)
         (accepted,) = server._link._connections
         assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
         for name, value in link.KEEPALIVE_S.items():
