@@ -258,10 +258,10 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     start = time.perf_counter()
     loop.run(spec)
     factors: dict[str, Any] = {"inprocess": simulated / (time.perf_counter() - start)}
-    for key, link in (("daemons", "tcp"), ("daemons_grpc", "grpc")):
+    for key, transport in (("daemons", "link"), ("daemons_grpc", "stream")):
         timings: dict[str, float] = {}
         start = time.perf_counter()
-        run_on_daemons(spec, link=link, timings=timings)
+        run_on_daemons(spec, transport=transport, timings=timings)
         factors[key] = simulated / (time.perf_counter() - start)
         factors[f"{key}_timings_s"] = timings
     factors["first_run_s"] = first_run_s
@@ -284,7 +284,7 @@ def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plan
                 dataclasses.replace(m, transport="stream") for m in experiment.modules))
             if plant_daemon:
                 site = next(m for m in experiment.modules if m.kind == "experimental")
-                site.config["backend"]["link"] = "grpc"
+                site.config["backend"]["transport"] = "stream"
         summary = run_experiment(experiment, realtime=True).summary
     return {"late_steps_pct": summary["late_steps_pct"], "steps": summary["steps"],
             "step_p50_us": summary["step_time_us"]["p50"], "step_p99_us": summary["step_time_us"]["p99"],

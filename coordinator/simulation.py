@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -39,10 +39,8 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistor
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.wire.contract import Module, ModuleError, Session
+from hybridsim.wire.starters import launch
 from hybridsim.modules.registry import build_module
-
-if TYPE_CHECKING:
-    from hybridsim.wire.daemons import LocalDaemon
 
 
 @dataclass
@@ -113,34 +111,18 @@ def stored_experiment(attrs: dict[str, Any]) -> Experiment:
 
 
 def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> list[tuple[ModuleSpec, Module, str]]:
-    """The modules of ``specs``; the local daemons boot in parallel (all launched before any is waited for)."""
-    from hybridsim.wire.daemons import LocalDaemon
-
-    daemons: dict[str, LocalDaemon] = {}
+    """The modules of ``specs`` by the wire's starter table; the local daemons boot in parallel (all launched
+    before any is waited for)."""
+    launched = []
     for spec in specs:
-        if spec.address == "local":
-            daemons[spec.name] = LocalDaemon(spec.kind, spec.config, base_dir=spec.base_dir, name=spec.name,
-                                             private=True)
-            stack.callback(daemons[spec.name].stop)
-            with _named(spec):
-                daemons[spec.name].launch()
-    return [_start_module(spec, stack, daemons.get(spec.name)) for spec in specs]
-
-
-def _start_module(spec: ModuleSpec, stack: contextlib.ExitStack,
-                  daemon: LocalDaemon | None = None) -> tuple[ModuleSpec, Module, str]:
-    """The module of ``spec``: in process, at its launched local ``daemon``, or at a remote daemon."""
-    with _named(spec):
-        if spec.address is None:
-            return spec, build_module(spec.kind, spec.config, spec.base_dir), "in process"
-        from hybridsim.wire.remote import RemoteModule
-
-        address = spec.address if daemon is None else daemon.start()
-        credentials = spec.credentials if daemon is None else daemon.credentials
-        module = RemoteModule(address, name=spec.name, deadline_s=spec.deadline_s, transport=spec.transport,
-                              credentials=credentials)
-        stack.callback(module.disconnect)
-        return spec, module, f"{'local daemon' if spec.address == 'local' else 'daemon'} at {address}"
+        with _named(spec):
+            launched.append(launch(spec, stack))
+    started = []
+    for spec, start in zip(specs, launched):
+        with _named(spec):
+            module, where = start(lambda: build_module(spec.kind, spec.config, spec.base_dir))
+        started.append((spec, module, where))
+    return started
 
 
 @contextlib.contextmanager

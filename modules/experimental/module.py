@@ -27,7 +27,8 @@ Config table (a generic site: any setup, one actuator table each, forces from th
                                                 # specimen with coordinates = "dofs" and no setup takes the site's
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon (its load cells are its forces)
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
-                                                # with a daemon: link = "auto" (default), "tcp" or "grpc"
+                                                # with a daemon: transport = "auto" (default), "link",
+                                                # "stream" or "unary" (as a module's in an experiment)
             | {generic_tcp = "HOST:PORT", channels = 2}  # a lab's controller over OpenFresco's generic TCP
                                                 # protocol (ECGenericTCP; docs/interop.md)
     record = "site.h5"                          # optional: the site's record, also written at close into
@@ -52,10 +53,11 @@ The maRTHS benchmark's site (forces from the frame model fed by the measured mot
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -70,6 +72,10 @@ from hybridsim.modules.experimental.setups.base import Setup
 from hybridsim.modules.experimental.setups.kinds import build_setup
 from hybridsim.modules.experimental.site import (ControlBackend, ExperimentalSite, ForceSource, FrameFeedback,
                                                  LoadCells, SiteResponse)
+from hybridsim.modules.plant.module import build_lab, prime_lab
+from hybridsim.wire.channels import Transport
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire.starters import LOCAL, Place, start
 
 
 class ModuleBackend:
@@ -261,50 +267,66 @@ def _guarded(table: Mapping[str, Any] | None, compensator: Compensator, dt: floa
     return GuardedCompensator(compensator, Limits(**{k: float(v) for k, v in table.items()}), f"actuator {actuator}", dt)
 
 
-def build_backend(table: Mapping[str, Any], sample_period: float, base_dir: Path | None = None,
-                  setup: Mapping[str, Any] | None = None) -> tuple[ControlBackend, Module | None, Any]:
-    """(backend, plant module to close, daemon to stop) for the site's ``backend`` table.
+BACKEND_KEYS = ("plant", "daemon", "address", "generic_tcp", "name", "deadline_s", "transport", "channels")
 
-    ``{plant = {...}}``: that lab in this process (files relative to ``base_dir``; here and with a daemon a
-    specimen in DOF coordinates without a setup table takes ``setup``, the site's); ``{address = "HOST:PORT"}``:
-    a plant daemon; ``{daemon = {...}}``: a plant daemon this site starts on
-    127.0.0.1 with that config (and stops at close).  With a daemon,
-    ``link = "tcp"`` sends the control samples over the daemon's step link
-    (fixed binary frames, hybridsim.wire.link), ``link = "grpc"`` over its gRPC
-    Steps stream, and ``link = "auto"`` (the default) over the link when the
-    daemon runs on this machine, else over the stream.
-    """
-    if "plant" in table:
-        from hybridsim.modules.plant.module import build_lab, prime_lab
 
-        plant = _with_setup(table["plant"], setup)
-        prime_lab(plant, base_dir)
-        return build_lab(plant, base_dir), None, None
-    if "generic_tcp" in table:
-        return _generic_tcp(table, sample_period)
-    daemon, credentials = None, None
-    if "daemon" in table:
-        from hybridsim.wire.daemons import LocalDaemon
-
-        daemon = LocalDaemon("plant", _with_setup(table["daemon"], setup), name=str(table.get("name", "plant")),
-                             private=True)
-        address, credentials = daemon.start(), daemon.credentials
-    elif "address" in table:
-        address = str(table["address"])
-    else:
-        raise ModuleError("experimental module: backend needs 'plant' (a plant config in this process), "
+def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
+                setup: Mapping[str, Any] | None = None) -> Place:
+    """Where the site's plant runs, by its ``backend`` table: ``{plant = {...}}`` in this process (files relative
+    to ``base_dir``), ``{daemon = {...}}`` a local daemon this site starts (and stops at close),
+    ``{address = "HOST:PORT"}`` a plant daemon; with either daemon ``transport`` and ``deadline_s`` (s), as a
+    module's in an experiment.  A specimen in DOF coordinates without a setup table takes ``setup``, the site's."""
+    if "link" in table:
+        raise ModuleError(f"experimental module: backend.link is now backend.transport (link = 'tcp' is transport = "
+                          f"'link', 'grpc' is 'stream', 'auto' stays 'auto'); got link = {table['link']!r}")
+    unknown = sorted(set(table) - set(BACKEND_KEYS))
+    if unknown:
+        raise ModuleError(f"experimental module: backend has no key {unknown[0]!r}; its keys are {', '.join(BACKEND_KEYS)}")
+    places = [key for key in ("plant", "daemon", "address", "generic_tcp") if key in table]
+    if len(places) != 1:
+        raise ModuleError("experimental module: backend needs one of 'plant' (a plant config in this process), "
                           "'address' (a plant daemon), 'daemon' (a plant config to start as a daemon) or "
                           "'generic_tcp' (a lab's controller over OpenFresco's generic TCP protocol)")
-    from hybridsim.wire.remote import RemoteModule
+    transport = table.get("transport", "auto")
+    if transport not in get_args(Transport):
+        raise ModuleError(f"experimental module: backend.transport must be one of {', '.join(get_args(Transport))}, "
+                          f"not {transport!r}")
+    if ("plant" in table or "generic_tcp" in table) and "transport" in table:
+        raise ModuleError("experimental module: backend.transport: a plant in this process or a lab's generic TCP "
+                          "controller has no transport; give daemon or address, or drop it")
+    address = {"plant": None, "daemon": LOCAL, "address": str(table.get("address")), "generic_tcp": None}[places[0]]
+    config = _with_setup(table["plant"] if "plant" in table else table.get("daemon", {}), setup)
+    return Place(str(table.get("name", "plant")), "plant", config, base_dir, address,
+                 float(table.get("deadline_s", 10.0)), transport)
 
-    remote = RemoteModule(address, name=str(table.get("name", "plant")), deadline_s=float(table.get("deadline_s", 10.0)),
-                          transport=plant_transport(table), credentials=credentials)
-    names = remote.describe().dof_names
-    remote.open(Session(sample_period, names))
-    return ModuleBackend(remote, sample_period, len(names)), remote, daemon
+
+def build_backend(table: Mapping[str, Any], sample_period: float, stack: contextlib.ExitStack,
+                  base_dir: Path | None = None, setup: Mapping[str, Any] | None = None
+                  ) -> tuple[ControlBackend, Module | None]:
+    """(backend, plant module to close) for the site's ``backend`` table (:func:`plant_place`), started by the
+    wire's starter table; what it starts (a daemon, a connection) ``stack`` stops.
+
+    A plant in this process is the lab itself (no module interface between the site and it, every sample);
+    a plant daemon is driven through its module, one step per control sample; ``generic_tcp``: a lab's
+    controller over OpenFresco's generic TCP protocol."""
+    place = plant_place(table, base_dir, setup)
+    if "generic_tcp" in table:
+        return _generic_tcp(table, sample_period)
+
+    def lab() -> ControlBackend:
+        prime_lab(place.config, base_dir)
+        return build_lab(place.config, base_dir)
+
+    plant, _ = start(place, stack, lab)
+    if place.address is None:
+        return plant, None
+    assert isinstance(plant, RemoteModule)
+    names = plant.describe().dof_names
+    plant.open(Session(sample_period, names))
+    return ModuleBackend(plant, sample_period, len(names)), plant
 
 
-def _generic_tcp(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module, None]:
+def _generic_tcp(table: Mapping[str, Any], sample_period: float) -> tuple[ControlBackend, Module]:
     """``{generic_tcp = "HOST:PORT", channels = 2, deadline_s = 10.0}``: a lab's own controller over OpenFresco's
     generic TCP protocol (ECGenericTCP; hybridsim site plant --generic-tcp serves it), one ``3`` then ``6`` per
     control sample (docs/interop.md)."""
@@ -317,7 +339,7 @@ def _generic_tcp(table: Mapping[str, Any], sample_period: float) -> tuple[Contro
     controller = build_module("openfresco", {"address": table["generic_tcp"], "dofs": names, "server": "generic-tcp",
                                              "deadline_s": float(table.get("deadline_s", 10.0))})
     controller.open(Session(sample_period, tuple(names)))
-    return ModuleBackend(controller, sample_period, channels), controller, None
+    return ModuleBackend(controller, sample_period, channels), controller
 
 
 def _with_setup(plant: Mapping[str, Any], setup: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -328,16 +350,6 @@ def _with_setup(plant: Mapping[str, Any], setup: Mapping[str, Any] | None) -> di
             and setup is not None):
         plant["specimen"] = {**specimen, "setup": setup}
     return plant
-
-
-def plant_transport(table: Mapping[str, Any]) -> str:
-    """The RemoteModule transport of the backend table's ``link``: "auto" (default), "tcp" or "grpc"."""
-    links = {"auto": "auto", "grpc": "stream", "tcp": "link"}
-    if table.get("link", "auto") not in links:
-        raise ModuleError(f"experimental module: backend.link must be 'auto' (the step link of a plant daemon on "
-                          f"this machine, else its Steps stream), 'grpc' (the Steps stream) or 'tcp' (the step link, "
-                          f"hybridsim.wire.link), not {table['link']!r}")
-    return links[table.get("link", "auto")]
 
 
 def _output_path(base_dir: Path | None, value: object) -> Path:
@@ -375,10 +387,11 @@ class ExperimentalModule(StepLedger):
         self.record_path = None if "record" not in self.config else _output_path(base_dir, self.config["record"])
         if "backend" not in self.config:
             raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
-        plant_transport(self.config["backend"])
+        setup = self.config.get("setup")
+        plant_place(self.config["backend"], base_dir, setup if isinstance(setup, Mapping) else None)
         self.site: ExperimentalSite | None = None
         self._plant: Module | None = None
-        self._daemon: Any = None
+        self._plant_stack = contextlib.ExitStack()
         self._samples_per_step = 1
         self.generator = self._generator(1)
         self._snapshot: dict[str, Any] | None = None
@@ -406,8 +419,8 @@ class ExperimentalModule(StepLedger):
         self._close_plant()
         prime_site(self.config)
         setup = self.config.get("setup")
-        backend, self._plant, self._daemon = build_backend(self.config["backend"], self.control_dt, self.base_dir,
-                                                           setup if isinstance(setup, Mapping) else None)
+        backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
+                                             setup if isinstance(setup, Mapping) else None)
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)
         self.generator = self._generator(self._samples_per_step)
@@ -519,18 +532,8 @@ class ExperimentalModule(StepLedger):
         if lab is not None:
             lab()  # an in-process lab: its specimen lets go of what it holds (an OpenSees domain)
         plant, self._plant = self._plant, None
-        daemon, self._daemon = self._daemon, None
-        stats: dict[str, float] = {}
-        try:
-            if plant is not None:
-                stats = plant.close()
-                disconnect = getattr(plant, "disconnect", None)
-                if disconnect is not None:
-                    disconnect()
-        finally:
-            if daemon is not None:
-                daemon.stop()
-        return stats
+        with self._plant_stack:  # stops what the plant's start started (a connection, a daemon)
+            return {} if plant is None else plant.close()
 
     def _save_state(self) -> object:
         if self.site is None or self._plant is not None:

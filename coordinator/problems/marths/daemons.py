@@ -22,17 +22,17 @@ from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire.contract import Session
 
 
-def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, link: str = "tcp",
+def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, transport: str = "link",
                    timings: dict[str, float] | None = None) -> loop.History:
     """One run with the plant and the experimental site each in its own daemon.
 
-    ``link`` = "tcp": every control sample crosses both hops (loop -> site, site -> plant) as one frame
-    on the daemons' step links (hybridsim.wire.link); "grpc": on their gRPC Steps streams.  ``timings``, if
+    ``transport`` = "link": every control sample crosses both hops (loop -> site, site -> plant) on the
+    daemons' step links (hybridsim.wire.channels.link); "stream": on their gRPC Steps streams.  ``timings``, if
     given, receives the wall times (s) of starting the daemons and opening the session ("start_s"), of
     the loop ("loop_s") and of closing and stopping ("stop_s").
     """
-    if link not in ("tcp", "grpc"):
-        raise ValueError(f"link must be 'tcp' or 'grpc', not {link!r}")
+    if transport not in ("link", "stream"):
+        raise ValueError(f"transport must be 'link' or 'stream', not {transport!r}")
     timings = {} if timings is None else timings
     begin = time.perf_counter()
     plant_config = parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed,
@@ -40,11 +40,11 @@ def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, link: str = "tc
     with tempfile.TemporaryDirectory(prefix="hybridsim-marths-") as folder:
         record_path = Path(folder) / "site_record.h5"
         with LocalDaemon("plant", plant_config, name="marths-plant") as plant:
-            backend = {"address": plant.address, "deadline_s": deadline_s, "link": link}
+            backend = {"address": plant.address, "deadline_s": deadline_s, "transport": transport}
             site_config = loop.site_config(spec, backend=backend, record=record_path.name)
             with LocalDaemon("experimental", site_config, base_dir=Path(folder), name="marths-site") as site:
                 module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s,
-                                      transport="link" if link == "tcp" else "stream")
+                                      transport=transport)
                 try:
                     module.open(Session(parts.DT, parts.SITE_DOFS, run_id="marths"))
                     looping = time.perf_counter()

@@ -119,9 +119,18 @@ def test_a_bad_command_generation_is_refused_when_the_module_is_built() -> None:
         build_module("experimental", {**config, "command_generation": {"scheme": "predictor-corrector"}})
 
 
-def test_a_bad_plant_link_is_refused_when_the_module_is_built() -> None:
-    config = parts.site_config("none", backend={"address": "127.0.0.1:1", "link": "udp"})
-    with pytest.raises(ModuleError, match="backend.link must be 'auto' .*, 'grpc' .* or 'tcp' .*, not 'udp'"):
+@pytest.mark.parametrize("backend, refusal", [
+    ({"address": "127.0.0.1:1", "transport": "udp"}, "backend.transport must be one of auto, stream, unary, link, "
+                                                     "not 'udp'$"),
+    ({"address": "127.0.0.1:1", "link": "tcp"}, r"backend.link is now backend.transport \(link = 'tcp' is transport = "
+                                                r"'link', 'grpc' is 'stream', 'auto' stays 'auto'\); got link = 'tcp'$"),
+    ({"address": "127.0.0.1:1", "links": "tcp"}, "backend has no key .links.; its keys are plant, daemon, address, generic_tcp,"),
+    ({"address": "127.0.0.1:1", "daemon": {}}, "backend needs one of 'plant'"),
+    ({"plant": {}, "transport": "link"}, "backend.transport: a plant in this process or a lab.s generic TCP controller has no transport"),
+])
+def test_a_bad_plant_backend_is_refused_when_the_module_is_built(backend, refusal) -> None:
+    config = parts.site_config("none", backend=backend)
+    with pytest.raises(ModuleError, match=f"^experimental module: {refusal}"):
         build_module("experimental", config)
 
 

@@ -19,15 +19,15 @@ def test_daemons_give_the_same_criteria_as_in_process_for_the_same_seeds() -> No
     np.testing.assert_array_equal(daemons.history.commands, inprocess.history.commands)
 
 
-@pytest.mark.parametrize("link", ["grpc", "auto"])
-def test_a_site_can_start_its_own_plant_daemon(link: str) -> None:
+@pytest.mark.parametrize("transport", ["stream", "auto"])
+def test_a_site_can_start_its_own_plant_daemon(transport: str) -> None:
     from hybridsim.coordinator.problems.marths import parts
     from hybridsim.wire.contract import Session
     from hybridsim.modules.registry import build_module
 
     spec = loop.RunSpec(compensator="none", plant="nominal", duration=6.0)
     config = parts.site_config("none", backend={"daemon": parts.plant_config("nominal", None, True, 123),
-                                                       "link": link})
+                                                       "transport": transport})
     module = build_module("experimental", config)
     module.open(Session(parts.DT, parts.SITE_DOFS))
     logs = loop.simulate(spec, loop.ModuleSide(module, parts.DT))
