@@ -171,6 +171,10 @@ class _Run:
                 description = module.describe()
             except ModuleError as exc:
                 raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
+            if description.role == "control_backend":
+                raise UsageError(f"module {spec.name!r} ({where}) is a {description.kind} module, a control backend "
+                                 "that describes no substructure: use it as an experimental site's backend "
+                                 "(backend = {daemon = {...}} or {address = ...}), not in [[modules]]")
             self.descriptions[spec.name] = description_record(description, where,
                                                               checked_config(spec, description, where))
             unknown = [d for d in description.dof_names if d not in lookup]

@@ -137,7 +137,8 @@ class PlantModule(StepLedger):
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
                            info={"force": "the load cells (N); zeros when the lab has no specimen",
-                                 "step": "one control sample; the first step (t = 0) reads the sensors at rest"})
+                                 "step": "one control sample; the first step (t = 0) reads the sensors at rest"},
+                           role="control_backend")
 
     def _on_open(self, session: Session) -> None:
         if not math.isclose(session.dt, self.control_dt, rel_tol=1e-12):

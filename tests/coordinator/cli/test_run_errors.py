@@ -88,3 +88,22 @@ def test_a_good_experiment_prints_its_summary_as_json(tmp_path, capsys):
     assert code == 0
     assert summary["steps"] == 4118 and summary["integrator"] == "alpha-os"
     assert summary["peak_displacement"]["x"] > 0
+
+
+@pytest.mark.parametrize("address", [None, "local"])
+def test_a_plant_module_describes_itself_as_a_control_backend_and_is_refused_as_a_substructure(tmp_path, capsys,
+                                                                                              address):
+    import json
+
+    plant = json.loads((EXAMPLES / "marths" / "site.json").read_text())["backend"]["daemon"]
+    (tmp_path / "plant.json").write_text(json.dumps(plant))
+    module = 'kind = "plant"\nconfig_file = "plant.json"' + ("" if address is None else f'\naddress = "{address}"')
+    text = BASE.replace('kind = "linear"\nconfig = { dofs = ["x"], stiffness = [[39478.417604357434]] }', module)
+    code = main(["run", str(write(tmp_path, text)), "--quiet", "--output", str(tmp_path / "out.h5")])
+    err = capsys.readouterr().err.strip()
+    where = "in process" if address is None else "local daemon at 127.0.0.1:"
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"hybridsim run: error: module 'column' ({where}")
+    assert err.endswith("is a plant module, a control backend that describes no substructure: use it as an "
+                        "experimental site's backend (backend = {daemon = {...}} or {address = ...}), not in [[modules]]")
+    assert not (tmp_path / "out.h5").exists()
