@@ -28,6 +28,10 @@ def test_the_installed_wheel_ships_the_examples_and_runs_one_from_an_empty_folde
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "dist").glob("hybridsim-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0].removesuffix(".py") for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"hybridsim"}  # one top-level import name: no generic `coordinator` or `modules` in site-packages
+    (top_level,) = [name for name in names if name.endswith(".dist-info/top_level.txt")] or [None]
+    assert top_level is None or zipfile.ZipFile(wheel).read(top_level).decode().split() == ["hybridsim"]
     assert "hybridsim/examples/sdof.toml" in names and "hybridsim/examples/marths/site.json" in names
     assert "hybridsim/coordinator/data/marths/ground_motion_elcentro.csv" in names
     assert "hybridsim/modules/opensees/models/marths_frame.py" in names
