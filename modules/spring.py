@@ -5,12 +5,16 @@ Deformation y = d_1 (one DOF: a spring to the ground) or y = d_2 - d_1 (two
 DOFs); the restoring force is f(y) on the spring's DOFs, [f] or [-f, +f].
 Laws: ``linear`` (stiffness), ``bilinear`` (stiffness, yield_displacement,
 hardening_ratio: kinematic hardening, OpenSees Steel01 without isotropic
-hardening) and ``stiffening`` (f = k y (1 + (y / y_ref)^2), a hardening
-elastic spring whose tangent grows past the initial stiffness).
+hardening), ``stiffening`` (f = k y (1 + (y / y_ref)^2), a hardening
+elastic spring whose tangent grows past the initial stiffness) and
+``bouc-wen`` (stiffness, post_yield_ratio alpha, exponent n, gamma and beta in 1/m^n, amplitude A:
+f = alpha k y + (1 - alpha) k z, dz = (A - |z|^n (gamma + beta sign(dy z))) dy, integrated
+by backward Euler from the committed state as OpenSees' BoucWen material without degradation).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +22,7 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
-from hybridsim.modules.plant.specimens import BilinearSpecimen, LinearSpecimen, Specimen
+from hybridsim.modules.plant.specimens import BilinearSpecimen, HystereticSpecimen, LinearSpecimen, Specimen
 
 
 class StiffeningSpecimen:
@@ -42,6 +46,41 @@ class StiffeningSpecimen:
         return self.trial(deformation)[0]
 
 
+class BoucWenSpecimen(HystereticSpecimen):
+    """Bouc-Wen hysteresis (see the module docstring); z in m, its step solved by Newton to round-off."""
+
+    def __init__(self, stiffness: float, post_yield_ratio: float, exponent: float, gamma: float, beta: float,
+                 amplitude: float = 1.0) -> None:
+        if not (stiffness > 0 and 0.0 <= post_yield_ratio < 1.0 and exponent >= 1.0 and amplitude > 0
+                and beta + gamma > 0):
+            raise ValueError("bouc-wen spring needs stiffness > 0 (N/m), 0 <= post_yield_ratio < 1, exponent >= 1, "
+                             "amplitude > 0 and beta + gamma > 0")
+        self.initial_stiffness = float(stiffness)
+        self.alpha, self.n, self.gamma, self.beta, self.amplitude = (float(post_yield_ratio), float(exponent),
+                                                                     float(gamma), float(beta), float(amplitude))
+        self.committed = (0.0, 0.0)
+        """(deformation m, hysteretic displacement z m) of the committed state"""
+        self._trial = self.committed
+
+    def trial(self, deformation: float) -> tuple[float, float]:
+        y_c, z_c = self.committed
+        step = deformation - y_c
+        z, slope = z_c, self.amplitude
+        for _ in range(50):
+            psi = self.gamma + self.beta * math.copysign(1.0, step * z) if step * z != 0.0 else self.gamma + self.beta
+            power = abs(z) ** self.n
+            slope = self.amplitude - power * psi
+            residual = z - z_c - step * slope
+            derivative = 1.0 + step * self.n * abs(z) ** (self.n - 1.0) * math.copysign(1.0, z) * psi
+            correction = residual / derivative
+            z -= correction
+            if abs(correction) <= 1e-15 * max(abs(z), 1e-12):
+                break
+        k, a = self.initial_stiffness, self.alpha
+        self._trial = (float(deformation), z)
+        return a * k * deformation + (1.0 - a) * k * z, a * k + (1.0 - a) * k * slope
+
+
 def build_specimen(config: Mapping[str, Any]) -> Specimen:
     law = config.get("law", "linear")
     try:
@@ -52,11 +91,15 @@ def build_specimen(config: Mapping[str, Any]) -> Specimen:
                                     float(config.get("hardening_ratio", 0.0)))
         if law == "stiffening":
             return StiffeningSpecimen(float(config["stiffness"]), float(config["reference_displacement"]))
+        if law == "bouc-wen":
+            return BoucWenSpecimen(float(config["stiffness"]), float(config["post_yield_ratio"]),
+                                   float(config.get("exponent", 1.0)), float(config["gamma"]), float(config["beta"]),
+                                   float(config.get("amplitude", 1.0)))
     except KeyError as exc:
         raise ModuleError(f"spring module: law {law!r} needs key {exc.args[0]!r}") from None
     except (TypeError, ValueError) as exc:
         raise ModuleError(f"spring module: {exc}") from None
-    raise ModuleError(f"spring module: unknown law {law!r}; choose linear, bilinear or stiffening")
+    raise ModuleError(f"spring module: unknown law {law!r}; choose linear, bilinear, stiffening or bouc-wen")
 
 
 class SpringModule(StepLedger):

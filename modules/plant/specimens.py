@@ -57,7 +57,26 @@ class LinearSpecimen:
         return self.initial_stiffness * deformation
 
 
-class BilinearSpecimen:
+class HystereticSpecimen:
+    """A path-dependent specimen: ``committed`` and the last trial ``_trial`` are (deformation, state) pairs;
+    subclasses give :meth:`trial`, which sets ``_trial``."""
+
+    committed: tuple[float, float]
+    _trial: tuple[float, float]
+
+    def trial(self, deformation: float) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        self.committed = self._trial
+
+    def update(self, deformation: float) -> float:
+        force = self.trial(deformation)[0]
+        self.commit()
+        return force
+
+
+class BilinearSpecimen(HystereticSpecimen):
     """Bilinear spring with kinematic hardening (see the module docstring)."""
 
     def __init__(self, stiffness: float, yield_displacement: float, hardening_ratio: float) -> None:
@@ -94,10 +113,3 @@ class BilinearSpecimen:
         self._trial = (float(deformation), force)
         return force, tangent
 
-    def commit(self) -> None:
-        self.committed = self._trial
-
-    def update(self, deformation: float) -> float:
-        force = self.trial(deformation)[0]
-        self.commit()
-        return force

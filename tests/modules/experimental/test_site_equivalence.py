@@ -3,7 +3,7 @@
 An experimental site with ideal actuators and a virtual specimen, driven through any setup, is the
 numerical module of the same specimen: the actuators reach every command exactly at the end of its
 sample, the setup's inverse returns the pose, and the load cells carry f with J^T f = R, so the
-site's J^T f is R.  Against `linear` (1e-9), `spring` (bilinear, 1e-9) and `opensees` (1e-8).
+site's J^T f is R.  Against `linear` (1e-9), `spring` (bilinear, Bouc-Wen, 1e-9) and `opensees` (1e-8).
 With first-order actuators a/(s + a) the loop lags by tau = alpha dt / (1 - alpha) (alpha =
 exp(-a dt)), and a lag in the restoring force is negative damping (Horiuchi et al. 1999): the
 free vibration of an SDOF decays at the rate of the root of m s^2 + c s + k exp(-s tau) = 0;
@@ -83,16 +83,19 @@ def test_ideal_actuators_and_a_linear_specimen_are_the_linear_module(tmp_path: P
     assert max(difference(hybrid, numerical)) <= 1e-9
 
 
-def test_a_bilinear_specimen_is_the_spring_module(tmp_path: Path) -> None:
-    law = {"law": "bilinear", "stiffness": 4.0e5, "yield_displacement": 0.01, "hardening_ratio": 0.05}
+@pytest.mark.parametrize("law", [
+    {"law": "bilinear", "stiffness": 4.0e5, "yield_displacement": 0.01, "hardening_ratio": 0.05},
+    {"law": "bouc-wen", "stiffness": 4.0e5, "post_yield_ratio": 0.05, "exponent": 2.0, "gamma": 5000.0,
+     "beta": 5000.0}], ids=["bilinear", "bouc-wen"])
+def test_a_hysteretic_specimen_is_the_spring_module(tmp_path: Path, law: dict[str, Any]) -> None:
     dt = 0.002
     pulse(tmp_path, dt, 3.0, 8.0, 1.0, 0.5)
     numerical = run(tmp_path, ["u"], ["translation"], {"kind": "spring", "config": {"dofs": ["u"], **law}}, dt,
                     "spring")
     hybrid = run(tmp_path, ["u"], ["translation"], site({"kind": "one-actuator", "dof": "u"},
                                                         {"kind": "spring", **law}, dt, [{"model": "ideal"}]), dt, "site")
-    assert np.max(np.abs(numerical.displacement)) > 3 * 0.01  # well past yield
-    print(f"bilinear specimen vs spring module, relative difference {difference(hybrid, numerical)}")
+    assert np.max(np.abs(numerical.displacement)) > 3 * 0.01  # well past yield (10 mm)
+    print(f"{law['law']} specimen vs spring module, relative difference {difference(hybrid, numerical)}")
     assert max(difference(hybrid, numerical)) <= 1e-9
 
 
