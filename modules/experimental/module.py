@@ -451,7 +451,7 @@ class ExperimentalModule(StepLedger):
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         site = self.site
         assert site is not None
-        if self._start is None:
+        if self._start is None and site.sample == -1:  # a restored site has started long ago
             self._start = site.start()
         if self._step_of(step, command) == 0:
             if np.any(command.displacement != 0.0):

@@ -83,11 +83,12 @@ class VirtualSpecimen:
         """The load-cell forces (N) at ``strokes`` (m) without committing: a pre-test probe."""
         return self._loads(strokes, tick)
 
-    def state(self) -> str:
-        return self.module.checkpoint().decode()
+    def state(self) -> dict[str, Any]:
+        return {"module": self.module.checkpoint().decode(), "step": self._step}
 
-    def set_state(self, state: str) -> None:
-        self.module.restore(state.encode())
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.module.restore(state["module"].encode())
+        self._step = max(self._step, int(state["step"]))  # the module's step IDs only increase
 
     def close(self) -> None:
         self.module.close()

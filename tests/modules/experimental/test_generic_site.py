@@ -118,3 +118,34 @@ def test_a_daemon_control_that_cannot_probe_asks_for_the_initial_stiffness(tmp_p
     with pytest.raises(ModuleError, match="cannot probe the specimen before the test: give initial_stiffness"):
         module.execute(0)
     module.close()
+
+
+def test_a_checkpoint_of_a_site_with_a_yielding_specimen_resumes_exactly() -> None:
+    """The site's checkpoint carries the lab's actuators, its specimen's committed state and the compensators."""
+    config = site_config()
+    config["backend"]["plant"]["specimen"] = {"kind": "spring", "law": "bilinear", "dofs": ["x"], "stiffness": 4.0e6,
+                                              "yield_displacement": 0.002, "hardening_ratio": 0.1,
+                                              "coordinates": "actuators"}
+    config["backend"]["plant"]["actuators"] = [{"model": "first-order", "bandwidth": 300.0}] * 2
+    config["backend"]["plant"]["specimen"]["dofs"] = ["a1", "a2"]  # a spring between the two actuators
+    first, second = TARGETS[:15], TARGETS[15:]
+    module = build_module("experimental", config)
+    drive(module, first, DT)
+    saved = module.checkpoint()
+    straight = []
+    for step, target in enumerate(second, start=len(first) + 1):
+        module.propose(step, Command(step * DT, target))
+        straight.append(module.execute(step))
+        module.commit(step)
+    module.close()
+    resumed = build_module("experimental", config)
+    resumed.open(Session(DT, ("x", "theta")))
+    resumed.restore(saved)
+    for step, (target, expected) in enumerate(zip(second, straight), start=len(first) + 1):
+        resumed.propose(step, Command(step * DT, target))
+        result = resumed.execute(step)
+        resumed.commit(step)
+        np.testing.assert_array_equal(result.force, expected.force)
+        np.testing.assert_array_equal(result.displacement, expected.displacement)
+    assert np.max(np.abs(straight[-1].force)) > 0.0
+    resumed.close()
