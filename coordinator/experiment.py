@@ -53,7 +53,8 @@ from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.integrators import INTEGRATORS, IntegratorError, integrator_class
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.wire.remote import Transport
-from hybridsim.modules.registry import CLIENT_KINDS, KINDS
+from hybridsim.modules.config_schema import ConfigError
+from hybridsim.modules.registry import CLIENT_KINDS, KINDS, module_schema
 
 
 class ExperimentError(UsageError):
@@ -304,15 +305,21 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
             raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)"
                                   + ("" if at_site else "; only a module at a site's address may leave both out"))
         if "config" not in spec and "config_file" not in spec:
-            config, config_dir = {}, base_dir
+            config, config_dir, origin = {}, base_dir, ""
         elif "config" in spec:
-            config, config_dir = spec["config"], base_dir
+            config, config_dir, origin = spec["config"], base_dir, f"{where}.config"
         else:
             config = _config_file(spec["config_file"], f"{where}.config_file", base_dir)
             config_dir = _path(spec["config_file"], f"{where}.config_file", base_dir).resolve().parent
+            origin = spec["config_file"]
         if not isinstance(config, dict):
             raise ExperimentError(f"{where}.config must be a table")
         _finite(config, f"{where}.config")
+        if origin:
+            try:
+                module_schema(kind).check(config)
+            except ConfigError as exc:
+                raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
         try:
             credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)

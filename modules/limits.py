@@ -29,9 +29,28 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Schema
 from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult
 
 LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
+
+
+def _per_dof(unit: str) -> Numbers:
+    return Numbers(unit, (0, 1), Number(minimum=0))
+
+
+CONFIG = Schema("limits", "The site's safety limits, checked in propose before anything moves; each bound is one "
+                "number for every DOF or a list with one number per DOF.", {
+                    "displacement": Key(_per_dof("m or rad"), "max |d| per DOF"),
+                    "increment": Key(_per_dof("m or rad"), "max |d - d_now| per step"),
+                    "velocity": Key(_per_dof("m/s or rad/s"), "max |d - d_now| / dt"),
+                    "force": Key(_per_dof("N or N*m"), "max |f|: predicted before moving (with force_stiffness), "
+                                 "and an interlock on the measured force after"),
+                    "force_stiffness": Key(_per_dof("N/m or N*m/rad"), "diagonal stiffness that predicts the force",
+                                           default=0.0),
+                    "confirm_first": Key(Integer(0, unit="steps"), "the operator confirms each of the first N steps "
+                                         "at the site's terminal", default=0),
+                })
 Confirm = Callable[[str], bool]
 
 
@@ -56,28 +75,20 @@ class SafetyLimits:
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any], ndof: int) -> "SafetyLimits":
-        unknown = sorted(set(table) - set(LIMIT_KINDS) - {"force_stiffness", "confirm_first"})
-        if unknown:
-            raise ModuleError(f"limits: unknown key {unknown[0]!r}; allowed: {', '.join(LIMIT_KINDS)}, "
-                              "force_stiffness, confirm_first")
-        values = {key: _per_dof(table, key, ndof, np.inf) for key in LIMIT_KINDS}
-        stiffness = _per_dof(table, "force_stiffness", ndof, 0.0)
-        confirm = table.get("confirm_first", 0)
-        if not isinstance(confirm, int) or isinstance(confirm, bool) or confirm < 0:
-            raise ModuleError(f"limits.confirm_first must be a number of steps >= 0, got {confirm!r}")
-        return cls(**values, force_stiffness=stiffness, confirm_first=confirm)
+        CONFIG.check(table, "limits")
+        values = {key: _dof_values(table, key, ndof, np.inf) for key in LIMIT_KINDS}
+        stiffness = _dof_values(table, "force_stiffness", ndof, 0.0)
+        return cls(**values, force_stiffness=stiffness, confirm_first=table.get("confirm_first", 0))
 
 
-def _per_dof(table: Mapping[str, Any], key: str, ndof: int, default: float) -> np.ndarray:
+def _dof_values(table: Mapping[str, Any], key: str, ndof: int, default: float) -> np.ndarray:
+    """The bound ``key`` for each of ``ndof`` DOFs (its declared type already checked)."""
     if key not in table:
         return np.full(ndof, default)
     try:
-        values = np.broadcast_to(np.asarray(table[key], dtype=float), (ndof,)).copy()
-    except (TypeError, ValueError):
+        return np.broadcast_to(np.asarray(table[key], dtype=float), (ndof,)).copy()
+    except ValueError:
         raise ModuleError(f"limits.{key} must be a number or a list of {ndof} numbers (one per DOF)") from None
-    if np.any(np.isnan(values)) or np.any(values < 0):
-        raise ModuleError(f"limits.{key} must be non-negative numbers")
-    return values
 
 
 class LimitedModule:

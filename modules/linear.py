@@ -9,7 +9,19 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger, resolve_config_path
+from hybridsim.modules.config_schema import Key, Names, Numbers, Schema, Text
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
+
+CONFIG = Schema("linear", "Restoring force K d over the module's DOFs; optional mass and damping for the coordinator.", {
+    "dofs": Key(Names(), "DOF names, in the coordinator's namespace", required=True),
+    "kinds": Key(Names(("translation", "rotation")), "kind of each DOF", default="translation"),
+    "stiffness": Key(Numbers("N/m, N/rad, N*m/rad", (2,)), "stiffness matrix K (one row per DOF)"),
+    "stiffness_file": Key(Text(), "K as a CSV file, relative to the configuration's folder"),
+    "mass": Key(Numbers("kg, kg*m^2", (2,)), "mass matrix the coordinator assembles"),
+    "mass_file": Key(Text(), "the mass matrix as a CSV file"),
+    "damping": Key(Numbers("N*s/m", (2,)), "damping matrix the coordinator assembles"),
+    "damping_file": Key(Text(), "the damping matrix as a CSV file"),
+}, exactly_one=(("stiffness", "stiffness_file"),), at_most_one=(("mass", "mass_file"), ("damping", "damping_file")))
 
 
 def _square(name: str, matrix: Any, n: int) -> np.ndarray:
@@ -41,6 +53,7 @@ class LinearModule(StepLedger):
     """
 
     kind = "linear"
+    CONFIG = CONFIG
 
     def __init__(self, dofs: Sequence[Dof], stiffness: Any, mass: Any = None, damping: Any = None) -> None:
         super().__init__()

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.modules.protocol_client import COMMON_KEYS, ProtocolClientModule, common_config
+from hybridsim.modules.config_schema import Integer, Key, Schema, Text
+from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 from hybridsim.wire.openfresco.client import COMMITS, SERVERS, SimAppClient
 

@@ -14,10 +14,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from hybridsim.modules.config_schema import Key, Names, Number, Text
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 
 COMMON_KEYS = frozenset({"address", "dofs", "kinds", "deadline_s"})
+COMMON = {
+    "address": Key(Text(), "HOST:PORT of the lab's server", required=True),
+    "dofs": Key(Names(), "DOF names, in the coordinator's namespace", required=True),
+    "kinds": Key(Names(("translation", "rotation")), "kind of each DOF", default="translation"),
+    "deadline_s": Key(Number("s", 0, open_minimum=True), "deadline of each exchange with the server", default=10.0),
+}
+"""the declared keys every protocol kind takes (hybridsim.modules.config_schema)"""
 
 
 class Client(Protocol):

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.modules.protocol_client import COMMON_KEYS, ProtocolClientModule, common_config
+from hybridsim.modules.config_schema import Free, Key, Schema, Text
+from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
 from hybridsim.wire.contract import Command, ModuleError, StepRefused
 from hybridsim.wire.simcor.client import SimCorClient
 from hybridsim.wire.simcor.codec import PROTOCOLS, ControlPoints

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
+from hybridsim.modules.config_schema import Key, Names, Number, Schema, Variants
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 from hybridsim.modules.plant.specimens import BilinearSpecimen, HystereticSpecimen, LinearSpecimen, Specimen
 
@@ -81,6 +82,30 @@ class BoucWenSpecimen(HystereticSpecimen):
         return a * k * deformation + (1.0 - a) * k * z, a * k + (1.0 - a) * k * slope
 
 
+_STIFFNESS = {"stiffness": Key(Number("N/m", 0, open_minimum=True), "initial stiffness k", required=True)}
+LAWS = {
+    "linear": Schema("linear spring", "f = k y.", _STIFFNESS),
+    "bilinear": Schema("bilinear spring", "Kinematic hardening (OpenSees Steel01 without isotropic hardening).", {
+        **_STIFFNESS,
+        "yield_displacement": Key(Number("m", 0, open_minimum=True), "deformation at first yield", required=True),
+        "hardening_ratio": Key(Number("", 0, 1, open_maximum=True), "post-yield stiffness / k", default=0.0)}),
+    "stiffening": Schema("stiffening spring", "Elastic f = k y (1 + (y / y_ref)^2).", {
+        **_STIFFNESS,
+        "reference_displacement": Key(Number("m", 0, open_minimum=True), "y_ref", required=True)}),
+    "bouc-wen": Schema("Bouc-Wen spring", "f = alpha k y + (1 - alpha) k z, dz = (A - |z|^n (gamma + beta sign(dy z))) "
+                       "dy (OpenSees' BoucWen without degradation).", {
+        **_STIFFNESS,
+        "post_yield_ratio": Key(Number("", 0, 1, open_maximum=True), "alpha", required=True),
+        "exponent": Key(Number("", 1), "n", default=1.0),
+        "gamma": Key(Number("1/m^n"), "gamma (beta + gamma > 0)", required=True),
+        "beta": Key(Number("1/m^n"), "beta", required=True),
+        "amplitude": Key(Number("", 0, open_minimum=True), "A", default=1.0)}),
+}
+CONFIG = Schema("spring", "One uniaxial spring to the ground (one DOF) or between two DOFs: y = d_2 - d_1.", {
+    "dofs": Key(Names(), "one DOF (to the ground) or two (between them)", required=True),
+}, variants=Variants("law", LAWS, default="linear", doc="the spring's force law"))
+
+
 def build_specimen(config: Mapping[str, Any]) -> Specimen:
     law = config.get("law", "linear")
     try:
@@ -104,6 +129,7 @@ def build_specimen(config: Mapping[str, Any]) -> Specimen:
 
 class SpringModule(StepLedger):
     kind = "spring"
+    CONFIG = CONFIG
 
     def __init__(self, dofs: list[str], specimen: Specimen) -> None:
         super().__init__()

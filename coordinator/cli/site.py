@@ -42,7 +42,8 @@ from typing import Any
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
-from hybridsim.modules.registry import KINDS, build_module
+from hybridsim.modules.config_schema import ConfigError
+from hybridsim.modules.registry import KINDS, build_module, module_schema
 from hybridsim.wire.security import CredentialError, SiteAccess, SiteTLS, read_token
 from hybridsim.wire.protocols import refusal_of_address, serve_protocols
 from hybridsim.wire.server import SiteServer
@@ -57,7 +58,10 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("site", help="serve one module to coordinators over gRPC", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", help=f"module kind ({', '.join(sorted(KINDS))})")
-    parser.add_argument("--config", type=Path, required=True, help="the module's configuration table (.toml or .json)")
+    parser.add_argument("--config", type=Path, help="the module's configuration table (.toml or .json; required "
+                        "unless --describe-config)")
+    parser.add_argument("--describe-config", action="store_true",
+                        help="print every key KIND's configuration takes (type, unit, range, default) and exit")
     parser.add_argument("--listen", default="127.0.0.1:50051",
                         help="HOST:PORT to serve on; port 0 picks a free one (default: %(default)s)")
     parser.add_argument("--link-listen", default="127.0.0.1:0", metavar="HOST:PORT",
@@ -146,6 +150,13 @@ def _write_port(path: Path, port: int) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.kind not in KINDS:
+        raise UsageError(f"unknown module kind {args.kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    if args.describe_config:
+        print(module_schema(args.kind).reference(), end="")
+        return 0
+    if args.config is None:
+        raise UsageError("--config: give the module's configuration file (SITE.toml or SITE.json)")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     listen = _listen_address(args.listen)
     health_listen = None if args.health_listen is None else _listen_address(args.health_listen, "--health-listen")
@@ -164,6 +175,10 @@ def main(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     protocol_tables = {option: config.pop(option, None) for option in ("openfresco", "simcor")}
     name = args.name or args.config.stem
+    try:
+        module_schema(args.kind).check(config)
+    except ConfigError as exc:
+        raise UsageError(exc.located(f"in site {name!r} (config {args.config})")) from None
     base_dir = (args.base_dir or args.config.parent).resolve()
     max_message_bytes = int(args.max_message_mib * 2**20)
     try:

@@ -35,8 +35,17 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Either, Integer, Key, Number, Schema, Table, Text
+
 SCHEMES = ("interpolate", "predictor-corrector")
 ORDERS = (1, 2, 3)
+CONFIG = Either((Text(("interpolate",)), Table(Schema(
+    "command generation", "How the site makes the targets of the m control samples of a step.", {
+        "scheme": Key(Text(SCHEMES), "interpolate, or OpenFresco's polynomial predictor-corrector", required=True),
+        "order": Key(Integer(1, 3), "predictor-corrector order", default=2),
+        "arrival": Key(Number("", 0, 1, open_maximum=True), "fraction of the step after which the new target "
+                       "reaches the site (predictor-corrector)"),
+    }))))
 
 
 def lagrange_basis(nodes: Sequence[float], tau: float) -> np.ndarray:
@@ -81,14 +90,9 @@ class CommandGenerator:
     @classmethod
     def from_config(cls, value: str | Mapping[str, Any], samples: int) -> CommandGenerator:
         """``"interpolate"`` or ``{scheme = "predictor-corrector", order = 2, arrival = 0.3}``."""
+        CONFIG.check(value, "command_generation")
         if isinstance(value, str):
             return cls(value, samples)
-        if not isinstance(value, Mapping) or "scheme" not in value:
-            raise ValueError('command_generation: "interpolate", or a table {scheme = "predictor-corrector", '
-                             "order = 1..3, arrival = 0..1}")
-        unknown = sorted(set(value) - {"scheme", "order", "arrival"})
-        if unknown:
-            raise ValueError(f"command_generation: unknown key {unknown[0]!r} (scheme, order, arrival)")
         arrival = value.get("arrival")
         return cls(str(value["scheme"]), samples, int(value.get("order", 2)),
                    None if arrival is None else float(arrival))

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Key, Number, Schema
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.compensators.base import Compensator
 
@@ -50,6 +51,15 @@ class Limits:
                 raise ValueError(f"guard limit {name} must be positive (math.inf: not checked)")
         if math.isfinite(self.volts) and self.volts_per_unit == 0.0:
             raise ValueError("guard: a volts limit needs the DAQ gain volts_per_unit")
+
+
+CONFIG = Schema("guard", "What stops the run when an actuator's compensation runs away (absent: not checked).", {
+    "tracking": Key(Number("loop units", 0, open_minimum=True), "bound on |measured - target|"),
+    "command": Key(Number("loop units", 0, open_minimum=True), "bound on |command|"),
+    "volts": Key(Number("V", 0, open_minimum=True), "saturation of |volts_per_unit * command + volts_offset|"),
+    "volts_per_unit": Key(Number("V/loop unit"), "the DAQ's gain from command to volts", default=0.0),
+    "volts_offset": Key(Number("V"), "the DAQ's offset", default=0.0),
+})
 
 
 class RunawayStopped(ModuleError):

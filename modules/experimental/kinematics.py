@@ -14,6 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Key, Number, Numbers, Schema
+
+CONFIG = Schema("coupler", "The maRTHS coupler: two actuators attached to one node (x, theta).", {
+    "offset": Key(Number("m"), "horizontal offset x_v of the attachment points", required=True),
+    "heights": Key(Numbers("m", (1,)), "heights y_v of the two attachment points", required=True),
+    "angles_deg": Key(Numbers("deg", (1,)), "the two actuators' angles", required=True),
+})
+
 
 @dataclass(frozen=True)
 class Coupler:

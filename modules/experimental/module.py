@@ -62,6 +62,11 @@ from typing import Any, get_args
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
+from hybridsim.modules.config_schema import Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables, Text
+from hybridsim.modules.experimental import command_generation, guards, kinematics, physical_frame
+from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
+from hybridsim.modules.plant import module as plant_module
+from hybridsim.modules.registry import module_schema
 from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators.base import Compensator
@@ -76,6 +81,50 @@ from hybridsim.modules.plant.module import build_lab, prime_lab
 from hybridsim.wire.channels import Transport
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire.starters import LOCAL, Place, start
+
+
+ACTUATOR = Schema("actuator", "One actuator of the site: its compensator, its limits and its runaway guard.", {
+    "compensator": Key(Table(compensator_kinds.CONFIG), "its delay compensation", default={"kind": "none"}),
+    "guard": Key(Table(guards.CONFIG), "its runaway guard"),
+    "stroke": Key(Number("m", 0, open_minimum=True), "stroke limit"),
+    "force": Key(Number("N", 0, open_minimum=True), "load limit"),
+})
+BACKEND = Schema("backend", "Where the control samples go: a plant in this process, a plant daemon, a plant "
+                 "config the site starts as a local daemon, or a lab's controller over OpenFresco's generic TCP.", {
+                     "plant": Key(Table(plant_module.CONFIG), "a plant config: the lab in this process"),
+                     "address": Key(Text(), "HOST:PORT of a running plant daemon"),
+                     "daemon": Key(Table(module_schema("plant")), "a plant config the site starts as a local daemon"),
+                     "generic_tcp": Key(Text(), "HOST:PORT of a lab's controller (ECGenericTCP; docs/interop.md)"),
+                     "channels": Key(Integer(1), "actuators of the generic TCP controller", default=2),
+                     "name": Key(Text(), "the plant's name in messages", default="plant"),
+                     "deadline_s": Key(Number("s", 0, open_minimum=True), "deadline of each call to a plant daemon",
+                                       default=10.0),
+                     "transport": Key(Text(get_args(Transport)), "how samples reach a plant daemon, as a module's "
+                                      "in an experiment (docs/wire_speed.md)", default="auto"),
+                 }, exactly_one=(("plant", "address", "daemon", "generic_tcp"),),
+                 renamed={"link": "backend.transport (link = 'tcp' is transport = 'link', 'grpc' is 'stream', "
+                                  "'auto' stays 'auto')"})
+CONFIG = Schema("experimental", "An experimental site: a setup, one table per actuator (compensator, limits, guard), "
+                "forces from the load cells or (maRTHS) the frame model, m control samples per step.", {
+                    "dt": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
+                    "setup": Key(Free(), "the rig: kind and that setup's keys (modules/experimental/setups)"),
+                    "coupler": Key(Table(kinematics.CONFIG), "the maRTHS coupler (instead of setup)"),
+                    "dofs": Key(Names(), "the interface DOFs in the coordinator's namespace (renames the setup's)"),
+                    "kinds": Key(Names(("translation", "rotation")), "kind of each DOF (with a frame model)"),
+                    "signs": Key(Numbers("", (1,)), "coordinator sign -> rig sign, per DOF"),
+                    "actuators": Key(Tables(ACTUATOR), "one table per actuator"),
+                    "compensators": Key(Tables(compensator_kinds.CONFIG), "one per actuator (the maRTHS form of "
+                                        "actuators)"),
+                    "guards": Key(Tables(guards.CONFIG), "runaway guards, one per actuator (maRTHS form)"),
+                    "initial_stiffness": Key(Numbers("N/m, N/rad, N*m/rad", (2,)), "the pre-test's r = K d when the "
+                                             "control cannot probe"),
+                    "frame": Key(Table(physical_frame.CONFIG), "the maRTHS feedback-force frame model"),
+                    "backend": Key(Table(BACKEND), "the control backend", required=True),
+                    "record": Key(Text(), "the site's record (HDF5, written at close), in the configuration's folder"),
+                    "command_generation": Key(command_generation.CONFIG, "targets of the control samples",
+                                              default="interpolate"),
+                }, exactly_one=(("setup", "coupler"),), at_most_one=(("actuators", "compensators"),
+                                                                    ("actuators", "guards")))
 
 
 class ModuleBackend:
@@ -375,10 +424,12 @@ class ExperimentalModule(StepLedger):
     """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
 
     kind = "experimental"
+    CONFIG = CONFIG
 
     def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:
         super().__init__()
         self.config = dict(config)
+        CONFIG.check(self.config)
         self.base_dir = base_dir
         self.dofs = interface_dofs(self.config, site_setup(self.config))
         if "dt" not in self.config:

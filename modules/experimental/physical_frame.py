@@ -17,7 +17,22 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from hybridsim.modules.config_schema import Key, Number, Schema
 from hybridsim.modules.kernels import dot, kernel
+
+
+CONFIG = Schema("frame", "The portal frame model that makes the feedback force from the measured motion.", {
+    **{name: Key(Number(unit, 0, open_minimum=True), doc, required=True) for name, unit, doc in (
+        ("beam_length", "m", "beam length"), ("column_length", "m", "column length"),
+        ("column_inertia", "m^4", "second moment of area of a column, tuning factor included"),
+        ("beam_inertia", "m^4", "second moment of area of the beam"),
+        ("column_area", "m^2", "column cross-section"), ("beam_area", "m^2", "beam cross-section"),
+        ("elastic_modulus", "Pa", "Young's modulus"), ("density", "kg/m^3", "density"))},
+    "mass_factor": Key(Number("", 0, open_minimum=True), "factor on the lumped masses", default=1.1),
+    "damping_ratio": Key(Number("", 0, 1, open_maximum=True), "modal damping ratio in every mode", default=0.05),
+    "frequency_rounding": Key(Number("rad/s", 0, open_minimum=True), "modal frequencies are rounded to this step",
+                              default=0.01),
+})
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.modules.base import resolve_config_path
+from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Schema, Table, Tables, Text
 from hybridsim.wire.contract import UNIT_OF_KIND, ModuleError
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
@@ -75,6 +76,35 @@ class OpenSeesSpec:
     analysis: AnalysisSettings = AnalysisSettings()
 
 
+CONTROL = Schema("control", "One control DOF of the model, in the coordinator's order.", {
+    "name": Key(Text(), "the DOF's name in the coordinator's namespace", required=True),
+    "node": Key(Integer(0), "OpenSees node tag", required=True),
+    "dof": Key(Integer(1), "OpenSees DOF number at the node (1-based)", required=True),
+    "kind": Key(Text(tuple(UNIT_OF_KIND)), "translation or rotation (default: inferred from the model)"),
+    "mass": Key(Number("kg or kg*m^2", 0), "mass the coordinator carries at this DOF"),
+})
+ANALYSIS = Schema("analysis", "The static analysis that imposes one step's displacements.", {
+    "tolerance": Key(Number("m, rad", 0, open_minimum=True), "NormDispIncr tolerance",
+                     default=AnalysisSettings.tolerance),
+    "max_iterations": Key(Integer(1), "iterations per increment", default=AnalysisSettings.max_iterations),
+    "substeps": Key(Integer(1), "increments per step", default=AnalysisSettings.substeps),
+    "max_substeps": Key(Integer(1), "on non-convergence the increment is halved up to this many",
+                        default=AnalysisSettings.max_substeps),
+    "algorithm": Key(Text(ALGORITHMS), "solution algorithm", default=AnalysisSettings.algorithm),
+})
+CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "
+                "step (docs/opensees.md).", {
+                    "model": Key(Text(), "Python file that defines build(ops, **parameters), relative to the "
+                                 "configuration's folder (trusted code: docs/security.md)", required=True),
+                    "parameters": Key(Free(), "keyword arguments of build()"),
+                    "control": Key(Tables(CONTROL), "the control DOFs", required=True),
+                    "path_independent": Key(Flag(), "elastic model: a discarded trial needs no replay", default=False),
+                    "mass_from_model": Key(Flag(), "report the model's nodal masses at the control DOFs",
+                                           default=False),
+                    "analysis": Key(Table(ANALYSIS), "the static step"),
+                })
+
+
 def _require(table: Mapping[str, Any], key: str, where: str, hint: str) -> Any:
     if key not in table:
         raise ModuleError(f"opensees module: {where} is missing {key!r} ({hint})")
@@ -111,10 +141,6 @@ def _control(entry: Mapping[str, Any], index: int) -> ControlDof:
 
 
 def _analysis(table: Mapping[str, Any]) -> AnalysisSettings:
-    known = set(AnalysisSettings.__dataclass_fields__)
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ModuleError(f"opensees module: unknown key(s) {unknown} in [analysis]; known: {sorted(known)}")
     default = AnalysisSettings()
     settings = AnalysisSettings(
         tolerance=_positive(table.get("tolerance", default.tolerance), "analysis.tolerance"),
@@ -133,10 +159,7 @@ def _analysis(table: Mapping[str, Any]) -> AnalysisSettings:
 
 def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     """Validate a configuration table; relative paths are taken from ``base_dir``."""
-    known = {"kind", "model", "parameters", "control", "path_independent", "mass_from_model", "analysis"}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ModuleError(f"opensees module: unknown key(s) {unknown}; known: {sorted(known)}")
+    CONFIG.with_keys("opensees", "", {"kind": Key(Text(("opensees",)), "")}).check(table)
     model = resolve_config_path(base_dir, _require(table, "model", "the config",
                                                    "the Python file that defines build(ops, **parameters)"),
                                 "opensees module: model")

@@ -29,7 +29,7 @@ import openseespy.opensees as ops
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 from hybridsim.modules.opensees import domain
-from hybridsim.modules.opensees.config import OpenSeesSpec, parse_spec
+from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls, dof_kind
 
 
@@ -49,6 +49,7 @@ class OpenSeesModule(StepLedger):
     """
 
     kind = "opensees"
+    CONFIG = CONFIG
 
     def __init__(self, spec: OpenSeesSpec) -> None:
         super().__init__()

@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
+from hybridsim.modules.config_schema import (Either, Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table,
+                                             Tables, Variants)
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
 from hybridsim.modules.plant.channels import ChannelActuators
@@ -44,6 +46,67 @@ from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.lab import VirtualLab
 from hybridsim.modules.plant.sensors import Sensor, SensorNoise
 from hybridsim.modules.plant.virtual_specimen import VirtualSpecimen
+
+
+_POSITIVE = Number(minimum=0, open_minimum=True)
+_STATE_SPACE = {"a": Key(Numbers("1/s", (2,)), "n x n", required=True),
+                "b": Key(Numbers("", (2,)), "n x inputs", required=True),
+                "c": Key(Numbers("", (2,)), "outputs x n", required=True)}
+ACTUATORS = Schema("actuators", "One multi-input system from commands to strokes (plant units).", variants=Variants(
+    "model", {
+        "ideal": Schema("ideal actuators", "The stroke is the command, at once."),
+        "state-space": Schema("state-space actuators", "Continuous x' = a x + b u, y = c x (plant units), sampled "
+                              "by a fixed-step RK4 at dt (the identified maRTHS plant).", _STATE_SPACE),
+    }, doc="the actuator model"))
+CHANNEL = Schema("actuator", "One actuator's own dynamics (hybridsim.modules.plant.channels), sampled exactly at dt.",
+                 variants=Variants("model", {
+                     "ideal": Schema("ideal", "The command of sample k is reached at k + 1."),
+                     "delay": Schema("delay", "The command of sample k is reached at k + d.", {
+                         "samples": Key(Integer(1, unit="samples"), "d", required=True)}),
+                     "first-order": Schema("first-order", "a / (s + a).", {
+                         "bandwidth": Key(Number("rad/s", 0, open_minimum=True), "a", required=True)}),
+                     "transfer-function": Schema("transfer-function", "Continuous num / den, discretised by ZOH.", {
+                         "num": Key(Numbers("", (0, 1)), "numerator, highest power first", required=True),
+                         "den": Key(Numbers("", (0, 1)), "denominator, highest power first", required=True)}),
+                     "state-space": Schema("single-channel state space", "Continuous, single input and output, "
+                                           "by ZOH.", {**_STATE_SPACE,
+                                                       "d": Key(Numbers("", (0, 2)), "feedthrough", default=0.0)}),
+                 }, doc="the actuator's model"))
+
+
+def _sensor_schema(title: str, unit: str) -> Schema:
+    return Schema(title, f"Sensors of every actuator: additive noise, quantization, range ({unit}).", {
+        "sigma": Key(Number(unit, 0), "noise standard deviation", default=0.0),
+        "seed": Key(Integer(0), "seed of the noise generator (recorded, so a run can be repeated)", default=0),
+        "shared": Key(Flag(), "one generator for all channels (the benchmark's); false: one per channel", default=True),
+        "quantum": Key(Number(unit, 0, open_minimum=True), "resolution (absent: not quantized)"),
+        "limit": Key(Number(unit, 0, open_minimum=True), "range (absent: unlimited)"),
+    })
+
+
+DAQ = Schema("daq", "The command DAQ: plant units to volts, saturation, quantization.", {
+    "gains": Key(Numbers("plant units/V", (1,), _POSITIVE), "g_i, one per actuator", required=True),
+    "offsets": Key(Numbers("plant units", (1,)), "c_i, one per actuator", required=True),
+    "corrections": Key(Numbers("", (1,)), "correction gains cg_i, one per actuator", required=True),
+    "limit": Key(Number("V", 0, open_minimum=True), "saturation", default=3.8),
+    "quantum": Key(Number("V", 0, open_minimum=True), "DAC resolution (absent: not quantized)"),
+    "in_loop": Key(Flag(), "saturation and quantization act on the plant (false: only logged)", default=False),
+})
+CONFIG = Schema("plant", "A virtual lab driven one control sample per step: actuator strokes in (m), measured "
+                "strokes and load-cell forces out.", {
+                    "dt": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
+                    "units_per_metre": Key(Number("plant units/m", 0, open_minimum=True), "plant units per metre",
+                                           default=1000.0),
+                    "dofs": Key(Names(), "actuator names", default=["actuator_1", "actuator_2"]),
+                    "actuators": Key(Either((Table(ACTUATORS), Tables(CHANNEL))),
+                                     "the actuators' dynamics: one multi-input table or one table per actuator",
+                                     required=True),
+                    "noise": Key(Table(_sensor_schema("noise", "plant units")), "stroke sensors"),
+                    "load_cells": Key(Table(_sensor_schema("load_cells", "N")), "load cells"),
+                    "specimen": Key(Free(), "the virtual specimen: kind (linear, spring, opensees) and that kind's "
+                                    "keys, coordinates = 'dofs' (with setup) or 'actuators' (validated as that kind)"),
+                    "daq": Key(Table(DAQ), "command DAQ (absent: commands logged 1:1, no saturation)"),
+                })
 
 
 def build_actuators(table: Any, channels: int, sample_period: float) -> Actuators:
@@ -118,6 +181,7 @@ class PlantModule(StepLedger):
     """A :class:`VirtualLab` as a module: strokes in, measured strokes out, lockstep at the control sample."""
 
     kind = "plant"
+    CONFIG = CONFIG
 
     def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:
         super().__init__()

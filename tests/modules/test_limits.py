@@ -73,7 +73,7 @@ def test_operator_confirmation_of_the_first_steps():
 
 
 def test_bad_limits_are_refused_with_the_key():
-    with pytest.raises(ModuleError, match="unknown key 'stroke'"):
+    with pytest.raises(ModuleError, match="unknown key limits.stroke; allowed: confirm_first, displacement"):
         build_module("spring", {**SPRING, "limits": {"stroke": 0.1}})
     with pytest.raises(ModuleError, match="limits.increment must be a number or a list of 1 numbers"):
         build_module("spring", {**SPRING, "limits": {"increment": [0.1, 0.2]}})

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hybridsim.modules.config_schema import Key, Number, Schema
 from hybridsim.modules.experimental.compensators.fir import FixedFir
 
 
@@ -23,6 +24,13 @@ class InverseCompensation(FixedFir):
 
     def __init__(self, a0: float) -> None:
         super().__init__((a0, 1.0 - a0))
+
+    CONFIG = Schema("inverse compensation", "Inverse compensation of an assumed delay: a0, or delay and "
+                    "sample_period.", {
+                        "a0": Key(Number(""), "the command weight a0 (a1 = 1 - a0)"),
+                        "delay": Key(Number("s", 0), "assumed actuator delay"),
+                        "sample_period": Key(Number("s", 0, open_minimum=True), "control sample"),
+                    }, at_most_one=(("a0", "delay"),))
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> InverseCompensation:

@@ -9,6 +9,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from hybridsim.modules.config_schema import Schema, Variants
 from hybridsim.modules.experimental.compensators.base import Compensator
 
 KINDS: dict[str, str] = {
@@ -18,13 +19,14 @@ KINDS: dict[str, str] = {
     "polynomial": "hybridsim.modules.experimental.compensators.polynomial:PolynomialExtrapolation",
     "narx": "hybridsim.modules.experimental.compensators.narx:NarxCompensator",
 }
+CONFIG = Schema("compensator", "One actuator's delay compensation: `kind` and that kind's parameters.",
+                variants=Variants("kind", KINDS, doc="the compensation scheme"))
 
 
-def build_compensator(table: Mapping[str, Any]) -> Compensator:
-    """A compensator from its table: ``kind`` plus that kind's parameters."""
-    kind = table.get("kind")
-    if kind not in KINDS:
-        raise ValueError(f"compensator kind must be one of {', '.join(sorted(KINDS))}, not {kind!r}")
+def build_compensator(table: Mapping[str, Any], path: str = "compensator") -> Compensator:
+    """A compensator from its table: ``kind`` plus that kind's parameters (``path``: where, for messages)."""
+    CONFIG.check(table, path)
+    kind = table["kind"]
     module_name, _, class_name = KINDS[kind].partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls.from_config({k: v for k, v in table.items() if k != "kind"})

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Flag, Integer, Key, Number, Numbers, Schema
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.filters import DirectFormII, butterworth
 from hybridsim.modules.experimental.compensators.fir import TapLine
@@ -182,6 +183,18 @@ class NarxCompensator(Compensator):
     benchmark); ``ridge`` is in their square.
     """
 
+    CONFIG = Schema("NARX compensation", "A NARX model of the inverse plant over a sliding window (loop units).", {
+        "order": Key(Integer(1), "linear order (lags)", required=True),
+        "window": Key(Integer(1, unit="samples"), "sliding window length L", required=True),
+        "ridge": Key(Number("loop units^2", 0), "ridge parameter gamma", default=0.0),
+        "products": Key(Numbers("", (2,), Integer(0)), "second-order product terms [[p, q], ...]"),
+        "filter_b": Key(Numbers("", (1,)), "measurement filter numerator (with filter_a)"),
+        "filter_a": Key(Numbers("", (1,)), "measurement filter denominator (with filter_b)"),
+        "filter_command": Key(Flag(), "filter the commands the same way", default=False),
+        "excitation": Key(Number("loop units", 0), "hold the parameters while the window's RMS is below this",
+                          default=0.0),
+        "initial": Key(Numbers("", (1,)), "initial parameters (default: pass-through)"),
+    })
     name = "narx"
 
     def __init__(self, terms: Terms, window: int, ridge: float = 0.0,

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hybridsim.modules.config_schema import Schema
 from hybridsim.modules.experimental.compensators.base import Compensator
 
 
 class NoCompensation(Compensator):
     name = "none"
+    CONFIG = Schema("no compensation", "The command is the target.")
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "NoCompensation":
-        if table:
-            raise ValueError(f"compensator 'none' takes no parameters, got {', '.join(table)}")
+        cls.CONFIG.check(table)
         return cls()
 
     def command(self, target: float, measured: float) -> float:

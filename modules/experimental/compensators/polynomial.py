@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Integer, Key, Number, Schema
 from hybridsim.modules.experimental.compensators.fir import FixedFir
 
 ORDERS = (1, 2, 3)
@@ -39,6 +40,12 @@ class PolynomialExtrapolation(FixedFir):
     """Order 1..3 extrapolation of the target by ``delay`` (s) at the control period ``sample_period`` (s)."""
 
     name = "polynomial"
+
+    CONFIG = Schema("polynomial extrapolation", "Horiuchi's polynomial extrapolation over the assumed delay.", {
+        "order": Key(Integer(1, 3), "polynomial order", required=True),
+        "delay": Key(Number("s", 0), "assumed actuator delay", required=True),
+        "sample_period": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
+    })
 
     def __init__(self, order: int, delay: float, sample_period: float) -> None:
         if order not in ORDERS:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.config_schema import Key, Number, Numbers, Schema
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.filters import DirectFormII, df2_advance, df2_free_response
 from hybridsim.modules.kernels import dot, kernel
@@ -74,6 +75,13 @@ def rls_sample(theta: np.ndarray, p: np.ndarray, psi: np.ndarray, phi: np.ndarra
 
 
 class RlsCompensator(Compensator):
+    CONFIG = Schema("RLS adaptive compensation", "Recursive least squares on a filtered measurement (maRTHS).", {
+        "theta0": Key(Numbers("", (1,)), "initial parameters (taps)", required=True),
+        "p0": Key(Numbers("", (2,)), "initial covariance (taps x taps)", required=True),
+        "filter_b": Key(Numbers("", (1,)), "measurement filter numerator", required=True),
+        "filter_a": Key(Numbers("", (1,)), "measurement filter denominator", required=True),
+        "forgetting": Key(Number("", 0, 1, open_minimum=True), "forgetting factor", default=1.0),
+    })
     """One RLS-AC channel with initial taps ``theta0`` and inverse correlation ``p0``."""
 
     name = "rls"

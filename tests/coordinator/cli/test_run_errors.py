@@ -50,7 +50,8 @@ CASES = {
     "two damping models": (BASE.replace("damping = { rayleigh_omega", "damping = { rayleigh = [0.1, 0.0], rayleigh_omega"),
                            "not rayleigh and rayleigh_omega"),
     "bad DOF kind": (BASE.replace('config = { dofs = ["x"],', 'config = { dofs = ["x"], kinds = ["rot"],'),
-                     "kind must be 'translation' or 'rotation'"),
+                     "kinds in module 'column' (config modules[0].config) must be a non-empty list of strings each "
+                     "one of 'translation', 'rotation', got ['rot']"),
     "evaluation without a site": (BASE + '\n[evaluation]\nproblem = "marths"\n', "missing key evaluation.site"),
     "unknown transport": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "local"\ntransport = "udp"'),
                           "modules[0].transport: 'udp' is not a transport; use one of auto, stream, unary, link"),

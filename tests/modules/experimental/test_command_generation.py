@@ -118,11 +118,11 @@ def test_with_one_sample_per_step_every_scheme_is_lockstep() -> None:
 
 
 @pytest.mark.parametrize("value, message", [
-    ("extrapolate", "scheme must be one of"),
+    ("extrapolate", "command_generation must be one of 'interpolate' or a table"),
     ({"scheme": "predictor-corrector", "order": 2}, "needs arrival"),
-    ({"scheme": "predictor-corrector", "order": 4, "arrival": 0.2}, "order must be one of"),
-    ({"scheme": "predictor-corrector", "arrival": 1.0}, "needs arrival"),
-    ({"scheme": "predictor-corrector", "arrival": 0.2, "lead": 1}, "unknown key 'lead'"),
+    ({"scheme": "predictor-corrector", "order": 4, "arrival": 0.2}, "order must be an integer >= 1 and <= 3"),
+    ({"scheme": "predictor-corrector", "arrival": 1.0}, r"arrival must be a number >= 0 and < 1"),
+    ({"scheme": "predictor-corrector", "arrival": 0.2, "lead": 1}, "unknown key command_generation.lead"),
     (3, "a table"),
 ])
 def test_bad_configurations_name_the_key(value, message: str) -> None:

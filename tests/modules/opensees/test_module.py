@@ -136,7 +136,7 @@ def test_registry_builds_the_kind_and_a_second_domain_holder_is_refused() -> Non
 
 
 @pytest.mark.parametrize(("table", "message"), [
-    ({"model": "columns.py"}, "missing 'control'"),
+    ({"model": "columns.py"}, "missing key control"),
     ({"model": "nowhere.py", "control": TOP}, "does not exist"),
     ({"model": "columns.py", "control": [{"name": "x", "node": 7, "dof": 1}]}, "node 7"),
     ({"model": "columns.py", "control": [{"name": "x", "node": 1, "dof": 1}]}, "is fixed"),
