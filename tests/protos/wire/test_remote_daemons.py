@@ -145,7 +145,7 @@ def test_a_daemon_that_cannot_start_raises_with_the_end_of_its_log():
         LocalDaemon("linear", {"dofs": ["x"]}, name="broken").start()
     message = str(info.value)
     assert message.startswith("site broken: the linear daemon exited with code 2 while starting; its log ends: ")
-    assert "give 'stiffness' (a matrix) or 'stiffness_file'" in message
+    assert "give exactly one of stiffness or stiffness_file in site 'broken'" in message
 
 
 def test_daemons_terminated_together_each_stop_cleanly_on_one_sigterm():
