@@ -32,10 +32,11 @@ from hybridsim.coordinator.experiment import Experiment, ModuleSpec, parse_exper
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.pacing import Pacer
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
+from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from hybridsim.coordinator.pretest import pretest
-from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistory, annotate, read_checkpoint,
-                                            read_results, write_records)
+from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistory, annotate, read_attributes,
+                                            read_checkpoint, read_results, write_records)
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.wire.contract import Module, ModuleError, Session
@@ -67,17 +68,22 @@ ProgressCallback = Callable[[int, int], None]
 
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
                    control: RunControl | None = None, listeners: Sequence[StepListener] = (),
-                   realtime: bool = False) -> RunResult:
+                   realtime: bool = False, overwrite: bool = False) -> RunResult:
     """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
     with the index of every completed step (see ``hybridsim.coordinator.control``).  ``realtime`` paces the
-    steps to the wall clock (see :class:`Pacer`).
+    steps to the wall clock (see :class:`Pacer`).  An existing results file is replaced only with
+    ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).
     """
+    output = Path(output or experiment.output)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(RunLock(output))
+        if output.exists() and not overwrite:
+            raise UsageError(f"{output} exists ({_describe_results(output)}); give --overwrite to replace it, "
+                             f"or --output NEW.h5 to write a new file")
         slots = _start_modules(experiment.modules, stack)
-        run = _Run(experiment, slots, output or experiment.output, progress, control or RunControl(), listeners,
-                   realtime)
+        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime)
         return run.execute(run.fresh_start)
 
 
@@ -90,18 +96,28 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     it); the integrator continues from its checkpointed state with the same K_I, M and C.
     """
     path = Path(results)
-    checkpoint = read_checkpoint(path)
-    if checkpoint is None:
-        raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
-    stored = read_results(path)
-    attrs = stored["attrs"]
-    if attrs.get("status") == "completed":
-        raise UsageError(f"{path} holds a completed run; there is nothing to resume")
-    experiment = stored_experiment(attrs)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(RunLock(path))
+        checkpoint = read_checkpoint(path)
+        if checkpoint is None:
+            raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
+        stored = read_results(path)
+        attrs = stored["attrs"]
+        if attrs.get("status") == "completed":
+            raise UsageError(f"{path} holds a completed run; there is nothing to resume")
+        experiment = stored_experiment(attrs)
         slots = _start_modules(experiment.modules, stack)
         run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
         return run.execute(lambda: run.resumed_start(checkpoint, stored))
+
+
+def _describe_results(path: Path) -> str:
+    """What an existing results file holds, in a few words."""
+    try:
+        attrs = read_attributes(path)
+    except OSError:
+        return "not a readable results file"
+    return f"{attrs.get('experiment', '?')}: {attrs.get('status', '?')}, {attrs.get('completed_steps', '?')} rows"
 
 
 def stored_experiment(attrs: dict[str, Any]) -> Experiment:

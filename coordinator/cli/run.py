@@ -22,6 +22,8 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("run", help="run an experiment file", description=__doc__)
     parser.add_argument("experiment", type=Path, help="experiment file (TOML)")
     parser.add_argument("--output", type=Path, help="results file (HDF5); default: the experiment's output.file")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the results file if it exists (never one a live run is writing)")
     parser.add_argument("--realtime", action="store_true",
                         help="pace the steps to the wall clock (dt per step); late steps are counted and reported")
     add_monitor_options(parser)
@@ -46,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
     with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
         result = run_experiment(experiment, output=args.output, progress=_progress(args), realtime=args.realtime,
-                                **hooks)
+                                overwrite=args.overwrite, **hooks)
     return _report(args, result)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.modules.config_schema import Integer, Key, Number
 from hybridsim.modules.registry import KINDS
 from hybridsim.modules.spring import SpringModule
 from tests.conftest import MARTHS_DATA
@@ -15,6 +16,10 @@ from tests.conftest import MARTHS_DATA
 
 class StallingSpring(SpringModule):
     """A linear spring whose execute of one step takes ``stall_s`` longer (a slow lab, a network hiccup)."""
+
+    CONFIG = SpringModule.CONFIG.with_keys("stalling", "a slow spring", {
+        "stall_at": Key(Integer(), "the step that stalls", required=True),
+        "stall_s": Key(Number("s", 0), "how long it stalls", required=True)})
 
     @classmethod
     def from_config(cls, config):
@@ -54,7 +59,7 @@ def test_a_paced_run_takes_its_simulated_time_and_counts_a_stalled_step_late(tmp
     assert 1 <= summary["late_steps"] <= 60  # the stalled step and the ones catching up after it
     assert summary["max_lateness_us"] >= 35e3  # the 50 ms stall overran its 10 ms slot by about 40 ms
     assert summary["step_time_us"]["max"] >= 50e3
-    unpaced = run_experiment(experiment(tmp_path)).summary
+    unpaced = run_experiment(experiment(tmp_path), overwrite=True).summary
     assert unpaced["realtime"] is False and unpaced["late_steps"] == 0
     assert unpaced["loop_wall_s"] < 0.5 * 7.0  # without pacing it runs faster than real time
 

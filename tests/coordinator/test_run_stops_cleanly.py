@@ -11,6 +11,7 @@ from hybridsim.coordinator.export import export
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.wire.contract import StepRefused
+from hybridsim.modules.config_schema import Key, Number
 from hybridsim.modules.linear import LinearModule
 from hybridsim.modules.registry import KINDS
 from tests.conftest import MARTHS_DATA
@@ -20,6 +21,8 @@ class LimitedSpring(LinearModule):
     """A linear spring whose site refuses any command beyond a stroke limit (m), before moving."""
 
     kind = "limited"
+    CONFIG = LinearModule.CONFIG.with_keys("limited", "a linear spring with a stroke limit", {
+        "limit": Key(Number("m", 0), "stroke limit", required=True)})
 
     def __init__(self, dofs, stiffness, limit: float) -> None:
         super().__init__(dofs, stiffness)
@@ -27,7 +30,7 @@ class LimitedSpring(LinearModule):
 
     @classmethod
     def from_config(cls, config):
-        base = LinearModule.from_config(config)
+        base = LinearModule.from_config({k: v for k, v in config.items() if k != "limit"})
         return cls(base.dofs, base.stiffness, config["limit"])
 
     def _check(self, step, command):
