@@ -168,6 +168,8 @@ class Numbers:
     unit: str = ""
     dims: tuple[int, ...] = (1,)
     element: Number | Integer = Number()
+    empty: bool = False
+    """an empty list is allowed (none of them)"""
 
     def wanted(self) -> str:
         one, many = ("an integer", "integers") if isinstance(self.element, Integer) else ("a number", "numbers")
@@ -178,6 +180,8 @@ class Numbers:
         return f"{what}{', each ' + bounds if bounds else ''}{unit}"
 
     def check(self, value: Any, path: str) -> None:
+        if self.empty and isinstance(value, (list, tuple)) and not value:
+            return
         depth = 0
         items: list[Any] = [value]
         while items and all(isinstance(v, (list, tuple)) for v in items):

@@ -187,7 +187,7 @@ class NarxCompensator(Compensator):
         "order": Key(Integer(1), "linear order (lags)", required=True),
         "window": Key(Integer(1, unit="samples"), "sliding window length L", required=True),
         "ridge": Key(Number("loop units^2", 0), "ridge parameter gamma", default=0.0),
-        "products": Key(Numbers("", (2,), Integer(0)), "second-order product terms [[p, q], ...]"),
+        "products": Key(Numbers("", (2,), Integer(0), empty=True), "second-order product terms [[p, q], ...]"),
         "filter_b": Key(Numbers("", (1,)), "measurement filter numerator (with filter_a)"),
         "filter_a": Key(Numbers("", (1,)), "measurement filter denominator (with filter_b)"),
         "filter_command": Key(Flag(), "filter the commands the same way", default=False),
