@@ -33,6 +33,13 @@ class OpenFrescoModule(ProtocolClientModule):
     """Each step: setTrialResponse, then the measured displacement and force; the commit as commitState."""
 
     kind = "openfresco"
+    CONFIG = Schema("openfresco", "A client of OpenFresco's SimApp protocol: the lab's server moves its actuators "
+                    "(docs/interop.md).", {
+                        **COMMON,
+                        "server": Key(Text(SERVERS), "the kind of SimApp server", required=True),
+                        "data_size": Key(Integer(1), "SimApp's dataSize (numbers per message)", default=256),
+                        "tag": Key(Integer(1), "the experimental element's tag", default=1),
+                    })
 
     def __init__(self, dofs: tuple[Dof, ...], client: SimAppClient) -> None:
         super().__init__(dofs, client)

@@ -34,6 +34,13 @@ class SimCorModule(ProtocolClientModule):
 
     kind = "simcor"
     reverts = False
+    CONFIG = Schema("simcor", "A client of UI-SIMCOR's LabVIEW protocol (docs/interop.md).", {
+        **COMMON,
+        "control_points": Key(Free(), "control points: { \"MDL-00-01\" = { x = \"u1\", z = \"r1\" } }",
+                              required=True),
+        "protocol": Key(Text(PROTOCOLS), "LabVIEW protocol version", default="LabView1"),
+        "session": Key(Text(), "the session's name (no tabs or line ends)", default="hybridsim"),
+    })
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "SimCorModule":
