@@ -315,11 +315,6 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if not isinstance(config, dict):
             raise ExperimentError(f"{where}.config must be a table")
         _finite(config, f"{where}.config")
-        if origin:
-            try:
-                module_schema(kind).check(config)
-            except ConfigError as exc:
-                raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
         deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
         try:
             credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
@@ -334,6 +329,11 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
                                   "give an address or drop it")
         if kind in CLIENT_KINDS:
             config, address = _client_config(spec, where, config, address, deadline)
+        if origin:
+            try:
+                module_schema(kind).check(config)
+            except ConfigError as exc:
+                raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
                               "config" in spec or "config_file" in spec))
     return tuple(out)
