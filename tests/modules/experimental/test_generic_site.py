@@ -96,9 +96,9 @@ def test_a_load_beyond_its_limit_stops_the_site() -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"setup": {"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}}, "'height' is missing"),
     ({"actuators": [{"compensator": {"kind": "none"}}]}, "the setup has 2 actuators: give one table per actuator"),
-    ({"actuators": [{"compensator": {"kind": "none"}, "stroke_mm": 3}] * 2}, "actuators[1]: unknown key 'stroke_mm'"),
+    ({"actuators": [{"compensator": {"kind": "none"}, "stroke_mm": 3}] * 2}, "unknown key actuators[0].stroke_mm; allowed: compensator, force, guard, stroke"),
     ({"dofs": ["x"]}, "dofs must rename the setup's 2 DOFs (x, theta)"),
-    ({"setup": None}, "give a setup"),
+    ({"setup": None}, "give exactly one of setup or coupler"),
     ({"initial_stiffness": [[1.0]]}, "initial_stiffness must be a finite 2 x 2 matrix"),
 ])
 def test_a_bad_site_table_is_one_line_naming_the_key(change: dict, message: str) -> None:

@@ -44,7 +44,7 @@ def run(folder: Path, dofs: list[str], kinds: list[str], module: dict[str, Any],
                            "damping": damping or {"rayleigh": [0.5, 0.0]}},
              "ground_motion": {"file": "pulse.csv"}, "integrator": {"kind": "alpha-os", "alpha": -0.05},
              "modules": [{"name": "specimen", **module}], "output": {"file": f"{name}.h5"}}
-    return run_experiment(parse_experiment(table, base_dir=folder), output=folder / f"{name}.h5")
+    return run_experiment(parse_experiment(table, base_dir=folder), output=folder / f"{name}.h5", overwrite=True)
 
 
 def site(setup: dict[str, Any], specimen: dict[str, Any], dt: float, actuators: list[dict[str, Any]],
