@@ -2,7 +2,8 @@
 
 A site reports the configuration it loaded in its Describe info (:func:`hybridsim.wire.codec.config_info`:
 canonical JSON and its SHA-256).  An experiment may leave ``config`` out for a module at an address (the
-site's configuration is what runs); when it gives one, it must be the site's, or the run does not start.
+site's configuration is what runs); when it gives one, it must be the site's, or the run does not start
+(the site's own ``limits`` need not be repeated; given, they must be the site's too).
 The results file records, per module, what the site reported (attribute ``module_descriptions``).
 """
 
@@ -18,6 +19,10 @@ from hybridsim.wire.codec import CONFIG_DIGEST_KEY, CONFIG_KEY, canonical_config
 from hybridsim.wire.contract import Description
 
 
+SITE_ONLY = ("limits",)
+"""keys a site may have that the experiment need not repeat: its own safety limits (modules/limits.py)"""
+
+
 def checked_config(spec: ModuleSpec, description: Description, where: str) -> dict[str, Any] | None:
     """The configuration that runs at ``spec``'s module: the site's as it reports it (checked against the
     experiment's ``config`` when one is given), the experiment's for a module in process; None when a
@@ -29,8 +34,13 @@ def checked_config(spec: ModuleSpec, description: Description, where: str) -> di
     if digest is None or not spec.config_given:
         return reported
     ours = canonical_config(spec.config)
-    if hashlib.sha256(ours.encode()).hexdigest() != digest:
-        difference = "" if reported is None else f": {first_difference(json.loads(ours), reported)}"
+    if reported is None:
+        differs = hashlib.sha256(ours.encode()).hexdigest() != digest
+    else:
+        site = {k: v for k, v in reported.items() if k not in SITE_ONLY or k in spec.config}
+        differs = json.loads(ours) != site
+    if differs:
+        difference = "" if reported is None else f": {first_difference(json.loads(ours), site)}"
         raise UsageError(f"module {spec.name!r}: its config differs from the configuration the site ({where}) "
                          f"reports{difference}; leave config out to run the site's, or make them the same")
     return reported
