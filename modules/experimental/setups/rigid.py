@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.kernels import kernel
 from hybridsim.wire.contract import Dof
 from hybridsim.modules.experimental.setups.base import Setup, SetupError, UnreachablePose, numbers
 
@@ -29,42 +30,75 @@ PLANE_DOFS = (Dof("ux"), Dof("uy"), Dof("rz", "rotation"))
 SPACE_DOFS = (Dof("ux"), Dof("uy"), Dof("uz"), Dof("rx", "rotation"), Dof("ry", "rotation"), Dof("rz", "rotation"))
 
 
-def skew(v: np.ndarray) -> np.ndarray:
-    """[v]x: skew(v) @ w = v x w."""
-    x, y, z = float(v[0]), float(v[1]), float(v[2])
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+@kernel
+def _sinc_terms(angle: float) -> tuple[float, float, float]:
+    """(sin a / a, (1 - cos a) / a^2, (a - sin a) / a^3), by their series below 1e-4 rad."""
+    if angle < 1e-4:
+        a2 = angle * angle
+        return (1.0 - a2 / 6.0 + a2 * a2 / 120.0, 0.5 - a2 / 24.0 + a2 * a2 / 720.0,
+                1.0 / 6.0 - a2 / 120.0 + a2 * a2 / 5040.0)
+    return (math.sin(angle) / angle, (1.0 - math.cos(angle)) / angle**2, (angle - math.sin(angle)) / angle**3)
 
 
+@kernel
+def _rodrigues(r: np.ndarray, first: float, second: float) -> np.ndarray:
+    """I + first [r]x + second [r]x^2 (3 x 3)."""
+    k = np.zeros((3, 3))
+    k[0, 1], k[0, 2], k[1, 0], k[1, 2], k[2, 0], k[2, 1] = -r[2], r[1], r[2], -r[0], -r[1], r[0]
+    out = np.eye(3) + first * k
+    for i in range(3):
+        for j in range(3):
+            for m in range(3):
+                out[i, j] += second * k[i, m] * k[m, j]
+    return out
+
+
+@kernel
 def rotation(r: np.ndarray) -> np.ndarray:
     """R = exp([r]x) (Rodrigues) of a rotation vector r (rad), 3-D; in the plane r is theta (a 1-vector)."""
     if r.size == 1:
         c, s = math.cos(r[0]), math.sin(r[0])
-        return np.array([[c, -s], [s, c]])
-    angle = math.sqrt(float(r @ r))
-    k = skew(r)
-    sine, versine = _sinc_terms(angle)
-    return np.eye(3) + sine * k + versine * k @ k
+        out = np.empty((2, 2))
+        out[0, 0], out[0, 1], out[1, 0], out[1, 1] = c, -s, s, c
+        return out
+    sine, versine, _ = _sinc_terms(math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
+    return _rodrigues(r, sine, versine)
 
 
-def _sinc_terms(angle: float) -> tuple[float, float]:
-    """(sin a / a, (1 - cos a) / a^2), by their series below 1e-4 rad."""
-    if angle < 1e-4:
-        a2 = angle * angle
-        return 1.0 - a2 / 6.0 + a2 * a2 / 120.0, 0.5 - a2 / 24.0 + a2 * a2 / 720.0
-    return math.sin(angle) / angle, (1.0 - math.cos(angle)) / angle**2
-
-
+@kernel
 def left_jacobian(r: np.ndarray) -> np.ndarray:
     """J_l(r) of SO(3): d(R a) = (J_l dr) x (R a) for the rotation vector r."""
-    angle = math.sqrt(float(r @ r))
-    k = skew(r)
-    _, versine = _sinc_terms(angle)
-    if angle < 1e-4:
-        a2 = angle * angle
-        cubic = 1.0 / 6.0 - a2 / 120.0 + a2 * a2 / 5040.0
-    else:
-        cubic = (angle - math.sin(angle)) / angle**3
-    return np.eye(3) + versine * k + cubic * k @ k
+    _, versine, cubic = _sinc_terms(math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
+    return _rodrigues(r, versine, cubic)
+
+
+@kernel
+def _kinematics(attachments: np.ndarray, bases: np.ndarray, rest: np.ndarray, controlled: np.ndarray,
+                full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(strokes, d strokes / d q over the ``controlled`` DOFs) at the body's ``full`` DOF vector."""
+    n, d = attachments.shape
+    u, r = full[:d], full[d:]
+    turn = rotation(r)
+    jl = left_jacobian(r) if d == 3 else np.eye(1)
+    strokes = np.empty(n)
+    rows = np.zeros((n, full.size))
+    for i in range(n):
+        rotated = turn @ attachments[i]
+        vector = u + rotated - bases[i]
+        length = math.sqrt(np.sum(vector * vector))
+        e = vector / length
+        strokes[i] = length - rest[i]
+        rows[i, :d] = e
+        if d == 2:
+            rows[i, 2] = e[1] * rotated[0] - e[0] * rotated[1]  # e . d(R a)/d theta
+        else:  # d(R a)/dr = -[R a]x J_l  ->  e . d(R a)/dr = (R a x e) . J_l
+            moment = np.array([rotated[1] * e[2] - rotated[2] * e[1], rotated[2] * e[0] - rotated[0] * e[2],
+                               rotated[0] * e[1] - rotated[1] * e[0]])
+            rows[i, 3:] = moment @ jl
+    jacobian = np.empty((n, controlled.size))
+    for j in range(controlled.size):
+        jacobian[:, j] = rows[:, controlled[j]]
+    return strokes, jacobian
 
 
 class RigidBodySetup(Setup):
@@ -96,21 +130,13 @@ class RigidBodySetup(Setup):
             raise SetupError(f"setup {self.kind!r}: stroke_range: one [min, max] pair (m, min < max) per actuator ({self.actuators})")
         self._full = np.zeros(len(body))
 
-    def _split(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _full_dofs(self, q: np.ndarray) -> np.ndarray:
         full = self._full.copy()
         full[self.controlled] = q
-        d = self.dimension
-        return full[:d], full[d:]
-
-    def _points(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(rotated attachments R a_i, actuator vectors from base to body point, lengths)."""
-        u, r = self._split(np.asarray(q, float))
-        rotated = self.attachments @ rotation(r).T
-        vectors = u + rotated - self.bases
-        return rotated, vectors, np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+        return full
 
     def strokes(self, q: np.ndarray) -> np.ndarray:
-        return self._points(q)[2] - self.rest_lengths
+        return self.strokes_and_jacobian(q)[0]
 
     def checked_strokes(self, q: np.ndarray) -> np.ndarray:
         """:meth:`strokes`, refused when one is beyond its actuator's ``stroke_range``."""
@@ -131,18 +157,8 @@ class RigidBodySetup(Setup):
         return self.strokes_and_jacobian(q)[1]
 
     def strokes_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q = np.asarray(q, float)
-        rotated, vectors, lengths = self._points(q)
-        directions = vectors / lengths[:, None]
-        if self.dimension == 2:
-            spin = directions[:, 1] * rotated[:, 0] - directions[:, 0] * rotated[:, 1]  # e . d(R a)/d theta
-            full = np.column_stack((directions, spin))
-        else:
-            # d(R a)/dr = -[R a]x J_l  ->  e . d(R a)/dr = (R a x e) . J_l
-            a, e = rotated.T, directions.T
-            moment = np.column_stack((a[1] * e[2] - a[2] * e[1], a[2] * e[0] - a[0] * e[2], a[0] * e[1] - a[1] * e[0]))
-            full = np.column_stack((directions, moment @ left_jacobian(self._split(q)[1])))
-        return lengths - self.rest_lengths, full[:, self.controlled]
+        return _kinematics(self.attachments, self.bases, self.rest_lengths, self.controlled,
+                           self._full_dofs(np.asarray(q, float)))
 
     def pose(self, strokes: np.ndarray) -> np.ndarray:
         strokes = np.asarray(strokes, float)
