@@ -36,12 +36,12 @@ gives ``unknown key limits.displacment in module 'story1' (config story1.toml); 
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybridsim.registry import resolve
 from hybridsim.wire.contract import ModuleError
 
 
@@ -322,8 +322,7 @@ class Variants:
         option = self.options[choice]
         if isinstance(option, Schema):
             return option
-        module_name, _, class_name = option.partition(":")
-        return getattr(importlib.import_module(module_name), class_name).CONFIG
+        return resolve(option).CONFIG
 
 
 @dataclass(frozen=True)

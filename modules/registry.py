@@ -8,7 +8,6 @@ Kinds are imported lazily so that a site hosting one kind does not import the ot
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from hybridsim.modules.base import MAX_CONFIG_NUMBERS, count_numbers
 from hybridsim.modules.config_schema import Key, Schema, Table, Text
+from hybridsim.registry import load
 from hybridsim.wire.contract import Module, ModuleError
 from hybridsim.modules.limits import CONFIG as LIMITS, Confirm, terminal_confirm, with_limits
 
@@ -36,11 +36,9 @@ CLIENT_KINDS = frozenset({"openfresco", "simcor"})
 def module_class(kind: str) -> type:
     """The class of module ``kind`` (ModuleError naming the known kinds when there is none)."""
     try:
-        target = KINDS[kind]
+        return load(KINDS, kind)
     except KeyError:
         raise ModuleError(f"unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
-    module_name, _, class_name = target.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
 
 
 def module_schema(kind: str) -> Schema:

@@ -5,12 +5,12 @@ Each class has ``from_config(table)``; kinds are imported when used.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from hybridsim.modules.config_schema import Schema, Variants
 from hybridsim.modules.experimental.compensators.base import Compensator
+from hybridsim.registry import load
 
 KINDS: dict[str, str] = {
     "none": "hybridsim.modules.experimental.compensators.none:NoCompensation",
@@ -27,6 +27,4 @@ def build_compensator(table: Mapping[str, Any], path: str = "compensator") -> Co
     """A compensator from its table: ``kind`` plus that kind's parameters (``path``: where, for messages)."""
     CONFIG.check(table, path)
     kind = table["kind"]
-    module_name, _, class_name = KINDS[kind].partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls.from_config({k: v for k, v in table.items() if k != "kind"})
+    return load(KINDS, kind).from_config({k: v for k, v in table.items() if k != "kind"})
