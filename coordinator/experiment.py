@@ -50,7 +50,7 @@ from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.integrators import INTEGRATORS, IntegratorError, integrator_class
+from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.wire.remote import Transport
 from hybridsim.modules.config_schema import ConfigError
@@ -263,23 +263,14 @@ def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: P
 
 
 def _integrator(spec: Any) -> tuple[str, dict[str, Any]]:
-    """The scheme and its options, typed by the scheme's declaration and checked by the scheme itself."""
+    """The scheme and its options, as the schemes declare them (``hybridsim.coordinator.integrators.CONFIG``)."""
     if not isinstance(spec, dict):
         raise ExperimentError("[integrator] must be a table, e.g. [integrator] kind = \"alpha-os\"")
-    kind = _get(spec, "integrator.kind", str, default="alpha-os")
-    if kind not in INTEGRATORS:
-        raise ExperimentError(f"integrator.kind: unknown integrator {kind!r}; choose one of {', '.join(INTEGRATORS)}")
-    scheme = integrator_class(kind)
-    given = {k: v for k, v in spec.items() if k != "kind"}
-    if given and not scheme.options:
-        raise ExperimentError(f"unknown key integrator.{sorted(given)[0]}; {kind} takes no options")
-    _only(given, "integrator", set(scheme.options))
-    options = {key: _get(given, f"integrator.{key}", scheme.options[key]) for key in given}
     try:
-        scheme.check_options(**options)
-    except IntegratorError as exc:
+        INTEGRATOR.check(spec, "integrator")
+    except ConfigError as exc:
         raise ExperimentError(str(exc)) from None
-    return kind, options
+    return spec.get("kind", "alpha-os"), {k: v for k, v in spec.items() if k != "kind"}
 
 
 def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:

@@ -1,13 +1,15 @@
 """Time integrators behind one interface (see ``base``), selectable by name.
 
 ``INTEGRATORS`` is the registry (``[integrator] kind = "..."``): one line per scheme, imported when
-used.  A new scheme is one file with an :class:`Integrator` subclass, which declares its options
-(``options``) and checks their values (``check_options``), and one line here.
+used.  A new scheme is one file with an :class:`Integrator` subclass, which declares its options once
+(``CONFIG``, a :class:`~hybridsim.modules.config_schema.Schema`), and one line here.  ``CONFIG`` here
+declares the whole ``[integrator]`` table: ``kind`` chooses the scheme, whose ``CONFIG`` takes the rest.
 """
 
 from __future__ import annotations
 
 from hybridsim.coordinator.integrators.base import Integrator, IntegratorError
+from hybridsim.modules.config_schema import Schema, Variants
 from hybridsim.registry import load
 
 INTEGRATORS: dict[str, str] = {
@@ -16,10 +18,13 @@ INTEGRATORS: dict[str, str] = {
     "central-difference": "hybridsim.coordinator.integrators.explicit:CentralDifferenceIntegrator",
 }
 
+CONFIG = Schema("integrator", "The time integration scheme over the condensed DOFs and its options.",
+                variants=Variants("kind", INTEGRATORS, default="alpha-os", doc="the scheme"))
+
 
 def integrator_class(kind: str) -> type[Integrator]:
     """The integrator registered as ``kind`` (KeyError if none is)."""
     return load(INTEGRATORS, kind)
 
 
-__all__ = ["INTEGRATORS", "Integrator", "IntegratorError", "integrator_class"]
+__all__ = ["CONFIG", "INTEGRATORS", "Integrator", "IntegratorError", "integrator_class"]

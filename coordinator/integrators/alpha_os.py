@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from hybridsim.coordinator.integrators.base import IntegratorError
 from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
+from hybridsim.modules.config_schema import Key, Number, Schema
 
 
 class AlphaOSIntegrator(NewmarkFamilyIntegrator):
     name = "alpha-os"
-    options = {"alpha": float}
-
-    @classmethod
-    def check_options(cls, *, alpha: float = -0.05) -> None:
-        if not -1.0 / 3.0 - 1e-15 <= alpha <= 0.0:
-            raise IntegratorError(f"integrator.alpha must be in [-1/3, 0] (Combescure-Pegon), got {alpha}")
+    CONFIG = Schema("integrator 'alpha-os'", "Combescure-Pegon operator splitting, UI-SIMCOR's default.", {
+        "alpha": Key(Number(minimum=-1.0 / 3.0 - 1e-15, maximum=0.0),
+                     "the splitting weight in [-1/3, 0]: 0 none, below 0 numerical damping of the high modes",
+                     default=-0.05)})
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
                  *, alpha: float = -0.05) -> None:

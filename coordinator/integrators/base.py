@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.linalg
 
+from hybridsim.modules.config_schema import ConfigError, Schema
+
 
 class IntegratorError(RuntimeError):
     """An integrator cannot continue (ill-posed matrices, no convergence); the message says why."""
@@ -46,16 +48,18 @@ class Integrator(abc.ABC):
     """State (d, v, a, r) at the last completed step and the step from n to n+1."""
 
     name: str = ""
-    options: ClassVar[dict[str, type]] = {}
-    """the scheme's options: keyword arguments of the constructor and keys of ``[integrator]`` (float or int)"""
+    CONFIG: ClassVar[Schema] = Schema("integrator", "A scheme without options.")
+    """the scheme's options, declared once: keyword arguments of the constructor and keys of ``[integrator]``
+    (:mod:`hybridsim.modules.config_schema`); the experiment validates ``[integrator]`` with it before
+    anything runs and the constructor checks its arguments with it"""
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
-        """Refuse option values the scheme cannot take (IntegratorError naming ``integrator.KEY`` and the range).
-
-        The constructor calls it, and so does the experiment's validation before anything runs: each rule
-        is written once, here in the scheme.
-        """
+        """Refuse options the scheme does not declare or cannot take (IntegratorError naming integrator.KEY)."""
+        try:
+            cls.CONFIG.check(options, "integrator")
+        except ConfigError as exc:
+            raise IntegratorError(str(exc)) from None
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
         if not (dt > 0 and np.isfinite(dt)):

@@ -22,20 +22,17 @@ import numpy as np
 from scipy.linalg.lapack import dgetrs
 
 from hybridsim.coordinator.integrators.base import Integrator, IntegratorError, factor_once
+from hybridsim.modules.config_schema import Integer, Key, Number, Schema
 
 
 class NewmarkImplicitIntegrator(Integrator):
     """Modified Newton on R(d) = 0; every array of a step is made once (see ``base``)."""
 
     name = "newmark"
-    options = {"tolerance": float, "max_iterations": int}
-
-    @classmethod
-    def check_options(cls, *, tolerance: float = 1e-10, max_iterations: int = 25) -> None:
-        if not tolerance > 0:
-            raise IntegratorError(f"integrator.tolerance must be positive, got {tolerance}")
-        if max_iterations < 1:
-            raise IntegratorError("integrator.max_iterations must be at least 1")
+    CONFIG = Schema("integrator 'newmark'", "Average acceleration, iterated to equilibrium with K_I.", {
+        "tolerance": Key(Number(minimum=0.0, open_minimum=True), "relative residual that ends a step",
+                         default=1e-10),
+        "max_iterations": Key(Integer(minimum=1), "module evaluations per step before the run stops", default=25)})
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
                  *, tolerance: float = 1e-10, max_iterations: int = 25) -> None:

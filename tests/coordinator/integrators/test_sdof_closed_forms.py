@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from hybridsim.coordinator.integrators import Integrator
+from hybridsim.coordinator.integrators import Integrator, IntegratorError
 from hybridsim.coordinator.integrators.alpha_os import AlphaOSIntegrator
 from hybridsim.coordinator.integrators.explicit import CentralDifferenceIntegrator
 from hybridsim.coordinator.integrators.newmark import NewmarkImplicitIntegrator
@@ -86,6 +86,14 @@ def test_central_difference_refuses_a_step_beyond_its_stability_limit():
     # stable for omega dt <= 2; omega = 2 pi rad/s, so dt = 0.4 s is past the limit of 0.318 s
     with pytest.raises(Exception, match="unstable at dt"):
         CentralDifferenceIntegrator([[M]], [[C]], [[K]], 0.4)
+
+
+def test_a_scheme_built_in_python_checks_its_options_by_the_same_declaration():
+    with pytest.raises(IntegratorError, match=r"integrator.alpha must be a number >= -0.333333 and <= 0, got 0.1"):
+        AlphaOSIntegrator([[M]], [[C]], [[K]], 0.01, alpha=0.1)
+    with pytest.raises(IntegratorError, match="integrator.max_iterations must be an integer >= 1, got 0"):
+        NewmarkImplicitIntegrator([[M]], [[C]], [[K]], 0.01, max_iterations=0)
+    AlphaOSIntegrator([[M]], [[C]], [[K]], 0.01, alpha=-1.0 / 3.0)  # the bound itself
 
 
 @pytest.mark.parametrize("name", ["alpha-os(-0.1)", "newmark"])
