@@ -55,7 +55,7 @@ def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
     frame.progress.eta_s = -1.0
     info = run_info(layout)
     payload = {"info": info_json(info), "frames": [frame_json(f, info) for f in merged_chunks([frame])]}
-    sections = _sections(results, attrs, summary, layout, arrays, rows)
+    sections = _sections(results, attrs, summary, layout, arrays, rows, module_records(data))
     return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
                        sections=sections, banner=stop_banner(attrs, layout, rows))
 
@@ -140,14 +140,28 @@ def j_table(criteria: Mapping[str, Any]) -> str:
     return _table(rows, ["criterion"] + [f"channel {i + 1}" for i in range(width)] if width > 1 else None)
 
 
+def module_records(data: Mapping[str, Any]) -> list[list[str]]:
+    """One row per module record in the file: module, record, rows x columns."""
+    out = []
+    for key, values in sorted(data.items()):
+        parts = key.split("/")
+        if len(parts) > 3 and parts[0] == "modules" and parts[2] == "records" and isinstance(values, np.ndarray):
+            shape = values.shape if values.ndim == 2 else (values.size, 1)
+            out.append([parts[1], "/".join(parts[3:]), f"{shape[0]} x {shape[1]}"])
+    return out
+
+
 def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any], layout: RunLayout,
-              arrays: Mapping[str, np.ndarray], rows: int) -> str:
+              arrays: Mapping[str, np.ndarray], rows: int, records: list[list[str]]) -> str:
     wall = arrays["wall_step_s"][1:rows]
     p50, p99, top = np.percentile(wall, [50, 99, 100]) if wall.size else (0.0, 0.0, 0.0)
     run = [["results file", str(results)], ["status", str(attrs.get("status", ""))],
            ["steps completed", f"{rows - 1} of {layout.total_steps}"], ["dt", f"{layout.dt:g} s"],
            ["integrator", layout.integrator]]
-    run += [[f"module {m.name}", f"{m.where}; DOFs {', '.join(m.dofs)}"] for m in layout.modules]
+    described = json.loads(attrs.get("module_descriptions", "{}"))
+    run += [[f"module {m.name}", f"{m.where}; DOFs {', '.join(m.dofs)}"
+             + (f"; configuration as the {described[m.name]['config_source']} gives it" if m.name in described else "")]
+            for m in layout.modules]
     timing = [["step wall time p50 / p99 / max", f"{1e3 * p50:.4g} / {1e3 * p99:.4g} / {1e3 * top:.4g} ms"],
               ["steps with wall time > dt", str(int(np.count_nonzero(wall > layout.dt)))]]
     for key, label in (("wall_s", "wall time of the run (s)"), ("loop_wall_s", "wall time of the step loop (s)"),
@@ -156,6 +170,9 @@ def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any
         if key in summary:
             timing.append([label, _number(summary[key])])
     parts = [_card("Run", _table(run), "report-run"), _card("Timing", _table(timing), "report-timing")]
+    if records:
+        parts.append(_card("Module records (in the results file; hybridsim export writes them with their units)",
+                           _table(records, ["module", "record", "rows x columns"]), "report-records"))
     if "J" in attrs:
         parts.insert(0, _card("Evaluation criteria J", j_table(json.loads(attrs["J"])), "report-j"))
     if attrs.get("source"):

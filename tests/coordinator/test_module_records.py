@@ -18,6 +18,7 @@ import pytest
 
 from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.export import export_results
+from hybridsim.coordinator.monitor.report import write_report
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.coordinator.problems.marths import parts
 from hybridsim.modules.experimental.kinematics import Coupler
@@ -74,6 +75,14 @@ def test_the_results_file_holds_the_sites_per_sample_records_and_the_config_fold
     assert np.max(np.abs(measured)) > 0.1  # mm: the actuators moved
     # the evaluation reads them from the results file (its magnitudes over 12 s: tests/.../marths/test_hybrid.py)
     assert set(result.summary["evaluation"]["J"]) == {f"J{i}" for i in range(1, 11)}
+
+
+def test_the_report_lists_the_records(run):
+    result, _, tmp = run
+    page = write_report(result.output, tmp / "marths.html").read_text()
+    steps = result.displacement.shape[0]
+    assert "<td>lab</td><td>measured_strokes</td><td>%d x 2</td>" % steps in page
+    assert "configuration as the site gives it" in page
 
 
 def test_the_records_export_with_their_units(run):

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -20,10 +21,10 @@ from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.monitor.report import write_report
-from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.recorder import read_attributes, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.wire.daemons import LocalDaemon
-from tests.conftest import MARTHS_DATA
+from tests.conftest import EXAMPLES, MARTHS_DATA
 from tests.coordinator.monitor.browser import chromium, console_errors, require_chromium
 
 K = 39478.4  # N/m: 1 Hz with 1000 kg
@@ -141,3 +142,30 @@ def test_plots_of_all_zero_data_have_a_small_symmetric_axis_and_titles_that_say_
     for name in (response, "spring: target (dashed) and measured displacement of x",
                  "Interface forces: restoring force each module measured"):
         assert ranges[name] == pytest.approx((-1e-3, 1e-3)), name
+
+
+def test_the_report_of_a_run_whose_coordinator_was_killed_says_it_did_not_finish(tmp_path):
+    """kill -9 of `hybridsim run` mid-run: the file stays marked running; the report shows the rows it holds."""
+    results = tmp_path / "killed.h5"
+    run = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(EXAMPLES / "monitor_shear_building.toml"),
+                            "--realtime", "--quiet", "--output", str(results)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (results.exists() and _rows(results) >= 1024):
+            time.sleep(0.2)
+    finally:
+        run.kill()
+        run.wait(10)
+    rows = _rows(results)
+    assert rows >= 1024  # one block of rows reached the file before the kill
+    page = write_report(results).read_text()
+    assert "Run not finished: the file is still marked running" in page
+    assert f"{rows - 1} of " in page and "the file holds every step up to it" in page
+
+
+def _rows(results) -> int:
+    try:
+        return int(read_attributes(results)["completed_steps"])
+    except (OSError, KeyError):
+        return 0
