@@ -62,9 +62,10 @@ from typing import Any, get_args
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
-from hybridsim.modules.config_schema import Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables, Text
+from hybridsim.modules.config_schema import Integer, Key, Names, Number, Numbers, Schema, Table, Tables, Text
 from hybridsim.modules.experimental import command_generation, guards, kinematics, physical_frame
 from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
+from hybridsim.modules.experimental.setups import kinds as setup_kinds
 from hybridsim.modules.plant import module as plant_module
 from hybridsim.modules.registry import module_schema
 from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused
@@ -74,7 +75,6 @@ from hybridsim.modules.experimental.compensators.kinds import build_compensator
 from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
 from hybridsim.modules.experimental.physical_frame import FeedbackForce, PortalFrame
 from hybridsim.modules.experimental.setups.base import Setup
-from hybridsim.modules.experimental.setups.kinds import build_setup
 from hybridsim.modules.experimental.site import (ControlBackend, ExperimentalSite, ForceSource, FrameFeedback,
                                                  LoadCells, SiteResponse)
 from hybridsim.modules.plant.module import build_lab, prime_lab
@@ -107,7 +107,7 @@ BACKEND = Schema("backend", "Where the control samples go: a plant in this proce
 CONFIG = Schema("experimental", "An experimental site: a setup, one table per actuator (compensator, limits, guard), "
                 "forces from the load cells or (maRTHS) the frame model, m control samples per step.", {
                     "dt": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
-                    "setup": Key(Free(), "the rig: kind and that setup's keys (modules/experimental/setups)"),
+                    "setup": Key(Table(setup_kinds.CONFIG), "the rig: kind and that setup's keys (docs/setups.md)"),
                     "coupler": Key(Table(kinematics.CONFIG), "the maRTHS coupler (instead of setup)"),
                     "dofs": Key(Names(), "the interface DOFs in the coordinator's namespace (renames the setup's)"),
                     "kinds": Key(Names(("translation", "rotation")), "kind of each DOF (with a frame model)"),
@@ -223,11 +223,11 @@ def site_setup(config: Mapping[str, Any]) -> Setup:
         coupler = config["coupler"]
         if not isinstance(coupler, Mapping):
             raise ModuleError("experimental module: coupler must be a table {offset, heights, angles_deg}")
-        return build_setup({"kind": "marths-coupler", "inverse": "benchmark", **coupler})
+        return setup_kinds.build_setup({"kind": "marths-coupler", "inverse": "benchmark", **coupler}, "coupler")
     if "setup" not in config:
         raise ModuleError('experimental module: give a setup, e.g. setup = {kind = "one-actuator"} '
                           "(hybridsim.modules.experimental.setups)")
-    return build_setup(config["setup"])
+    return setup_kinds.build_setup(config["setup"])
 
 
 def _actuator_tables(config: Mapping[str, Any], count: int) -> list[Mapping[str, Any]]:

@@ -8,7 +8,7 @@ pushing the specimen positive), DOF forces in N and N*m.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,18 +27,6 @@ class SetupError(ModuleError):
 
 class UnreachablePose(ModuleError):
     """No pose of the rig gives the strokes asked for (or a pose needs strokes beyond an actuator's range)."""
-
-
-def check_keys(table: Mapping[str, Any], kind: str, required: Iterable[str], optional: Iterable[str] = ()) -> None:
-    """Refuse a missing or an unknown key of a setup table, naming it and the allowed ones."""
-    required, optional = tuple(required), tuple(optional)
-    for key in required:
-        if key not in table:
-            raise SetupError(f"setup {kind!r}: {key!r} is missing (give {', '.join(required)})")
-    allowed = {"kind", *required, *optional}
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise SetupError(f"setup {kind!r}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(allowed - {'kind'}))}")
 
 
 def numbers(table: Mapping[str, Any], key: str, kind: str, count: int | None = None,
@@ -129,7 +117,7 @@ class Setup(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def from_config(cls, table: Mapping[str, Any]) -> Setup:
-        """The setup of a config table (its keys checked)."""
+        """The setup of a config table whose keys ``CONFIG`` (the class's declaration) has checked."""
 
 
 def _mm(strokes: Sequence[float]) -> str:

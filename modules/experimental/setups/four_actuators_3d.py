@@ -12,12 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hybridsim.modules.experimental.setups.base import SetupError, check_keys, numbers
-from hybridsim.modules.experimental.setups.rigid import OPTIONS, RigidBodySetup, configured
+from hybridsim.modules.config_schema import Key, Numbers, Schema
+from hybridsim.modules.experimental.setups.base import SetupError, numbers
+from hybridsim.modules.experimental.setups.rigid import LENGTHS, OPTIONS, RigidBodySetup, configured
 
 
 class FourActuators3d(RigidBodySetup):
     kind = "four-actuators-3d"
+    CONFIG = Schema("setup 'four-actuators-3d'", "ux, uy, rx, ry of a loading head: two actuators along x, two "
+                    "along y.", {"lengths": Key(LENGTHS, "the four actuators' lengths at rest", required=True),
+                                 "heights": Key(Numbers("m"), "their heights above the control point", required=True),
+                                 **OPTIONS})
 
     def __init__(self, lengths: tuple[float, ...], heights: tuple[float, ...]) -> None:
         (l1, l2, l3, l4), (h1, h2, h3, h4) = lengths, heights
@@ -28,7 +33,6 @@ class FourActuators3d(RigidBodySetup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> FourActuators3d:
         """``lengths`` (4, m), ``heights`` (4, m; h1 != h2 and h3 != h4) and the rigid-body options."""
-        check_keys(table, cls.kind, ("lengths", "heights"), OPTIONS)
         lengths = numbers(table, "lengths", cls.kind, 4, positive=True)
         heights = numbers(table, "heights", cls.kind, 4)
         if heights[0] == heights[1] or heights[2] == heights[3]:

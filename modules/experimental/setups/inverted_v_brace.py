@@ -7,18 +7,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hybridsim.modules.experimental.setups.base import check_keys, numbers
-from hybridsim.modules.experimental.setups.rigid import OPTIONS, configured, side_sign
+from hybridsim.modules.config_schema import Key, Number, Schema
+from hybridsim.modules.experimental.setups.base import numbers
+from hybridsim.modules.experimental.setups.rigid import LENGTHS, OPTIONS, SIDE, configured, side_sign
 from hybridsim.modules.experimental.setups.three_actuators_2d import ThreeActuators2d
 
 
 class InvertedVBrace2d(ThreeActuators2d):
     kind = "inverted-v-brace"
+    CONFIG = Schema("setup 'inverted-v-brace'", "The apex of an inverted-V brace under a three-actuator loading "
+                    "beam (ESInvertedVBrace2d).", {
+                        "lengths": Key(LENGTHS, "[La1, La2, La3] at rest", required=True),
+                        "half_span": Key(Number("m", 0, open_minimum=True), "the vertical actuators either side of "
+                                         "the apex", required=True),
+                        "side": SIDE, **OPTIONS})
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> InvertedVBrace2d:
         """``lengths`` [La1, La2, La3] (m), ``half_span`` (m), optional ``side`` and the rigid-body options."""
-        check_keys(table, cls.kind, ("lengths", "half_span"), ("side", *OPTIONS))
         lengths = numbers(table, "lengths", cls.kind, 3, positive=True)
         half = numbers(table, "half_span", cls.kind, 1, positive=True)[0]
         return configured(cls(tuple(lengths), (half, half), side_sign(table, cls.kind)), table)

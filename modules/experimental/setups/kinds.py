@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hybridsim.modules.config_schema import Schema, Variants
 from hybridsim.modules.experimental.setups.base import Setup, SetupError
 from hybridsim.registry import load
 
@@ -23,12 +24,13 @@ KINDS: dict[str, str] = {
     "marths-coupler": "hybridsim.modules.experimental.setups.marths_coupler:MarthsCoupler",
 }
 
+CONFIG = Schema("setup", "The rig between the site's DOFs and its actuators: `kind` and that kind's geometry "
+                "(docs/setups.md).", variants=Variants("kind", KINDS, doc="the rig"))
 
-def build_setup(table: Mapping[str, Any]) -> Setup:
-    """A setup from its table: ``kind`` plus that kind's geometry."""
+
+def build_setup(table: Mapping[str, Any], path: str = "setup") -> Setup:
+    """A setup from its table: ``kind`` plus that kind's geometry (``path``: where, for messages)."""
     if not isinstance(table, Mapping):
-        raise SetupError('setup must be a table, e.g. setup = {kind = "one-actuator"}')
-    kind = table.get("kind")
-    if kind not in KINDS:
-        raise SetupError(f"setup kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    return load(KINDS, kind).from_config(table)
+        raise SetupError(f'{path} must be a table, e.g. {path} = {{kind = "one-actuator"}}')
+    CONFIG.check(table, path)
+    return load(KINDS, table["kind"]).from_config(table)

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from hybridsim.wire.contract import Dof
-from hybridsim.modules.experimental.setups.base import Setup, SetupError, check_keys
-from hybridsim.modules.experimental.setups.none import dof_list
+from hybridsim.modules.config_schema import Key, Numbers, Schema
+from hybridsim.modules.experimental.setups.base import Setup, SetupError
+from hybridsim.modules.experimental.setups.none import DOF_KEYS, dof_list
 
 
 class LinearSetup(Setup):
@@ -17,6 +18,8 @@ class LinearSetup(Setup):
     strokes are of one pose, the best fit of redundant noisy ones); DOF forces = T^T loads."""
 
     kind = "linear"
+    CONFIG = Schema("setup 'linear'", "strokes = T q by a given matrix (m >= n actuators, rank n).", {
+        **DOF_KEYS, "matrix": Key(Numbers("m/m, m/rad", (2,)), "T, one row per actuator", required=True)})
 
     def __init__(self, dofs: Sequence[Dof], matrix: np.ndarray) -> None:
         super().__init__()
@@ -34,7 +37,6 @@ class LinearSetup(Setup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> LinearSetup:
         """``dofs``, optional ``kinds``, ``matrix`` (one row per actuator)."""
-        check_keys(table, cls.kind, ("dofs", "matrix"), ("kinds",))
         try:
             matrix = np.asarray(table["matrix"], float)
         except (TypeError, ValueError):

@@ -15,12 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.modules.experimental.setups.base import SetupError, check_keys
+from hybridsim.modules.config_schema import Key, Numbers, Schema
+from hybridsim.modules.experimental.setups.base import SetupError
 from hybridsim.modules.experimental.setups.rigid import OPTIONS, RigidBodySetup, configured
 
 
 class LoadingPlatform(RigidBodySetup):
     kind = "loading-platform"
+    CONFIG = Schema("setup 'loading-platform'", "A rigid crosshead driven by six actuators, all six DOFs.", {
+        "attachments": Key(Numbers("m", (2,)), "six crosshead points [x, y, z] at rest", required=True),
+        "bases": Key(Numbers("m", (2,)), "six reaction points [x, y, z]", required=True), **OPTIONS})
 
     def __init__(self, attachments: np.ndarray, bases: np.ndarray) -> None:
         super().__init__(attachments, bases, controlled=range(6))
@@ -32,7 +36,6 @@ class LoadingPlatform(RigidBodySetup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> LoadingPlatform:
         """``attachments`` and ``bases`` (6 points x 3, m) and the rigid-body options."""
-        check_keys(table, cls.kind, ("attachments", "bases"), OPTIONS)
         points = {}
         for key in ("attachments", "bases"):
             try:

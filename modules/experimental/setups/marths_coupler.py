@@ -17,7 +17,8 @@ import numpy as np
 
 from hybridsim.wire.contract import Dof
 from hybridsim.modules.experimental.kinematics import Coupler
-from hybridsim.modules.experimental.setups.base import Setup, SetupError, UnreachablePose, check_keys, numbers
+from hybridsim.modules.config_schema import Key, Number, Numbers, Schema, Text
+from hybridsim.modules.experimental.setups.base import Setup, SetupError, UnreachablePose, numbers
 
 INVERSES = ("exact", "benchmark")
 
@@ -26,6 +27,11 @@ class MarthsCoupler(Setup):
     kind = "marths-coupler"
     actuators = 2
     dofs = (Dof("x"), Dof("theta", "rotation"))
+    CONFIG = Schema("setup 'marths-coupler'", "The maRTHS benchmark's coupler.", {
+        "offset": Key(Number("m"), "x_v of the attachments", required=True),
+        "heights": Key(Numbers("m"), "[y_v1, y_v2]", required=True),
+        "angles_deg": Key(Numbers("deg"), "[alpha1, alpha2]", required=True),
+        "inverse": Key(Text(INVERSES), "exact, or the benchmark's estimate", default="exact")})
 
     def __init__(self, coupler: Coupler, inverse: str = "exact") -> None:
         super().__init__()
@@ -40,7 +46,6 @@ class MarthsCoupler(Setup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> MarthsCoupler:
         """``offset`` (m), ``heights`` [y1, y2] (m), ``angles_deg`` [a1, a2], optional ``inverse``."""
-        check_keys(table, cls.kind, ("offset", "heights", "angles_deg"), ("inverse",))
         heights = numbers(table, "heights", cls.kind, 2)
         angles = numbers(table, "angles_deg", cls.kind, 2)
         offset = numbers(table, "offset", cls.kind, 1)[0]

@@ -8,13 +8,18 @@ from typing import Any
 import numpy as np
 
 from hybridsim.wire.contract import Dof
-from hybridsim.modules.experimental.setups.base import Setup, SetupError, check_keys
+from hybridsim.modules.config_schema import Key, Names, Schema
+from hybridsim.modules.experimental.setups.base import Setup, SetupError
+
+DOF_KEYS = {"dofs": Key(Names(), "the DOFs' names", required=True),
+            "kinds": Key(Names(("translation", "rotation")), "kind of each DOF (default: translation)")}
 
 
 class NoTransformation(Setup):
     """strokes = q, DOF forces = loads, over ``dofs``."""
 
     kind = "none"
+    CONFIG = Schema("setup 'none'", "One actuator per DOF, each stroke the DOF itself.", DOF_KEYS)
 
     def __init__(self, dofs: Sequence[Dof]) -> None:
         super().__init__()
@@ -24,7 +29,6 @@ class NoTransformation(Setup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> NoTransformation:
         """``dofs`` (names), optional ``kinds`` (translation or rotation per DOF)."""
-        check_keys(table, cls.kind, ("dofs",), ("kinds",))
         return cls(dof_list(table, cls.kind))
 
     def strokes(self, q: np.ndarray) -> np.ndarray:

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from hybridsim.wire.contract import Dof
-from hybridsim.modules.experimental.setups.base import Setup, SetupError, check_keys
-from hybridsim.modules.experimental.setups.rigid import side_sign
+from hybridsim.modules.config_schema import Key, Schema, Text
+from hybridsim.modules.experimental.setups.base import Setup, SetupError
+from hybridsim.modules.experimental.setups.rigid import SIDE, side_sign
 
 
 class OneActuator(Setup):
@@ -17,6 +18,10 @@ class OneActuator(Setup):
 
     kind = "one-actuator"
     actuators = 1
+    CONFIG = Schema("setup 'one-actuator'", "One actuator in line with one DOF.", {
+        "dof": Key(Text(), "the DOF's name", default="u"),
+        "dof_kind": Key(Text(("translation", "rotation")), "its kind", default="translation"),
+        "side": SIDE})
 
     def __init__(self, dof: Dof = Dof("u"), sign: float = 1.0) -> None:
         super().__init__()
@@ -26,7 +31,6 @@ class OneActuator(Setup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> OneActuator:
         """Optional ``dof`` (name, default "u"), ``dof_kind`` (translation or rotation), ``side``."""
-        check_keys(table, cls.kind, (), ("dof", "dof_kind", "side"))
         name = table.get("dof", "u")
         if not isinstance(name, str) or not name:
             raise SetupError(f"setup {cls.kind!r}: dof must be a DOF name, not {name!r}")

@@ -24,7 +24,9 @@ import numpy as np
 
 from hybridsim.modules.kernels import kernel
 from hybridsim.wire.contract import Dof
-from hybridsim.modules.experimental.setups.base import Setup, SetupError, UnreachablePose, numbers
+from hybridsim.modules.config_schema import Integer, Key, Names, Number, Numbers, Text
+from hybridsim.modules.experimental.setups.base import (MAX_ITERATIONS, TOLERANCE, Setup, SetupError, UnreachablePose,
+                                                        numbers)
 
 PLANE_DOFS = (Dof("ux"), Dof("uy"), Dof("rz", "rotation"))
 SPACE_DOFS = (Dof("ux"), Dof("uy"), Dof("uz"), Dof("rx", "rotation"), Dof("ry", "rotation"), Dof("rz", "rotation"))
@@ -166,8 +168,16 @@ class RigidBodySetup(Setup):
         return self.newton(strokes)
 
 
-OPTIONS = ("dofs", "stroke_range", "tolerance", "max_iterations")
+OPTIONS = {
+    "dofs": Key(Names(), "the DOFs' names (default: the kind's)"),
+    "stroke_range": Key(Numbers("m", (2,)), "[min, max] stroke of each actuator, min < 0 < max (absent: unbounded)"),
+    "tolerance": Key(Number("m, rad", 0, open_minimum=True), "last Newton correction of the inverse",
+                     default=TOLERANCE),
+    "max_iterations": Key(Integer(1), "Newton iterations of the inverse before a refusal", default=MAX_ITERATIONS),
+}
 """keys every rigid-body kind takes besides its geometry"""
+SIDE = Key(Text(("left", "right")), "where the reactions are (left: the actuators push +x)", default="left")
+LENGTHS = Numbers("m", (1,), Number(minimum=0, open_minimum=True))
 
 
 def configured(setup: RigidBodySetup, table: Mapping[str, Any]) -> RigidBodySetup:

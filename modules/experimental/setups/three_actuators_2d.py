@@ -15,14 +15,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
+from hybridsim.modules.config_schema import Key, Number, Numbers, Schema, Table
+from hybridsim.modules.experimental.setups.base import numbers
+from hybridsim.modules.experimental.setups.rigid import (LENGTHS, OPTIONS, SIDE, RigidBodySetup, configured,
+                                                         side_sign)
 
-from hybridsim.modules.experimental.setups.base import SetupError, check_keys, numbers
-from hybridsim.modules.experimental.setups.rigid import OPTIONS, RigidBodySetup, configured, side_sign
+JOINT_OFFSETS = Schema("joint offsets", "Where the joints sit off the beam's axis (ESThreeActuatorsJntOff2d).", {
+    "horizontal": Key(Number("m"), "the horizontal actuator's joint this far beyond the vertical one's", default=0.0),
+    "vertical": Key(Numbers("m"), "[e1, e2]: the vertical actuators' joints below the beam's axis",
+                    default=[0.0, 0.0])})
 
 
 class ThreeActuators2d(RigidBodySetup):
     kind = "three-actuators-2d"
+    CONFIG = Schema("setup 'three-actuators-2d'", "x, y, theta of a loading beam: one horizontal and two "
+                    "vertical actuators (ESThreeActuators2d, with joint offsets ESThreeActuatorsJntOff2d).", {
+                        "lengths": Key(LENGTHS, "[La1, La2, La3]: horizontal, left and right vertical at rest",
+                                       required=True),
+                        "spacing": Key(LENGTHS, "[L1, L2]: the vertical actuators left and right of the control "
+                                       "point", required=True),
+                        "side": SIDE, "joint_offsets": Key(Table(JOINT_OFFSETS), "joints off the beam's axis"),
+                        **OPTIONS})
 
     def __init__(self, lengths: tuple[float, float, float], spacing: tuple[float, float], sign: float = 1.0,
                  horizontal_offset: float = 0.0, vertical_offsets: tuple[float, float] = (0.0, 0.0)) -> None:
@@ -38,12 +51,9 @@ class ThreeActuators2d(RigidBodySetup):
     def from_config(cls, table: Mapping[str, Any]) -> ThreeActuators2d:
         """``lengths`` [La1, La2, La3], ``spacing`` [L1, L2] (m); optional ``side``, ``joint_offsets`` and the
         rigid-body options."""
-        check_keys(table, cls.kind, ("lengths", "spacing"), ("side", "joint_offsets", *OPTIONS))
         lengths = numbers(table, "lengths", cls.kind, 3, positive=True)
         spacing = numbers(table, "spacing", cls.kind, 2, positive=True)
         offsets = table.get("joint_offsets", {})
-        if not isinstance(offsets, Mapping) or set(offsets) - {"horizontal", "vertical"}:
-            raise SetupError(f"setup {cls.kind!r}: joint_offsets is a table {{horizontal = e, vertical = [e1, e2]}} (m)")
         horizontal = numbers(offsets, "horizontal", cls.kind, 1)[0] if "horizontal" in offsets else 0.0
         vertical = numbers(offsets, "vertical", cls.kind, 2) if "vertical" in offsets else (0.0, 0.0)
         return configured(cls(tuple(lengths), tuple(spacing), side_sign(table, cls.kind), horizontal,

@@ -15,12 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.modules.experimental.setups.base import UnreachablePose, check_keys, numbers
-from hybridsim.modules.experimental.setups.rigid import OPTIONS, RigidBodySetup, configured, side_sign
+from hybridsim.modules.config_schema import Key, Number, Schema
+from hybridsim.modules.experimental.setups.base import UnreachablePose, numbers
+from hybridsim.modules.experimental.setups.rigid import (LENGTHS, OPTIONS, SIDE, RigidBodySetup, configured,
+                                                         side_sign)
 
 
 class TwoActuators2d(RigidBodySetup):
     kind = "two-actuators-2d"
+    CONFIG = Schema("setup 'two-actuators-2d'", "x and theta by two horizontal actuators (ESTwoActuators2d).", {
+        "lengths": Key(LENGTHS, "[La1, La2]: the actuators' lengths at rest", required=True),
+        "height": Key(Number("m", 0, open_minimum=True), "L: actuator 2 above the control point", required=True),
+        "side": SIDE, **OPTIONS})
 
     def __init__(self, lengths: tuple[float, float], height: float, sign: float = 1.0) -> None:
         self.lengths = tuple(float(v) for v in lengths)
@@ -33,7 +39,6 @@ class TwoActuators2d(RigidBodySetup):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> TwoActuators2d:
         """``lengths`` [La1, La2] (m), ``height`` L (m), optional ``side`` and the rigid-body options."""
-        check_keys(table, cls.kind, ("lengths", "height"), ("side", *OPTIONS))
         lengths = numbers(table, "lengths", cls.kind, 2, positive=True)
         height = numbers(table, "height", cls.kind, 1, positive=True)[0]
         return configured(cls((lengths[0], lengths[1]), height, side_sign(table, cls.kind)), table)

@@ -94,7 +94,7 @@ def test_a_load_beyond_its_limit_stops_the_site() -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"setup": {"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}}, "'height' is missing"),
+    ({"setup": {"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}}, "missing key setup.height"),
     ({"actuators": [{"compensator": {"kind": "none"}}]}, "the setup has 2 actuators: give one table per actuator"),
     ({"actuators": [{"compensator": {"kind": "none"}, "stroke_mm": 3}] * 2}, "unknown key actuators[0].stroke_mm; allowed: compensator, force, guard, stroke"),
     ({"dofs": ["x"]}, "dofs must rename the setup's 2 DOFs (x, theta)"),

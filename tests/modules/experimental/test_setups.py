@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from hybridsim.coordinator.problems.marths import parts
-from hybridsim.modules.experimental.setups.base import SetupError, UnreachablePose
+from hybridsim.modules.experimental.setups.base import UnreachablePose
+from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.setups.kinds import KINDS, build_setup
 
 PLATFORM = {"kind": "loading-platform",  # an LBCB-like crosshead: two actuators along x, one along y, three vertical
@@ -152,23 +153,28 @@ def test_stroke_range_refuses_a_pose_beyond_an_actuator() -> None:
 
 
 @pytest.mark.parametrize(("table", "message"), [
-    ({"kind": "twelve-actuators"}, "setup kind must be one of none, linear"),
-    ({"kind": "one-actuator", "stroke": 1}, "setup 'one-actuator': unknown key 'stroke'; allowed: dof, dof_kind, side"),
-    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}, "setup 'two-actuators-2d': 'height' is missing"),
-    ({"kind": "two-actuators-2d", "lengths": [1.0, -1.0], "height": 0.5}, "lengths must be finite and positive"),
-    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0], "height": 0.5, "side": "up"}, "side must be 'left' or"),
+    ({"kind": "twelve-actuators"}, "setup.kind must be one of 'none', 'linear'"),
+    ({"kind": "one-actuator", "stroke": 1}, "unknown key setup.stroke; allowed: dof, dof_kind, kind, side"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0]}, "missing key setup.height (a number > 0 (m)"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, -1.0], "height": 0.5}, "setup.lengths must be a list of numbers, "
+                                                                          "each > 0 (m)"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0], "height": 0.5}, "setup 'two-actuators-2d': lengths must be 2 "
+                                                                    "numbers"),
+    ({"kind": "two-actuators-2d", "lengths": [1.0, 1.0], "height": 0.5, "side": "up"},
+     "setup.side must be one of 'left', 'right'"),
     ({"kind": "three-actuators-2d", "lengths": [1, 1, 1], "spacing": [1, 1], "joint_offsets": {"h": 1}},
-     "joint_offsets is a table"),
+     "unknown key setup.joint_offsets.h; allowed: horizontal, vertical"),
     ({"kind": "four-actuators-3d", "lengths": [1, 1, 1, 1], "heights": [0.5, 0.5, 0.2, 0.4]},
      "needs two different heights"),
     ({"kind": "linear", "dofs": ["a", "b"], "matrix": [[1, 2], [2, 4]]}, "matrix has rank 1 < 2 DOFs"),
     ({**PLATFORM, "bases": [[0, 0, 1]] * 6}, "hold only"),
     ({**PLATFORM, "attachments": [[0, 0]] * 6}, "attachments must be six points"),
     ({**PLATFORM, "stroke_range": [[0.1, 0.2]] * 6}, "min < 0 < max"),
-    ({**PLATFORM, "max_iterations": 0}, "max_iterations must be a whole number >= 1"),
-    ({**MARTHS, "inverse": "guess"}, "inverse must be one of exact, benchmark"),
+    ({**PLATFORM, "max_iterations": 0}, "setup.max_iterations must be an integer >= 1"),
+    ({**MARTHS, "inverse": "guess"}, "setup.inverse must be one of 'exact', 'benchmark'"),
 ])
 def test_bad_geometry_is_one_line_naming_the_key(table: dict, message: str) -> None:
-    with pytest.raises(SetupError) as info:
+    """The declared keys (the kind's CONFIG) first, then what spans keys (counts, rank, a singular layout)."""
+    with pytest.raises(ModuleError) as info:
         build_setup(table)
     assert message in str(info.value) and "\n" not in str(info.value)
