@@ -35,8 +35,10 @@ an INVALID_ARGUMENT error and the connection is closed.  The client's end is
 
 from __future__ import annotations
 
+import functools
 import hmac
 import logging
+import os
 import socket
 import struct
 import threading
@@ -55,8 +57,9 @@ from hybridsim.wire.security import _digest, is_loopback
 log = logging.getLogger("hybridsim.site")
 
 INFO_KEY = "hybridsim.link"
-"""key of a site's Describe info that gives its link: "tcp HOST:PORT" [" unix PATH"], PATH percent-encoded
-(RFC 3986: a space is %20; a path of letters, digits, "/_.-~" reads as itself); absent: no link"""
+"""key of a site's Describe info that gives its link: "tcp HOST:PORT" [" unix PATH"] [" netns ID"], PATH
+percent-encoded (RFC 3986: a space is %20; a path of letters, digits, "/_.-~" reads as itself), ID the site's
+network namespace (:func:`network_namespace`); absent: no link"""
 UNIX = "unix:"
 """prefix of a link address that is the path of a Unix domain socket (a site on the same machine)"""
 
@@ -277,7 +280,9 @@ class LinkServer:
     @property
     def info(self) -> str:
         """The value of :data:`INFO_KEY` in the site's Describe info."""
-        return f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {quote(str(self.unix_path))}")
+        namespace = network_namespace()
+        return (f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {quote(str(self.unix_path))}")
+                + ("" if namespace is None else f" netns {namespace}"))
 
     def stop(self) -> None:
         """Stop accepting and close every connection (and remove the Unix socket)."""
@@ -400,7 +405,26 @@ def link_address(info: dict[str, str], same_machine: bool = False) -> str | None
     unix = unquote(offers.get("unix", ""))
     if same_machine and unix and Path(unix).is_socket():
         return UNIX + unix
-    return offers.get("tcp") or None
+    tcp = offers.get("tcp") or None
+    if tcp and _only_inside(tcp) and offers.get("netns", network_namespace()) != network_namespace():
+        return None  # the site's own loopback, in another network namespace (a container): not this client's
+    return tcp
+
+
+@functools.cache
+def network_namespace() -> str | None:
+    """This process's network namespace as BOOT_ID:INODE (Linux; None elsewhere): a loopback address names the
+    same listener only for processes of one namespace, on one boot of one machine."""
+    try:
+        return f"{Path('/proc/sys/kernel/random/boot_id').read_text().strip()}:{os.stat('/proc/self/ns/net').st_ino}"
+    except OSError:
+        return None
+
+
+def _only_inside(address: str) -> bool:
+    """Whether HOST:PORT reaches its listener only from inside its network namespace (loopback, 0.0.0.0, ::)."""
+    host = address.rpartition(":")[0].strip("[]")
+    return is_loopback(address) or host in ("0.0.0.0", "::")
 
 
 def _tune_tcp(connection: socket.socket) -> None:
