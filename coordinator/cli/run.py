@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
-    with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+    with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
         result = run_experiment(experiment, output=args.output, progress=_progress(args), realtime=args.realtime,
                                 overwrite=args.overwrite, **hooks)
     return _report(args, result)
@@ -56,9 +59,28 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(read_attributes(args.results))
-    with monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+    with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
         result = resume_run(args.results, progress=_progress(args), realtime=args.realtime, **hooks)
     return _report(args, result)
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops the run as Ctrl-C does (completed steps kept, status "stopped: interrupted", exit 130).
+
+    A container's `docker stop` sends SIGTERM to the run as PID 1, for which the kernel has no default
+    action: without a handler the signal is ignored and the run is killed 10 s later, mid-write.
+    Signals after the first are ignored while the run writes its status."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _progress(args: argparse.Namespace) -> ProgressBar | None:
