@@ -31,6 +31,16 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     fi
 fi
 
+if ! command -v dockerd >/dev/null || ! command -v docker-compose >/dev/null || ! command -v debootstrap >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "bootstrap: installing docker.io, docker-compose and debootstrap (the container tests start a daemon of their own)"
+        apt_install docker.io docker-compose debootstrap
+    else
+        echo "bootstrap: no dockerd/docker-compose/debootstrap: the container tests will be skipped" >&2
+        echo "bootstrap: ask an administrator to run: apt-get install docker.io docker-compose debootstrap" >&2
+    fi
+fi
+
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     if ! "$PYTHON" -m venv .venv >/dev/null 2>&1; then

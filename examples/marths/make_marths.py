@@ -54,8 +54,9 @@ def main() -> None:
     (HERE / "site.json").write_text(json.dumps(site, indent=1) + "\n")
     DEPLOY.mkdir(exist_ok=True)
     (DEPLOY / "plant.json").write_text(json.dumps(plant, indent=1) + "\n")
-    lab = dict(site, backend={"address": "plant:50051", "deadline_s": 30.0}, record="../../results/marths_site.h5")
-    # (the compose lab also writes its record into the shared results volume, as a lab keeps its own log)
+    # the compose lab also keeps its own record (as a lab keeps its log), in its lab-record volume mounted in
+    # the folder of lab.json (a site writes only inside its configuration's folder)
+    lab = dict(site, backend={"address": "plant:50051", "deadline_s": 30.0}, record="record/marths_site.h5")
     (DEPLOY / "lab.json").write_text(json.dumps(lab, indent=1) + "\n")
     print(f"wrote the numerical substructure and the site ({', '.join(SITE_DOFS)}) to {HERE}")
 

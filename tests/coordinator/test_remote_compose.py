@@ -24,7 +24,8 @@ from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import ROOT
 from tests.coordinator.test_remote_frame import frame, shortened
 
-ALL_SERVICES = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+ALL_SERVICES = COMPOSE["services"]
 SERVICES = {name: s for name, s in ALL_SERVICES.items() if not s.get("profiles")}
 """the default profile: the hybrid-vs-monolithic frame (the "marths" profile has its own test)"""
 SITES = {name: s for name, s in SERVICES.items() if s["command"][0] == "site"}
@@ -33,6 +34,9 @@ HYBRIDSIM = Path(sys.executable).with_name("hybridsim")
 
 def test_every_service_runs_the_one_image_with_a_command_the_cli_accepts():
     assert {s["image"] for s in ALL_SERVICES.values()} == {"hybridsim:latest"}
+    # read-only containers on a network with no route out (tests/deploy/test_containers.py runs them)
+    assert all(s["read_only"] and s["tmpfs"] == ["/tmp"] for s in ALL_SERVICES.values())
+    assert COMPOSE["networks"] == {"default": {"internal": True}}
     assert "deploy/Dockerfile" in {s.get("build", {}).get("dockerfile") for s in SERVICES.values()}
     parser = build_parser()
     coordinators = [name for name, s in SERVICES.items() if s["command"][0] == "run"]

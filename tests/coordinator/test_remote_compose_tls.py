@@ -29,7 +29,8 @@ from tests.conftest import free_port
 from tests.coordinator.test_remote_compose import HYBRIDSIM, healthcheck, on_loopback, reported_port
 from tests.coordinator.test_remote_frame import frame, shortened
 
-SERVICES = yaml.safe_load((ROOT / "docker-compose.tls.yml").read_text())["services"]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.tls.yml").read_text())
+SERVICES = COMPOSE["services"]
 SITES = {name: s for name, s in SERVICES.items() if s["command"][0] == "site"}
 CERTS_MOUNT = "certs:/app/deploy/certs"
 
@@ -37,6 +38,7 @@ CERTS_MOUNT = "certs:/app/deploy/certs"
 def test_every_service_runs_the_one_image_and_the_sites_serve_mutual_tls_from_the_certs_volume():
     parser = build_parser()
     assert {s["image"] for s in SERVICES.values()} == {"hybridsim:latest"}
+    assert all(s["read_only"] for s in SERVICES.values()) and COMPOSE["networks"] == {"default": {"internal": True}}
     certs = parser.parse_args(SERVICES["certs"]["command"])
     assert (certs.out, sorted(certs.sites), certs.force) == (Path("deploy/certs"), sorted(SITES), True)
     assert SERVICES["certs"]["volumes"] == [CERTS_MOUNT]
@@ -47,7 +49,7 @@ def test_every_service_runs_the_one_image_and_the_sites_serve_mutual_tls_from_th
         # each site reads its own certificate and key and the CA, all from the read-only volume
         assert (args.tls_cert, args.tls_key, args.tls_ca) == (Path(f"deploy/certs/{name}.crt"),
                                                               Path(f"deploy/certs/{name}.key"), Path("deploy/certs/ca.crt"))
-        assert site["volumes"] == [f"{CERTS_MOUNT}:ro"]
+        assert site["volumes"] == [f"{CERTS_MOUNT}:ro", "numba-cache:/app/.numba-cache"]
         assert site["depends_on"] == {"certs": {"condition": "service_completed_successfully"}}
     coordinator = SERVICES["coordinator"]
     assert f"{CERTS_MOUNT}:ro" in coordinator["volumes"] and set(coordinator["depends_on"]) == set(SITES)
