@@ -21,11 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from hybridsim.modules.config_schema import Integer, Key, Schema, Text
 from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
-from hybridsim.wire.contract import Command, Description, Dof, ModuleError
+from hybridsim.wire.contract import Description, Dof, ModuleError
 from hybridsim.wire.openfresco.client import COMMITS, SERVERS, SimAppClient
 
 
@@ -64,11 +62,3 @@ class OpenFrescoModule(ProtocolClientModule):
         description = super().describe()
         return Description(description.kind, description.dofs, can_checkpoint=False,
                            info={**description.info, "server": self.client.server})
-
-    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
-        self.client.trial(command.time, command.displacement, command.velocity, command.acceleration)
-        return self.client.measured()
-
-    def _accept(self, step: int) -> None:
-        assert self._proposed is not None
-        self.client.commit(self._proposed[1].time)

@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from hybridsim.modules.config_schema import Key, Names, Number, Text
+import numpy as np
+
 from hybridsim.modules.base import StepLedger
-from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.modules.config_schema import Key, Names, Number, Text
+from hybridsim.wire.channels.base import Call, StepMessage
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused, StepResult
 
 COMMON_KEYS = frozenset({"address", "dofs", "kinds", "deadline_s"})
 COMMON = {
@@ -32,6 +35,7 @@ class Client(Protocol):
     """The connection a protocol kind steps through."""
 
     address: str
+    deadline_s: float
 
     @property
     def label(self) -> str: ...
@@ -39,6 +43,8 @@ class Client(Protocol):
     def connect(self) -> None: ...
 
     def close(self) -> None: ...
+
+    def exchange(self, message: StepMessage, call: Call, timeout_s: float) -> StepResult | None: ...
 
 
 def common_config(config: Mapping[str, Any], kind: str, keys: frozenset[str]) -> tuple[str, tuple[Dof, ...], float]:
@@ -62,7 +68,7 @@ def common_config(config: Mapping[str, Any], kind: str, keys: frozenset[str]) ->
 
 
 class ProtocolClientModule(StepLedger):
-    """A StepLedger whose steps go to ``client``; subclasses do the trial and the commit."""
+    """A StepLedger whose steps go through ``client``, a channel of the lab's protocol (its ``exchange``)."""
 
     kind = ""
     reverts = True
@@ -86,6 +92,19 @@ class ProtocolClientModule(StepLedger):
             raise StepRefused(step, f"{self.client.label} cannot revert the trial of step {self._executed.step} "  # type: ignore[union-attr]
                                     "(the server commits every trial): use an integrator with one trial per "
                                     "step (alpha-os, central-difference)")
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        result = self._exchange("execute", StepMessage("", step, None, command, True))
+        assert result is not None
+        return result.displacement, result.force
+
+    def _accept(self, step: int) -> None:
+        self._exchange("commit", StepMessage("", step, step, None, False))
+
+    def _exchange(self, what: str, message: StepMessage) -> StepResult | None:
+        """One step through the client, a channel (hybridsim.wire.channels.base) without a gRPC session."""
+        deadline = self.client.deadline_s
+        return self.client.exchange(message, Call(self.client.label, what, message.step, deadline), deadline)
 
     def _discard(self) -> None:
         """The next trial replaces this one at the server (where it cannot, :meth:`_check` refused)."""

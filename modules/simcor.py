@@ -20,11 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from hybridsim.modules.config_schema import Free, Key, Schema, Text
 from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
-from hybridsim.wire.contract import Command, ModuleError, StepRefused
+from hybridsim.wire.contract import ModuleError
 from hybridsim.wire.simcor.client import SimCorClient
 from hybridsim.wire.simcor.codec import PROTOCOLS, ControlPoints
 
@@ -56,12 +54,3 @@ class SimCorModule(ProtocolClientModule):
             raise ModuleError("simcor module: session must be a name without tabs or line ends")
         client = SimCorClient(address, points, [dof.kind for dof in dofs], protocol, deadline, session)
         return cls(dofs, client)
-
-    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            return self.client.step(f"trans{step:08d}", command.displacement)  # type: ignore[attr-defined]
-        except ModuleError as exc:
-            raise StepRefused(step, str(exc)) from None
-
-    def _accept(self, step: int) -> None:
-        """The module commits this step when the next one is proposed."""

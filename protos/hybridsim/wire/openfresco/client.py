@@ -27,7 +27,8 @@ from typing import Literal
 
 import numpy as np
 
-from hybridsim.wire.contract import ModuleError
+from hybridsim.wire.channels.base import Call, StepMessage
+from hybridsim.wire.contract import ModuleError, StepResult
 from hybridsim.wire.openfresco import codec
 from hybridsim.wire.protocols import connect, quickack
 
@@ -38,7 +39,8 @@ COMMITS: tuple[Server, ...] = ("elem-server", "lab-server")
 
 
 class SimAppClient:
-    """One connection to a SimApp server of kind ``server`` for ``n`` DOFs at ``address`` (HOST:PORT)."""
+    """One connection to a SimApp server of kind ``server`` for ``n`` DOFs at ``address`` (HOST:PORT): a
+    channel (:class:`hybridsim.wire.channels.base.Channel`) whose steps are SimApp messages."""
 
     def __init__(self, address: str, n: int, server: Server, deadline_s: float = 10.0,
                  data_size: int = codec.NETWORK_DATA_SIZE, tag: int = 1) -> None:
@@ -49,6 +51,8 @@ class SimAppClient:
         daq = (n, 0, 0, n, 0)
         self.sizes = codec.Sizes(ctrl, daq, max(data_size, 1 + sum(ctrl), sum(daq), n * n))
         self._connection: socket.socket | None = None
+        self._time = 0.0
+        """the time of the last command (s): what commitState carries"""
 
     @property
     def label(self) -> str:
@@ -90,6 +94,23 @@ class SimAppClient:
         if self.server in COMMITS:
             parts = {"time": np.array([time])}
             self._send(codec.pack_parts(parts, self.sizes.ctrl, 1, self.sizes.data_size), codec.COMMIT)
+
+    def exchange(self, message: StepMessage, call: Call, timeout_s: float) -> StepResult | None:
+        """One step as a channel carries it (hybridsim.wire.channels.base): the commit (commitState, with the
+        time of the step it commits), the command (setTrialResponse), the execute (the measured response)."""
+        try:
+            if message.commit_step is not None:
+                self.commit(self._time)
+            if message.command is not None:
+                command = message.command
+                self._time = command.time
+                self.trial(command.time, command.displacement, command.velocity, command.acceleration)
+            if not message.execute:
+                return None
+            displacement, force = self.measured()
+        except ModuleError as exc:
+            raise call.error(str(exc).removeprefix(f"{self.label}: ")) from None
+        return StepResult(message.step, displacement, force)
 
     def close(self) -> None:
         """DIE (a lab server answers it), then close the connection; never raises."""

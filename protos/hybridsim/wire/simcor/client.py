@@ -13,13 +13,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hybridsim.wire.contract import ModuleError
+from hybridsim.wire.channels.base import Call, StepMessage
+from hybridsim.wire.contract import ModuleError, StepResult
 from hybridsim.wire.protocols import connect
 from hybridsim.wire.simcor import codec
 
 
 class SimCorClient:
-    """One connection to a UI-SIMCOR-protocol module at ``address`` (HOST:PORT)."""
+    """One connection to a UI-SIMCOR-protocol module at ``address`` (HOST:PORT): a channel
+    (:class:`hybridsim.wire.channels.base.Channel`) whose steps are LabVIEW transactions."""
 
     def __init__(self, address: str, points: codec.ControlPoints, kinds: Sequence[str], protocol: str = "LabView1",
                  deadline_s: float = 10.0, session: str = "hybridsim") -> None:
@@ -58,6 +60,28 @@ class SimCorClient:
         for _ in names:
             tokens += self._reply("get-control-point")[3:]
         return self.values(tokens)
+
+    def exchange(self, message: StepMessage, call: Call, timeout_s: float) -> StepResult | None:
+        """One step as a channel carries it (hybridsim.wire.channels.base): no commit on the wire (the module
+        commits a step when the next is proposed); a command with its execute is one transaction; a failure
+        of the propose is the step's refusal."""
+        transaction = f"trans{message.step:08d}"
+        try:
+            if message.command is not None and message.execute:
+                displacement, force = self.step(transaction, message.command.displacement)
+                return StepResult(message.step, displacement, force)
+            if message.command is not None:
+                self.propose(transaction, message.command.displacement)
+                return None
+            if not message.execute:
+                return None
+            self.request("execute", transaction)
+            names = list(self.points.points)
+            self._send("get-control-point", transaction, *names)
+            displacement, force = self.values([t for _ in names for t in self._reply("get-control-point")[3:]])
+            return StepResult(message.step, displacement, force)
+        except ModuleError as exc:
+            raise call.refused(message.step, str(exc).removeprefix(f"{self.label}: ")) from None
 
     def values(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The displacement and force vectors of control-point tokens (name, then axis quantity value triples)."""
