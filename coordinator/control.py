@@ -5,7 +5,8 @@ While the test is held the loop waits there: no new command goes to any
 site, so every actuator keeps its last (committed) command.  An abort ends
 the run cleanly after the last completed step; the results file is complete
 up to it.  Listeners are called with the index of every completed step and the
-run's history arrays (rows up to that index are final) and must return at
+run's window of rows (:class:`hybridsim.coordinator.window.WindowView`: the last
+rows, indexed by absolute row; rows up to that index are final) and must return at
 once (a monitor keeps the index and reads the arrays on its own thread), so
 a slow observer never slows the test.
 """
@@ -18,7 +19,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 StepListener = Callable[[int, Mapping[str, np.ndarray]], None]
-"""called with the index n of a completed step and the run's history arrays (rows 0..n are final)"""
+"""called with the index n of a completed step and the run's window of rows (rows up to n are final; the
+oldest kept is ``arrays.first``)"""
 
 
 class RunAborted(Exception):

@@ -22,9 +22,14 @@ what each module measured is in ``/modules/<name>/``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
-from collections.abc import Mapping, Sequence
+import queue
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,44 +37,71 @@ from typing import Any
 import h5py
 import numpy as np
 
+from hybridsim.coordinator.window import RowWindow
 from hybridsim.wire.contract import Record
 
 
-class ResponseHistory:
-    """Preallocated in-memory response arrays (steps x width), one per results dataset."""
+class ResultsFileError(Exception):
+    """The results file cannot take what the run must write (its disk is full, or a write failed): one line."""
 
-    def __init__(self, rows: int, ndof: int, modules: Mapping[str, int]) -> None:
-        self.columns: dict[str, int] = {"time": 0, "step_id": 0, "ground_acceleration": 0, "wall_step_s": 0,
-                                        "displacement": ndof, "velocity": ndof, "acceleration": ndof,
-                                        "restoring_force": ndof}
-        for name, width in modules.items():
-            self.columns[f"modules/{name}/displacement"] = width
-            self.columns[f"modules/{name}/force"] = width
-        self.arrays = {key: np.zeros((rows, width) if width else rows, dtype=np.int64 if key == "step_id" else float)
-                       for key, width in self.columns.items()}
-        self.modules = [(self.arrays[f"modules/{name}/displacement"], self.arrays[f"modules/{name}/force"])
-                        for name in modules]
-        self.rows = 0
 
-    def load(self, stored: Mapping[str, np.ndarray], rows: int) -> None:
-        """Fill rows 0..rows-1 from arrays read back from a results file."""
-        for key, values in self.arrays.items():
-            values[:rows] = stored[key][:rows]
-        self.rows = rows
+RESERVE_BYTES = 256 * 1024
+"""free space kept on the results file's disk beyond the next write, for the status and summary at the end"""
+
+CHUNK_CACHE_BYTES = 0
+"""HDF5's raw-data chunk cache per dataset: none.  Every row is written once, in whole chunks but for
+the last; HDF5's default (1 MiB per dataset, filled by the chunks written) grew a run's memory by
+about 9 MB per 100,000 steps of a 1-DOF run (rdcc_nbytes=CHUNK_CACHE_BYTES below)"""
+
+RESUME_ROWS = 1024
+"""rows a resumed run must have room for (estimated from the file's bytes per row) before anything is written"""
+
+QUEUE_WRITES = 4
+"""blocks of rows and checkpoints that may wait for the writer thread before the step loop waits for it"""
+
+
+def _space_error(path: Path, needed: int) -> str | None:
+    """The one-line refusal if the disk of ``path`` has less than ``needed`` + RESERVE_BYTES free, else None."""
+    folder = path.parent if path.parent.exists() else Path(".")
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    if free >= needed + RESERVE_BYTES:
+        return None
+    return (f"results file: no space left on device ({path}: {free} bytes free on its disk, the next write needs "
+            f"{needed} and {RESERVE_BYTES} are kept for closing the file; free space and resume)")
+
+
+def _write_error(path: Path, exc: BaseException) -> str:
+    """The one-line message of a failed write or flush (HDF5 reports the errno inside its message)."""
+    text = str(exc)
+    found = re.search(r"errno = (\d+)", text)
+    code = getattr(exc, "errno", None) or (int(found.group(1)) if found else None)
+    if code == errno.ENOSPC:
+        return f"results file: no space left on device ({path}: a write failed; free space and resume)"
+    reason = os.strerror(code) if code else (text.strip().splitlines() or [type(exc).__name__])[0]
+    return f"results file: write failed ({path}: {reason})"
 
 
 class Recorder:
     """Append-only writer of one run's response history, its model and its checkpoints.
 
-    ``columns`` maps each dataset name to its width (0 for a scalar per
-    step).  The caller keeps the full history in memory and calls
-    :meth:`write` with the arrays and the number of rows now complete; only
-    the rows not yet on disk are written.
+    ``columns`` maps each dataset name to its width (0 for a scalar per step).  The file is
+    created by the constructor; after :meth:`start`, rows and checkpoints are written by a writer
+    thread, off the step loop: :meth:`submit` queues the rows the window holds up to a row count,
+    :meth:`checkpoint` queues a restart point.  The queue holds at most :data:`QUEUE_WRITES` writes;
+    beyond that the caller waits (it never drops a row).
 
-    Checkpoints are double-buffered (``/checkpoint/slot0``, ``slot1``): a new
-    one is written into the slot not in use, flushed, and only then does
-    ``/checkpoint/current`` = [slot, step, step_id] point to it, so a crash at
-    any moment leaves the last complete checkpoint readable.
+    Guarantees: ``completed_steps`` (and :attr:`rows`) move only after the rows are written and
+    flushed; a write or flush error, or a disk without room for the next write, sets
+    :attr:`failure` to one line (``results file: no space left on device (...)``) and the writer
+    writes nothing more.  When the disk was found full before writing, the file is intact and
+    :meth:`close` still records the status; when the operating system refused a write, the file is
+    abandoned: its descriptor is pointed at /dev/null so that closing it cannot write into it again,
+    and what it holds is what was flushed before (its status stays ``running``).
+
+    Checkpoints are double-buffered (``/checkpoint/slot0``, ``slot1``): a new one is written into
+    the slot not in use, flushed, and only then does ``/checkpoint/current`` = [slot, step, step_id]
+    point to it, so a crash at any moment leaves the last complete checkpoint readable.
     """
 
     def __init__(self, path: str | Path, columns: Mapping[str, int], *, dofs: Sequence[str],
@@ -78,7 +110,11 @@ class Recorder:
                  chunk: int = 256, labels: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = self._file = h5py.File(self.path, "w", libver="latest")
+        self._columns = dict(columns)
+        refusal = _space_error(self.path, self._row_bytes * chunk)
+        if refusal is not None:
+            raise ResultsFileError(refusal)
+        f = self._file = h5py.File(self.path, "w", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
         f.attrs["dofs"] = json.dumps(list(dofs))
         f.attrs["status"] = "running"
         f.attrs["completed_steps"] = 0
@@ -102,70 +138,210 @@ class Recorder:
                     f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
                                      dtype=np.uint8, chunks=(4096,))
         f.swmr_mode = True
-        self.rows = 0
+        self._init_writer(0)
 
     @classmethod
     def reopen(cls, path: str | Path, rows: int) -> "Recorder":
         """Continue writing a results file after its row ``rows - 1`` (later rows are dropped)."""
         self = cls.__new__(cls)
         self.path = Path(path)
+        size = self.path.stat().st_size
+        claimed = int(read_attributes(self.path).get("completed_steps", 0))
+        refusal = _space_error(self.path, int(RESUME_ROWS * size / max(claimed, 1)))  # room for a block of rows
+        if refusal is not None:
+            raise ResultsFileError(refusal)
         try:
-            self._file = h5py.File(self.path, "r+", libver="latest")
-        except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing
+            self._file = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+        except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing: copied anew
+            refusal = _space_error(self.path, size)
+            if refusal is not None:
+                raise ResultsFileError(refusal) from None
             _rewrite(self.path)
-            self._file = h5py.File(self.path, "r+", libver="latest")
+            self._file = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+        self._columns = {}
+
         def truncate(name: str, obj: Any) -> None:
             growing = isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,)
             if growing and not name.startswith("checkpoint/"):
                 obj.resize(rows, axis=0)
+                self._columns[name] = obj.shape[1] if obj.ndim == 2 else 0
 
         self._file.visititems(truncate)
         self._file.attrs["status"] = "running"
         self._file.attrs.pop("stop", None)
         self._file.attrs["completed_steps"] = rows
         self._file.swmr_mode = True
-        self.rows = rows
+        self._init_writer(rows)
         return self
 
-    def write(self, arrays: Mapping[str, np.ndarray], rows: int) -> None:
-        """Write rows ``self.rows .. rows-1`` of every dataset from the full in-memory arrays; flush."""
-        if rows > self.rows:
-            for key, values in arrays.items():
-                dataset = self._file[key]
-                dataset.resize(rows, axis=0)
-                dataset[self.rows:rows] = values[self.rows:rows]
-            self.rows = rows
-        self._file.attrs["completed_steps"] = self.rows
-        self._file.flush()
+    def _init_writer(self, rows: int) -> None:
+        self._descriptor = self._file.id.get_vfd_handle()
+        """the file's descriptor, taken now: after a failed write HDF5 may not answer for it"""
+        self._datasets: dict[str, h5py.Dataset] = {}
+        """every dataset the writer touches, kept open until the file closes: closing one flushes its
+        metadata, which must not happen in the middle of a failed write"""
+        self.rows = rows
+        """rows on disk (the file's completed_steps)"""
+        self.failure: str | None = None
+        self._abandoned = False
+        self._submitted = rows
+        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=QUEUE_WRITES)
+        self._written = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def _row_bytes(self) -> int:
+        return 8 * sum(max(width, 1) for width in self._columns.values())
+
+    # -- the step loop's side ----------------------------------------------------------------------
+    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None) -> None:
+        """Start the writer thread over ``window``; ``observe(first_row, rows)`` sees every block it writes."""
+        self._window, self._observe = window, observe
+        self._thread = threading.Thread(target=self._run, name=f"results writer {self.path.name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, rows: int) -> None:
+        """Queue the window's rows up to ``rows - 1`` for writing (waits while the queue is full)."""
+        if rows > self._submitted and self.failure is None:
+            self._submitted = rows
+            self._put(("rows", rows))
 
     def checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> None:
-        """Store a consistent restart point after ``step`` (its rows must already be written)."""
-        current = self._file["checkpoint/current"]
+        """Queue a consistent restart point after ``step`` (its rows are queued first)."""
+        self.submit(step + 1)
+        if self.failure is None:
+            self._put(("checkpoint", step, step_id, {k: np.array(v, copy=True) for k, v in state.items()},
+                       dict(modules)))
+
+    def wait_written(self, rows: int) -> None:
+        """Block until ``rows`` rows are on disk or the writer failed."""
+        with self._written:
+            self._written.wait_for(lambda: self.rows >= rows or self.failure is not None)
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        while self.failure is None:
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def close(self, status: str, summary: Mapping[str, Any] | None = None,
+              stop: Mapping[str, Any] | None = None) -> None:
+        """Write what is queued, then mark the run ``completed`` or ``stopped: reason`` and close.
+
+        ``stop`` (attribute "stop", JSON) says why and where a stopped run stopped: reason, step, time_s,
+        module.  After a failure nothing more is written: a file found full keeps its rows and gets the
+        status (the reserve is there for it); an abandoned file is only released.
+        """
+        if self._thread is not None:
+            self._put_final()
+            self._thread.join()
+            self._thread = None
+        if not self._file.id.valid:
+            return
+        if self._abandoned:
+            return
+        try:
+            self._file.attrs["status"] = status
+            if summary is not None:
+                self._file.attrs["summary"] = json.dumps(summary)
+            if stop is not None:
+                self._file.attrs["stop"] = json.dumps(stop)
+            self._file.close()
+        except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
+            self._abandon(exc)
+
+    def _put_final(self) -> None:
+        while True:
+            try:
+                self._queue.put(None, timeout=0.1)
+                return
+            except queue.Full:
+                if not self._thread.is_alive():  # type: ignore[union-attr]
+                    return
+
+    # -- the writer thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self.failure is not None:
+                continue
+            try:
+                if item[0] == "rows":
+                    self._write_rows(item[1])
+                else:
+                    self._write_checkpoint(*item[1:])
+            except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
+                try:
+                    self._abandon(exc)
+                except BaseException:  # the step loop must never wait for a writer that is gone
+                    self._fail(_write_error(self.path, exc))
+                    raise
+
+    def _write_rows(self, stop: int) -> None:
+        start = self.rows
+        if stop <= start:
+            return
+        if self._refuse(self._row_bytes * (stop - start)):
+            return
+        window = self._window
+        for key, values in window.arrays.items():
+            dataset = self._dataset(key)
+            dataset.resize(stop, axis=0)
+            for row, slot, count in window.segments(start, stop):
+                dataset[row:row + count] = values[slot:slot + count]
+        self._file.flush()
+        self._file.attrs["completed_steps"] = stop
+        self._file.flush()
+        if self._observe is not None:
+            for row, slot, count in window.segments(start, stop):
+                self._observe(row, {k: v[slot:slot + count] for k, v in window.arrays.items()})
+        with self._written:
+            self.rows = stop
+            self._written.notify_all()
+
+    def _write_checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray],
+                          modules: Mapping[str, bytes]) -> None:
+        if self._refuse(2 * sum(len(blob) for blob in modules.values()) + 8 * sum(v.size for v in state.values())):
+            return
+        current = self._dataset("checkpoint/current")
         slot = "slot1" if current[0] == 0 else "slot0"
         for key, value in state.items():
-            self._file[f"checkpoint/{slot}/integrator/{key}"][...] = value
+            self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
         for name, blob in modules.items():
-            dataset = self._file[f"checkpoint/{slot}/modules/{name}"]
+            dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
             dataset.resize(len(blob), axis=0)
             dataset[:] = np.frombuffer(blob, dtype=np.uint8)
         self._file.flush()
         current[...] = [int(slot[-1]), step, step_id]
         self._file.flush()
 
-    def close(self, status: str, summary: Mapping[str, Any] | None = None,
-              stop: Mapping[str, Any] | None = None) -> None:
-        """Mark the run ``completed`` or ``stopped: reason`` and close (rows must be written first).
+    def _dataset(self, name: str) -> h5py.Dataset:
+        if name not in self._datasets:
+            self._datasets[name] = self._file[name]
+        return self._datasets[name]
 
-        ``stop`` (attribute "stop", JSON) says why and where a stopped run stopped: reason, step, time_s, module.
-        """
-        if not self._file.id.valid:
-            return
-        self._file.attrs["status"] = status
-        if summary is not None:
-            self._file.attrs["summary"] = json.dumps(summary)
-        if stop is not None:
-            self._file.attrs["stop"] = json.dumps(stop)
-        self._file.close()
+    def _refuse(self, needed: int) -> bool:
+        """Stop writing (with the one-line failure) if the disk has no room for ``needed`` bytes and the reserve."""
+        refusal = _space_error(self.path, needed)
+        if refusal is not None:
+            self._fail(refusal)
+        return refusal is not None
+
+    def _fail(self, message: str) -> None:
+        with self._written:
+            self.failure = message
+            self._written.notify_all()
+
+    def _abandon(self, exc: BaseException) -> None:
+        """A write failed: record the line, point the file's descriptor at /dev/null, release the file."""
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, self._descriptor)
+        os.close(null)
+        self._abandoned = True
+        self._fail(_write_error(self.path, exc))
+        with contextlib.suppress(Exception):
+            self._file.close()
 
 
 def _rewrite(path: Path) -> None:
@@ -237,12 +413,47 @@ def _attributes(f: h5py.File) -> dict[str, Any]:
     return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
 
 
+def _claimed(f: h5py.File, name: str, obj: Any) -> bool:
+    """Whether ``obj`` is a per-step dataset (it grows one row per step; checkpoints excluded)."""
+    return isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,) and not name.startswith("checkpoint/")
+
+
 def read_results(path: str | Path) -> dict[str, Any]:
-    """All datasets and attributes of a results file as numpy arrays and Python values."""
+    """All datasets and attributes of a results file as numpy arrays and Python values.
+
+    Per-step datasets hold the ``completed_steps`` rows the file claims: rows a failed write left
+    beyond them are not returned.
+    """
     out: dict[str, Any] = {}
     with h5py.File(path, "r", libver="latest", swmr=True) as f:
-        f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
-                     if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/") else None)
+        rows = int(f.attrs.get("completed_steps", 0))
+
+        def read(name: str, obj: Any) -> None:
+            if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):
+                out[name] = obj[:rows] if _claimed(f, name, obj) else obj[()]
+
+        f.visititems(read)
         out["attrs"] = _attributes(f)
     out["dofs"] = json.loads(out["attrs"]["dofs"])
     return out
+
+
+def read_rows(path: str | Path, first: int, stop: int) -> dict[str, np.ndarray]:
+    """Rows ``first .. stop-1`` of every per-step dataset, and the ``model/`` matrices, of a results file."""
+    out: dict[str, np.ndarray] = {}
+    with h5py.File(path, "r", libver="latest", swmr=True) as f:
+        def read(name: str, obj: Any) -> None:
+            if _claimed(f, name, obj):
+                out[name] = obj[first:stop]
+            elif isinstance(obj, h5py.Dataset) and name.startswith("model/"):
+                out[name] = obj[()]
+
+        f.visititems(read)
+    return out
+
+
+def scan_rows(path: str | Path, stop: int, observe: Callable[[int, Mapping[str, np.ndarray]], None],
+              block: int = 65536) -> None:
+    """Call ``observe(first_row, rows)`` over rows 0 .. stop-1 of a results file, ``block`` rows at a time."""
+    for first in range(0, stop, block):
+        observe(first, read_rows(path, first, min(first + block, stop)))

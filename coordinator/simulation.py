@@ -35,10 +35,11 @@ from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_
 from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
 from hybridsim.coordinator.pretest import pretest
-from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResponseHistory, annotate, read_attributes,
-                                            read_checkpoint, read_results, write_records)
+from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
+                                            read_checkpoint, read_results, read_rows, scan_rows, write_records)
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
+from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.wire.starters import launch
 from hybridsim.modules.registry import build_module
@@ -46,17 +47,31 @@ from hybridsim.modules.registry import build_module
 
 @dataclass
 class RunResult:
-    """The response history of a run (arrays over steps x DOFs) and its summary."""
+    """A run's summary, and its response history (arrays over steps x DOFs) read from its results file.
+
+    The run itself keeps only a window of rows in memory (:mod:`hybridsim.coordinator.window`); the
+    history arrays (``time`` s, ``displacement`` m or rad, ``velocity``, ``acceleration``,
+    ``restoring_force`` N or N*m) are read from ``output`` on first use and then kept.
+    """
 
     dofs: tuple[str, ...]
-    time: np.ndarray
-    displacement: np.ndarray
-    velocity: np.ndarray
-    acceleration: np.ndarray
-    restoring_force: np.ndarray
     initial_stiffness: np.ndarray
     summary: dict[str, Any] = field(default_factory=dict)
     output: Path | None = None
+    _stored: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    def _history(self, key: str) -> np.ndarray:
+        if self._stored is None:
+            if self.output is None:
+                raise ValueError("this run has no results file to read its history from")
+            self._stored = read_results(self.output)
+        return self._stored[key]
+
+    time = property(lambda self: self._history("time"), doc="time of each row (s)")
+    displacement = property(lambda self: self._history("displacement"), doc="steps x DOFs (m, rad)")
+    velocity = property(lambda self: self._history("velocity"), doc="steps x DOFs (m/s, rad/s)")
+    acceleration = property(lambda self: self._history("acceleration"), doc="steps x DOFs (m/s^2, rad/s^2)")
+    restoring_force = property(lambda self: self._history("restoring_force"), doc="steps x DOFs (N, N*m)")
 
     def __getitem__(self, dof: str) -> np.ndarray:
         """Displacement history of one DOF (m or rad)."""
@@ -101,14 +116,13 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
         checkpoint = read_checkpoint(path)
         if checkpoint is None:
             raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
-        stored = read_results(path)
-        attrs = stored["attrs"]
+        attrs = read_attributes(path)
         if attrs.get("status") == "completed":
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs)
         slots = _start_modules(experiment.modules, stack)
         run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
-        return run.execute(lambda: run.resumed_start(checkpoint, stored))
+        return run.execute(lambda: run.resumed_start(checkpoint))
 
 
 def _describe_results(path: Path) -> str:
@@ -156,13 +170,22 @@ class _Start:
 
     integrator: Integrator
     reduction: DofReduction
-    history: ResponseHistory
+    window: RowWindow
     recorder: Recorder
     step: int
     """index of the last completed step"""
     step_id: int
     """module step ID committed at that step"""
     asymmetry: float
+    peaks: Peaks
+    """peak displacements over every row (updated by the results writer as it writes them)"""
+    compute: Durations = field(default_factory=Durations)
+    """compute time (issue to commit) of the steps of this loop"""
+
+    def observe(self, first: int, rows: dict[str, np.ndarray]) -> None:
+        """What the summary needs from rows ``first ..`` (called for every block the recorder writes)."""
+        self.peaks.observe(rows["displacement"], rows["time"])
+        self.compute.extend(rows["wall_step_s"][max(self.step + 1 - first, 0):])
 
 
 class _Run:
@@ -217,9 +240,10 @@ class _Run:
         integrator = self._integrator(reduction)
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
                          reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
-        history = ResponseHistory(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
-        recorder = Recorder(
-            self.output, history.columns, dofs=exp.dofs,
+        widths = {s.name: s.ndof for s in partition.slots}
+        window = RowWindow(results_columns(model.ndof, widths), widths)
+        recorder = _results_file(lambda: Recorder(
+            self.output, window.columns, dofs=exp.dofs,
             attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
                    "base_dir": str(exp.base_dir), "dt": exp.dt,
                    "integrator": exp.integrator, "pretest_asymmetry": measured.asymmetry,
@@ -228,12 +252,13 @@ class _Run:
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
-            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}))
-        start = _Start(integrator, reduction, history, recorder, 0, measured.last_step, measured.asymmetry)
+            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})))
+        start = _Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
+                       Peaks(model.ndof))
         self._put(start, exp.motion.at(0), 0.0)
         return start
 
-    def resumed_start(self, checkpoint: Checkpoint, stored: dict[str, Any]) -> _Start:
+    def resumed_start(self, checkpoint: Checkpoint) -> _Start:
         """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it."""
         exp, partition = self.experiment, self.partition
         for slot in partition.slots:
@@ -241,16 +266,22 @@ class _Run:
                 slot.module.restore(checkpoint.modules[slot.name])
             except (KeyError, ModuleError) as exc:
                 raise RunStopped(f"module {slot.name!r} ({slot.where}) could not be restored: {exc}") from None
+        rows = checkpoint.step + 1
+        widths = {s.name: s.ndof for s in partition.slots}
+        window = RowWindow(results_columns(len(exp.dofs), widths), widths)
+        first = max(rows - window.capacity, 0)
+        stored = read_rows(self.output, first, rows)
         model = StructuralModel(exp.dofs, stored["model/mass"], stored["model/damping"], exp.influence)
         stiffness = stored["model/initial_stiffness"]
         reduction = DofReduction(model, stiffness, exp.condense_massless)
         integrator = self._integrator(reduction)
         integrator.set_state(checkpoint.integrator)
-        history = ResponseHistory(exp.steps + 1, model.ndof, {s.name: s.ndof for s in partition.slots})
-        history.load(stored, checkpoint.step + 1)
-        recorder = Recorder.reopen(self.output, checkpoint.step + 1)
-        return _Start(integrator, reduction, history, recorder, checkpoint.step, checkpoint.step_id,
-                      float(stored["attrs"].get("pretest_asymmetry", 0.0)))
+        window.load(stored, first, rows)
+        start = _Start(integrator, reduction, window, None, checkpoint.step, checkpoint.step_id,  # type: ignore[arg-type]
+                       float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof))
+        scan_rows(self.output, rows, start.observe)
+        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows))
+        return start
 
     # -- the run -----------------------------------------------------------
     def execute(self, begin: Callable[[], _Start]) -> RunResult:
@@ -266,41 +297,43 @@ class _Run:
         closed = False
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
-            with recorder_closed(start.recorder, start.history) as status:
+            start.recorder.start(start.window, start.observe)
+            with recorder_closed(start.recorder, start.window) as status:
                 try:
-                    loop_wall, step_walls = self._loop(start, status)
+                    loop_wall, step_times = self._loop(start, status)
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"))
                 summaries, closed = partition.close(), True
-                summary = _summary(exp, start, loop_wall, step_walls, time.perf_counter() - wall_start, summaries,
+                start.recorder.submit(start.window.rows)
+                start.recorder.wait_written(start.window.rows)
+                _raise_on_failure(start.recorder, status)
+                summary = _summary(exp, start, loop_wall, step_times, time.perf_counter() - wall_start, summaries,
                                    self.pacer, self._peak_order())
                 status.completed(summary)
         finally:
             if not closed:
                 partition.close()
-            if any(records):
+            if any(records) and start.recorder.failure is None:
                 write_records(self.output, *records)
         if exp.evaluation is not None:
             summary["evaluation"] = _evaluate(exp, self.output)
-        a = start.history.arrays
-        return RunResult(exp.dofs, a["time"], a["displacement"], a["velocity"], a["acceleration"],
-                         a["restoring_force"], start.reduction.stiffness, summary, self.output)
+        return RunResult(exp.dofs, start.reduction.stiffness, summary, self.output)
 
-    def _loop(self, start: _Start, status: "_Status") -> tuple[float, np.ndarray]:
+    def _loop(self, start: _Start, status: "_Status") -> tuple[float, Durations]:
         """Integrate from the step after ``start.step`` to the end of the record.
 
-        Returns the loop's wall time (s) and each step's whole wall time (s): from its issue to the end of
-        everything the coordinator does for it (modules, integrator, recording, listeners, progress), the
-        time it holds of its real-time slot.  The results file's ``/wall_step_s`` is the compute part
-        (issue to commit at every module), written before the row is recorded.
+        Returns the loop's wall time (s) and the distribution of each step's whole wall time (s): from its
+        issue to the end of everything the coordinator does for it (modules, integrator, queueing its row
+        for the results writer, listeners, progress), the time it holds of its real-time slot.  The
+        results file's ``/wall_step_s`` is the compute part (issue to commit at every module).
         """
         exp, partition, control, listeners, progress = (self.experiment, self.partition, self.control,
                                                         self.listeners, self.progress)
-        integrator, reduction, history, recorder = start.integrator, start.reduction, start.history, start.recorder
+        integrator, reduction, window, recorder = start.integrator, start.reduction, start.window, start.recorder
         load_shape = reduction.force(reduction.model.ground_load(1.0))
         load, full_trial, reduced_force = np.empty_like(load_shape), np.empty(partition.ndof), np.empty_like(load_shape)
         ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
-        step_walls = np.zeros(max(last - first + 1, 0))
+        step_times = Durations()
         step_id = start.step_id
         pacer, holds = self.pacer, control.holds
         loop_start = time.perf_counter()
@@ -333,23 +366,24 @@ class _Run:
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
             self._put(start, ground[n], time.perf_counter() - t0)
+            if recorder.failure is not None:
+                _raise_on_failure(recorder, status)
             if exp.checkpoint_every and n % exp.checkpoint_every == 0:
                 self._checkpoint(start, n)
             elif n % RECORD_BLOCK == 0:
-                recorder.write(history.arrays, history.rows)
+                recorder.submit(window.rows)
             for listener in listeners:
-                listener(n, history.arrays)
+                listener(n, window.view)
             if progress is not None:
                 progress(n, last)
             end = time.perf_counter()
-            step_walls[n - first] = end - t0
+            step_times.add(end - t0)
             if pacer is not None:
                 pacer.done(end)
-        return time.perf_counter() - loop_start, step_walls
+        return time.perf_counter() - loop_start, step_times
 
     def _checkpoint(self, start: _Start, n: int) -> None:
-        """Rows up to n on disk, then the integrator's and every module's state of step n."""
-        start.recorder.write(start.history.arrays, start.history.rows)
+        """Queue rows up to n, then the integrator's and every module's state of step n, for the results writer."""
         modules = {}
         for slot in self.partition.slots:
             try:
@@ -359,22 +393,30 @@ class _Run:
         start.recorder.checkpoint(n, start.step_id, start.integrator.state(), modules)
 
     def _put(self, start: _Start, ground: float, wall: float) -> None:
-        """Row n = integrator.step: the committed state on all DOFs and what every module measured."""
-        integrator, reduction, history = start.integrator, start.reduction, start.history
-        n, a = integrator.step, history.arrays
-        a["time"][n] = n * integrator.dt
-        a["step_id"][n] = start.step_id
-        a["ground_acceleration"][n] = ground
-        a["wall_step_s"][n] = wall
+        """Row n = integrator.step: the committed state on all DOFs and what every module measured.
+
+        Its slot in the window held row n - capacity: if the results writer has not written that row yet
+        (it fell a whole window behind), wait for it.
+        """
+        integrator, reduction, window = start.integrator, start.reduction, start.window
+        n, a = integrator.step, window.arrays
+        if n - window.capacity >= start.recorder.rows:
+            start.recorder.submit(window.rows)
+            start.recorder.wait_written(n - window.capacity + 1)
+        i = window.slot(n)
+        a["time"][i] = n * integrator.dt
+        a["step_id"][i] = start.step_id
+        a["ground_acceleration"][i] = ground
+        a["wall_step_s"][i] = wall
         full = self._full_row  # condensed: each value is computed here, then copied into its row
-        a["displacement"][n] = reduction.expand(integrator.displacement, full)
-        a["velocity"][n] = reduction.expand(integrator.velocity, full)
-        a["acceleration"][n] = reduction.expand(integrator.acceleration, full)
-        a["restoring_force"][n] = reduction.place(integrator.restoring_force, full)
-        for (disp, force), result in zip(history.modules, self.partition.last_results):
-            disp[n] = result.displacement
-            force[n] = result.force
-        history.rows = n + 1
+        a["displacement"][i] = reduction.expand(integrator.displacement, full)
+        a["velocity"][i] = reduction.expand(integrator.velocity, full)
+        a["acceleration"][i] = reduction.expand(integrator.acceleration, full)
+        a["restoring_force"][i] = reduction.place(integrator.restoring_force, full)
+        for (disp, force), result in zip(window.modules, self.partition.last_results):
+            disp[i] = result.displacement
+            force[i] = result.force
+        window.rows = n + 1
 
     def _peak_order(self) -> list[tuple[int, str, str]]:
         """(index, DOF, unit) of every DOF for the peak table: floors (shaken), interfaces, then the rest."""
@@ -418,7 +460,22 @@ class _Run:
 
 
 RECORD_BLOCK = 1024
-"""steps between writes to the results file"""
+"""steps between the blocks of rows queued for the results writer"""
+
+
+def _results_file(open_file: Callable[[], Recorder]) -> Recorder:
+    """``open_file()``; a results file whose disk has no room stops the run with its one line."""
+    try:
+        return open_file()
+    except ResultsFileError as exc:
+        raise RunStopped(str(exc)) from None
+
+
+def _raise_on_failure(recorder: Recorder, status: "_Status") -> None:
+    """Stop the run with the results writer's one-line failure, if it has one."""
+    if recorder.failure is not None:
+        status.stopped(recorder.failure, step=recorder.rows, cause=recorder.failure)
+        raise RunStopped(recorder.failure)
 
 
 class _Status:
@@ -441,17 +498,17 @@ class _Status:
 
 
 @contextlib.contextmanager
-def recorder_closed(recorder: Recorder, history: ResponseHistory) -> Iterator[_Status]:
+def recorder_closed(recorder: Recorder, window: RowWindow) -> Iterator[_Status]:
     """Write every completed row and close the recorder with the run's final status, however the run ends."""
     status = _Status()
     try:
         yield status
     except BaseException as exc:
         if status.text == "stopped: interrupted" and not isinstance(exc, KeyboardInterrupt):
-            status.stopped(f"{type(exc).__name__}: {exc}", step=history.rows, cause=f"{type(exc).__name__}: {exc}")
+            status.stopped(f"{type(exc).__name__}: {exc}", step=window.rows, cause=f"{type(exc).__name__}: {exc}")
         raise
     finally:
-        recorder.write(history.arrays, history.rows)
+        recorder.submit(window.rows)
         recorder.close(status.text, status.summary, status.stop)
 
 
@@ -465,51 +522,40 @@ def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
     return figures
 
 
-def _step_time_quantiles(wall: np.ndarray) -> dict[str, float]:
-    """p50, p99 and max of step wall times ``wall`` (s), in microseconds (zeros for no steps)."""
-    if wall.size == 0:
-        return {"p50": 0.0, "p99": 0.0, "max": 0.0}
-    p50, p99 = np.percentile(wall, [50, 99])
-    return {"p50": float(1e6 * p50), "p99": float(1e6 * p99), "max": float(1e6 * np.max(wall))}
-
-
 STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work for the step (modules, integrator, "
                    "recording, listeners, progress), what a real-time slot must hold; compute_time_us: issue to "
                    "commit at every module (the results file's /wall_step_s)")
 
 
-def _summary(exp: Experiment, start: _Start, loop_wall: float, step_walls: np.ndarray, total_wall: float,
+def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durations, total_wall: float,
              modules: dict[str, dict[str, float]], pacer: Pacer | None,
              peak_order: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
     """The run's figures; the step-time distributions are over the steps of this loop (see STEP_TIME_BASIS).
 
+    Quantiles come from :class:`hybridsim.coordinator.window.Durations` (within 0.25 %, maximum exact).
     The peaks follow ``peak_order`` ((index, DOF, unit): floors, interfaces, then the rest)."""
-    history = start.history
+    rows = start.window.rows
     realtime, late = pacer is not None, pacer.late if pacer is not None else 0
-    disp = history.arrays["displacement"][: history.rows]
-    looped = history.rows - 1 - start.step
-    time_s = history.arrays["time"]
-    peaks = np.max(np.abs(disp), axis=0)
-    at = np.argmax(np.abs(disp), axis=0)
+    looped = rows - 1 - start.step
     return {
         "experiment": exp.name,
         "integrator": exp.integrator,
         "dt_s": exp.dt,
-        "steps": history.rows - 1,
-        "simulated_s": float(time_s[history.rows - 1]),
+        "steps": rows - 1,
+        "simulated_s": float(start.window.view["time"][rows - 1]),
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
         "pretest_asymmetry": start.asymmetry,
-        "step_time_us": _step_time_quantiles(step_walls),
-        "compute_time_us": _step_time_quantiles(history.arrays["wall_step_s"][start.step + 1: history.rows]),
+        "step_time_us": step_times.quantiles_us(),
+        "compute_time_us": start.compute.quantiles_us(),
         "step_time_basis": STEP_TIME_BASIS,
         "realtime": realtime,
         "late_steps": late,
         "late_steps_pct": 100.0 * late / looped if looped else 0.0,
         "max_lateness_us": 1e6 * pacer.max_lateness_s if pacer is not None else 0.0,
-        "peak_displacement": {d: float(peaks[i]) for i, d, _ in peak_order},
-        "peak_time_s": {d: float(time_s[at[i]]) for i, d, _ in peak_order},
+        "peak_displacement": {d: float(start.peaks.value[i]) for i, d, _ in peak_order},
+        "peak_time_s": {d: float(start.peaks.time[i]) for i, d, _ in peak_order},
         "peak_units": {d: unit for _, d, unit in peak_order},
         "modules": modules,
     }

@@ -159,6 +159,7 @@ class Publisher:
                 state = final or self._state()
                 frame = None
                 if n + 1 > rows:
+                    rows = max(rows, getattr(arrays, "first", 0))  # rows that left the run's window are on disk
                     frame = builder.frame(arrays, rows, n + 1)  # type: ignore[arg-type]
                     rows = n + 1
                 elif state != last_state or now - last_sent >= self.heartbeat_s or final:
