@@ -12,6 +12,18 @@ with K_I = K converges with one module evaluation per step: this is the
 linear reference solution.  A nonlinear structure takes more trials; every
 trial is a new (uncommitted) step at the modules.  Unconditionally stable
 for linear systems; no numerical damping.
+
+Convergence: ||R(d)|| <= max(tolerance * s, floor), with s the largest of
+||f||, ||M a||, ||C v||, ||r|| (a relative test) and the absolute floor
+
+    floor = 4 eps ||K_eff||_F (||d|| + ||d~||)      (N, with eps the float64 rounding unit)
+
+the force that rounding d and d~ alone puts into R: a(d) multiplies d - d~ by
+1 / (beta dt^2), so at rest, where every force term vanishes, the relative
+test would ask R below its own rounding (a structure at rest with a permanent
+offset would never converge).  The floor is that rounding, about 1e-7 N for
+1000 kg at dt = 1/1024 s and 1 cm of offset: the displacement it leaves
+undetermined, floor / ||K_eff||, is below 1e-15 m.
 """
 
 from __future__ import annotations
@@ -23,6 +35,10 @@ from scipy.linalg.lapack import dgetrs
 
 from hybridsim.coordinator.integrators.base import Integrator, IntegratorError, factor_once
 from hybridsim.modules.config_schema import Integer, Key, Number, Schema
+
+
+FLOOR_ROUNDING = 4
+"""roundings of d (and d~) that the residual's absolute floor allows (see the module docstring)"""
 
 
 class NewmarkImplicitIntegrator(Integrator):
@@ -44,6 +60,8 @@ class NewmarkImplicitIntegrator(Integrator):
         self._c_v = self.gamma / (self.beta * dt)
         k_eff = self.initial_stiffness + self._c_a * self.mass + self._c_v * self.damping
         self._lu = factor_once(k_eff, self.name)
+        self._floor_per_m = FLOOR_ROUNDING * np.finfo(float).eps * float(np.linalg.norm(k_eff))
+        """the residual's rounding floor per metre of displacement (N/m; see the module docstring)"""
         n = self.displacement.size
         self._pred_d, self._pred_v, self._trial = np.zeros(n), np.zeros(n), np.zeros(n)
         self._trial_a, self._trial_v = np.zeros(n), np.zeros(n)
@@ -98,7 +116,8 @@ class NewmarkImplicitIntegrator(Integrator):
         if not math.isfinite(size):
             raise IntegratorError(f"Newmark implicit: the residual of step {self.step + 1} is not finite "
                                   f"(a module returned inf or NaN)")
-        if size <= self.tolerance * scale:
+        floor = self._floor_per_m * (float(np.linalg.norm(self._trial)) + float(np.linalg.norm(self._pred_d)))
+        if size <= max(self.tolerance * scale, floor):
             self.displacement[...] = self._trial
             self.velocity[...] = self._trial_v
             self.acceleration[...] = self._trial_a
@@ -110,6 +129,7 @@ class NewmarkImplicitIntegrator(Integrator):
         if self._iteration >= self.max_iterations:
             raise IntegratorError(
                 f"Newmark implicit did not converge in step {self.step + 1} after {self._iteration} trials "
-                f"(relative residual {size / scale:.3g} > {self.tolerance:g})")
+                f"(relative residual {size / scale:.3g} > {self.tolerance:g}, and {size:.3g} N above the rounding "
+                f"floor {floor:.3g} N)")
         self._trial += self._solve()
         return self._trial
