@@ -6,7 +6,9 @@ added at tick k.  With ``shared=True`` every channel carries that same
 sequence (the benchmark gives both noise blocks one seed); otherwise channel
 i draws from its own stream ``default_rng(SeedSequence(seed).spawn(channels)[i])``.
 The streams are drawn in blocks as the ticks advance; a block-wise draw
-gives the same numbers as one draw of the whole length.
+gives the same numbers as one draw of the whole length.  A sensor keeps the
+last few blocks and the generators' state at the start of every block, so a
+long test holds a few hundred bytes per 4096 ticks instead of every sample.
 """
 
 from __future__ import annotations
@@ -38,28 +40,62 @@ class SensorNoise:
             self._generators = [np.random.default_rng(self.seed)]
         else:
             self._generators = [np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(channels)]
-        self._drawn = np.zeros((0, channels))
-        """ticks x channels drawn so far"""
+        self._starts: list[list[dict]] = []
+        """the generators' states at the start of every block drawn so far (a few hundred bytes each)"""
+        self._frontier = [g.bit_generator.state for g in self._generators]
+        """the generators' states after the last block drawn (where the next block starts)"""
+        self._blocks: dict[int, np.ndarray] = {}
+        """the last few blocks drawn or redrawn (BLOCK x channels, read-only), by block index"""
 
     def sequence(self, ticks: int) -> np.ndarray:
         """The noise of ticks 0 .. ``ticks`` - 1 (ticks x channels)."""
-        if ticks > 0:
-            self.sample(ticks - 1)
         if self.sigma == 0.0:
             return np.zeros((ticks, self.channels))
-        return self._drawn[:ticks].copy()
+        blocks = [self._block(b) for b in range(-(-ticks // BLOCK))]
+        return np.vstack(blocks)[:ticks] if blocks else np.zeros((0, self.channels))
 
     def sample(self, tick: int) -> np.ndarray:
         """The noise of every channel at ``tick`` (0-based); a read-only view."""
         if self.sigma == 0.0:
             return np.zeros(self.channels)
-        while tick >= self._drawn.shape[0]:
-            block = np.column_stack([g.standard_normal(BLOCK) for g in self._generators])
-            if self.shared:
-                block = np.repeat(block, self.channels, axis=1)
-            self._drawn = np.vstack([self._drawn, self.sigma * block])
-            self._drawn.setflags(write=False)
-        return self._drawn[tick]
+        return self._block(tick // BLOCK)[tick % BLOCK]
+
+    def _block(self, index: int) -> np.ndarray:
+        """Block ``index``: kept, redrawn from its saved start, or drawn after the last one.
+
+        Memory stays bounded: only the last ``KEPT_BLOCKS`` blocks are held; an earlier tick (a lab
+        set back to a checkpoint) redraws its block from the generators' state saved for it.
+        """
+        block = self._blocks.get(index)
+        if block is not None:
+            return block
+        if index < len(self._starts):  # an earlier block: redraw it from its saved start
+            self._set_generators(self._starts[index])
+            drawn = [g.standard_normal(BLOCK) for g in self._generators]
+        else:  # draw forward from the frontier, saving each block's start
+            self._set_generators(self._frontier)
+            while len(self._starts) <= index:
+                self._starts.append([g.bit_generator.state for g in self._generators])
+                drawn = [g.standard_normal(BLOCK) for g in self._generators]
+            self._frontier = [g.bit_generator.state for g in self._generators]
+        block = np.column_stack(drawn)
+        if self.shared:
+            block = np.repeat(block, self.channels, axis=1)
+        block = self.sigma * block
+        block.setflags(write=False)
+        self._blocks[index] = block
+        for old in sorted(self._blocks)[:-KEPT_BLOCKS]:
+            del self._blocks[old]
+        return block
+
+
+    def _set_generators(self, states: list[dict]) -> None:
+        for g, state in zip(self._generators, states):
+            g.bit_generator.state = state
+
+
+KEPT_BLOCKS = 3
+"""blocks of noise a sensor keeps drawn (the current one and its neighbours)"""
 
 
 class Sensor:
