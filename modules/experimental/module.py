@@ -54,6 +54,7 @@ The maRTHS benchmark's site (forces from the frame model fed by the measured mot
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -131,8 +132,12 @@ class ModuleBackend:
     """A plant module (in process or a daemon) as the site's control backend, one plant step per control sample.
 
     Every sample is committed at the plant as soon as it is measured: its actuators have moved, and a
-    step of several samples needs each of them committed before the next.  The backend cannot go
-    back to an earlier sample (a lab cannot undo a motion): :meth:`set_state` refuses to.
+    step of several samples needs each of them committed before the next.  A plant module is a
+    virtual lab whose committed state can be taken and given back (its checkpoint), so a trial step
+    can be taken back: the backend's state carries the plant's checkpoint at the start of step 1
+    and, once a trial has been taken back (an iterating integrator), at the start of every step (one
+    more call to the plant per step, only then); :meth:`set_state` restores it.  A state without it
+    (a trial taken back for the first time after step 1) is refused.
     """
 
     def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
@@ -142,6 +147,9 @@ class ModuleBackend:
         self.sample = 0
         self._step = -1
         self._loads = np.zeros(channels)
+        self._with_plant = True
+        """whether the next state() carries the plant's checkpoint"""
+        self._rewound = False
 
     def _call(self, time: float, command: np.ndarray) -> np.ndarray:
         self._step += 1
@@ -168,13 +176,26 @@ class ModuleBackend:
     def commit(self) -> None:
         """Every sample was committed when it was measured."""
 
-    def state(self) -> dict[str, int]:
-        return {"sample": self.sample}
+    def state(self, with_plant: bool = False) -> dict[str, Any]:
+        """The sample reached, and the plant's checkpoint (JSON text) when it may be needed or ``with_plant``."""
+        state: dict[str, Any] = {"sample": self.sample, "loads": self._loads.tolist()}
+        if with_plant or self._with_plant:
+            state["plant"] = self.module.checkpoint().decode()
+            self._with_plant = self._rewound
+        return state
 
-    def set_state(self, state: dict[str, int]) -> None:
-        if int(state["sample"]) != self.sample:
+    def set_state(self, state: dict[str, Any]) -> None:
+        if int(state["sample"]) == self.sample:
+            return
+        if "plant" not in state:
             raise ModuleError(f"the plant has moved to sample {self.sample} and cannot go back to sample "
-                              f"{state['sample']}: a trial step of an experimental site cannot be taken back")
+                              f"{state['sample']}: this trial step began before its state was kept (a trial is "
+                              "taken back for the first time after step 1)")
+        self.module.restore(state["plant"].encode())
+        self.sample = int(state["sample"])
+        self._loads = np.array(state["loads"], float)
+        self._step = max(self._step, int(json.loads(state["plant"])["last_step"]))  # a fresh backend numbers on
+        self._rewound = self._with_plant = True
 
 
 class _AtRest:
@@ -587,10 +608,12 @@ class ExperimentalModule(StepLedger):
             return {} if plant is None else plant.close()
 
     def _save_state(self) -> object:
-        if self.site is None or self._plant is not None:
-            raise ModuleError("experimental module: checkpoints need the plant in this process")
-        return {"site": self.site.state(), "targets": self._targets.tolist(),
-                "sample": self._committed_sample}
+        if self.site is None:
+            raise ModuleError("experimental module: no site to checkpoint (the module is not open)")
+        site = self.site.state()
+        if self._plant is not None:  # a plant daemon: its committed state goes into the checkpoint
+            site["backend"] = self.site.backend.state(with_plant=True)  # type: ignore[call-arg]
+        return {"site": site, "targets": self._targets.tolist(), "sample": self._committed_sample}
 
     def _load_state(self, state: object) -> None:
         assert self.site is not None and isinstance(state, dict)
