@@ -21,7 +21,11 @@ one process so that ratios compare like with like:
 - ``realtime_late_steps_pct``: the design-card run (coordinator, frame, site, plant: four processes)
   paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (ten site-to-plant
   round trips per step on the plant daemon's step link); the details give the same over gRPC alone and
-  with the plant inside the site's process, as a lab's real-time controller has it.
+  with the plant inside the site's process, as a lab's real-time controller has it;
+- ``long_run``: every integrator with every module kind, in process and as a daemon, over a record
+  repeated ten times: steps/s over the first and last tenth, memory of the coordinator and the
+  daemons at 10, 50 and 100 %, checkpoint sizes, and a real-time 1024 Hz run of two daemons
+  (``hybridsim.coordinator.bench_longrun``; benchmarks/long_run.py runs it longer).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import numpy as np
 
 from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.bench_longrun import long_run_figures
 from hybridsim.coordinator.partition import ModuleSlot, Partition
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.coordinator.simulation import run_experiment
@@ -302,7 +307,8 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     late = realtime_late_steps(duration)
     late_grpc = realtime_late_steps(duration, grpc_only=True)
     late_at_site = realtime_late_steps(duration, plant_daemon=False)
-    return {**wire, "marths_realtime_factor": realtime, "dof_scaling": scaling,
+    long = long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0)
+    return {**wire, "long_run": long, "marths_realtime_factor": realtime, "dof_scaling": scaling,
             "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
             "details": {"marths_loop": marths_loop, "hybrid_over_monolithic": hybrid, "realtime": late,
                         "realtime_grpc": late_grpc, "realtime_plant_at_site": late_at_site}}

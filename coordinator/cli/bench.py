@@ -56,4 +56,9 @@ def format_table(f: dict[str, Any]) -> str:
         lines.append(f"real-time maRTHS (Dt = 10/1024 s, site at 1024 Hz, {label}, {late['steps']} steps): "
                      f"{late['late_steps_pct']:.2f} % late, step p50 {late['step_p50_us']:.0f} us, "
                      f"p99 {late['step_p99_us']:.0f} us")
+    if "long_run" in f:
+        from hybridsim.coordinator.bench_longrun import format_long_run
+
+        lines += ["long runs (record repeated ten times; steps/s over the first and last tenth):",
+                  format_long_run(f["long_run"])]
     return "\n".join(lines)
