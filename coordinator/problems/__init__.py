@@ -17,6 +17,7 @@ PROBLEMS: dict[str, str] = {
     "marths": "hybridsim.coordinator.problems.marths.problem:MarthsBenchmark",
     "implicit-rths": "hybridsim.coordinator.problems.implicit_rths.problem:ImplicitRthsStudy",
     "narx": "hybridsim.coordinator.problems.narx.problem:NarxStudy",
+    "bridge": "hybridsim.coordinator.problems.bridge.problem:BridgeStudy",
 }
 
 

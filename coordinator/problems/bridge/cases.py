@@ -1,0 +1,188 @@
+"""The bridge's cases: the hybrid run (three modules, three processes) and its monolithic OpenSees reference.
+
+Modules (coordinator DOFs: x, y, rotation of the three pier tops; masses at x and y, none on rotations):
+
+- ``left``: an experimental site daemon (``address = "local"``), setup ``three-actuators-2d`` (lateral,
+  vertical, rotation at the pier top), its virtual lab driving an openseespy model of the left pier;
+- ``middle``: the middle pier and the whole deck, an ``opensees`` module in the coordinator's process;
+- ``right``: the right pier in its own openseespy process behind OpenSees' ``adapter`` element
+  (``openfresco`` kind, ``server = "adapter"``; examples/bridge/adapter_pier.py).
+
+The reference: examples/bridge/bridge_model.py built whole, under OpenSees' AlphaOS (``Linear -initial``,
+the coordinator's scheme) and, for the yielding pier, HHT with Newton iterations (the same alpha).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.errors import RunStopped, UsageError
+
+FOLDER = Path(__file__).resolve().parents[3] / "examples" / "bridge"
+MODEL = FOLDER / "bridge_model.py"
+DOFS = [f"{pier}.{d}" for pier in ("left", "middle", "right") for d in ("x", "y", "theta")]
+RECORD = [(top, dof) for top in (11, 12, 13) for dof in (1, 2, 3)]
+"""(node, dof) of the whole model in the order of DOFS"""
+DT = 0.01            # s
+ALPHA = -0.05
+DAMPING = 1.0        # 1/s, mass-proportional: 2 % at the first mode (~4 Hz)
+RECORD_FILE = "hybridsim:marths/ground_motion_elcentro.csv"
+PENALTY = 1.0e14     # the adapter element's penalty stiffness (N/m, N*m/rad)
+BANDWIDTH = 100.0    # rad/s, first-order actuators a/(s + a): a lag of about 1/a = 10 ms
+CONTROL_SAMPLES = 5  # control samples per coordinator step with lagging actuators
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hybrid configuration: the left pier's law, its actuators and their compensation."""
+
+    key: str
+    law: str = "elastic"              # elastic | steel01
+    actuators: str = "ideal"          # ideal | first-order
+    compensator: dict = field(default_factory=lambda: {"kind": "none"})
+    scale: float = 1.0                # of the El Centro record
+
+    @property
+    def reference(self) -> str:
+        return "AlphaOS" if self.law == "elastic" else "HHT-Newton"
+
+
+CASES = {c.key: c for c in (
+    Case("linear-ideal"),
+    Case("steel01-ideal", law="steel01"),
+    Case("linear-first-order", actuators="first-order"),
+    Case("linear-first-order-polynomial", actuators="first-order",
+         compensator={"kind": "polynomial", "order": 2, "delay": 1.0 / BANDWIDTH}),
+    Case("linear-first-order-inverse", actuators="first-order",
+         compensator={"kind": "inverse", "delay": 1.0 / BANDWIDTH}),
+)}
+
+
+@dataclass
+class Outcome:
+    case: Case
+    duration: float
+    hybrid: np.ndarray      # steps+1 x 9 (m, rad)
+    monolithic: np.ndarray  # steps+1 x 9
+    restoring_force: np.ndarray  # steps+1 x 9, the three modules' sum (N, N*m)
+    wall_s: float
+
+    @property
+    def max_rel_diff(self) -> float:
+        """max over time and the three pier tops' x of |hybrid - monolithic| / max |monolithic|"""
+        x = [0, 3, 6]
+        return float(np.max(np.abs(self.hybrid[:, x] - self.monolithic[:, x])) / np.max(np.abs(self.monolithic[:, x])))
+
+
+def site_table(case: Case) -> dict[str, Any]:
+    """The left pier's experimental site: three actuators on a loading beam at the pier top, a virtual lab."""
+    samples = 1 if case.actuators == "ideal" else CONTROL_SAMPLES
+    dt = DT / samples
+    actuator = {"model": "ideal"} if case.actuators == "ideal" else {"model": "first-order", "bandwidth": BANDWIDTH}
+    compensator = dict(case.compensator)
+    if compensator["kind"] != "none":
+        compensator["sample_period"] = dt
+    return {
+        "dt": dt,
+        "dofs": DOFS[:3],
+        "setup": {"kind": "three-actuators-2d", "lengths": [1.5, 1.2, 1.2], "spacing": [0.6, 0.6],
+                  "side": "left", "stroke_range": [[-0.3, 0.3]] * 3},
+        "actuators": [{"compensator": compensator, "force": 5.0e6} for _ in range(3)],
+        "backend": {"plant": {
+            "dt": dt, "dofs": ["horizontal", "left", "right"], "actuators": [actuator] * 3,
+            "specimen": {"kind": "opensees", "model": str(MODEL), "parameters": {"part": "left", "law": case.law},
+                         "path_independent": case.law == "elastic",
+                         "control": [{"name": n, "node": 11, "dof": d} for n, d in (("x", 1), ("y", 2), ("theta", 3))]},
+        }},
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_adapter(port: int) -> subprocess.Popen:
+    """The right pier's openseespy process; its adapter element waits for the coordinator's connection (the
+    ``openfresco`` kind connects with retries while refused)."""
+    return subprocess.Popen([sys.executable, str(FOLDER / "adapter_pier.py"), str(port), repr(PENALTY)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def model_constant(name: str) -> float:
+    """A constant of examples/bridge/bridge_model.py (TOP_MASS, ...)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bridge_model", MODEL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return float(getattr(module, name))
+
+
+def hybrid_table(case: Case, duration: float, adapter: str, output: Path) -> dict[str, Any]:
+    """The experiment: 9 DOFs, masses at the tops (x, y), the record along x, three modules."""
+    mass = model_constant("TOP_MASS")
+    return {
+        "experiment": {"name": f"bridge-{case.key}", "dt": DT, "duration": duration},
+        "structure": {"dofs": DOFS, "mass_diagonal": [mass, mass, 0.0] * 3, "damping": {"rayleigh": [DAMPING, 0.0]},
+                      "influence_dofs": ["left.x", "middle.x", "right.x"]},
+        "ground_motion": {"file": RECORD_FILE, "scale": case.scale},
+        "integrator": {"kind": "alpha-os", "alpha": ALPHA},
+        "modules": [
+            {"name": "left", "kind": "experimental", "address": "local", "deadline_s": 60.0,
+             "config": site_table(case)},
+            {"name": "middle", "kind": "opensees",
+             "config": {"model": str(MODEL), "parameters": {"part": "middle"}, "path_independent": True,
+                        "control": [{"name": n, "node": node, "dof": dof} for n, (node, dof) in zip(DOFS, RECORD)]}},
+            {"name": "right", "kind": "openfresco", "address": adapter, "deadline_s": 60.0,
+             "config": {"dofs": DOFS[6:], "server": "adapter"}},
+        ],
+        "output": {"file": str(output)},
+    }
+
+
+def monolithic(case: Case, experiment: Any) -> np.ndarray:
+    """The whole bridge in one OpenSees model: AlphaOS (elastic) or HHT with Newton (yielding pier)."""
+    from hybridsim.modules.opensees.monolithic import alpha_os_response
+
+    return alpha_os_response(MODEL, {"part": "whole", "law": case.law}, dt=DT,
+                             ground_acceleration=experiment.motion.acceleration, alpha=ALPHA, record=RECORD,
+                             rayleigh=(DAMPING, 0.0), implicit=case.law != "elastic")
+
+
+def run_case(case: Case, duration: float, folder: Path | None = None) -> Outcome:
+    """Run the hybrid (starting the right pier's OpenSees process) and the monolithic model."""
+    from hybridsim.coordinator.experiment import parse_experiment
+    from hybridsim.coordinator.simulation import run_experiment
+
+    if duration <= 0:
+        raise UsageError(f"--duration must be > 0 s, not {duration}")
+    with tempfile.TemporaryDirectory(prefix="bridge-") as scratch:
+        out = Path(folder or scratch) / f"{case.key}.h5"
+        port = free_port()
+        peer = start_adapter(port)
+        try:
+            table = hybrid_table(case, duration, f"127.0.0.1:{port}", out)
+            experiment = parse_experiment(table, base_dir=FOLDER)
+            start = time.perf_counter()
+            result = run_experiment(experiment, output=out, overwrite=True)
+            wall = time.perf_counter() - start
+            _, err = peer.communicate(timeout=30)
+            if "successfully completed" not in err:
+                raise RunStopped(f"the right pier's OpenSees process did not end on DIE: {err[-2000:]}")
+        finally:
+            if peer.poll() is None:
+                peer.kill()
+                peer.wait(10)
+        hybrid, forces = result.displacement, result.restoring_force  # read from the file while it exists
+    return Outcome(case, duration, hybrid, monolithic(case, experiment), forces, wall)

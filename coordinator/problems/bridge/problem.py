@@ -1,0 +1,89 @@
+"""`hybridsim study bridge`: a three-pier bridge in three modules against one OpenSees model of it.
+
+The left pier is tested in a (virtual) lab through a three-actuator loading beam (lateral, vertical,
+rotation), the middle pier with the deck is an OpenSees module, the right pier an OpenSees program of
+its own behind an ``adapter`` element; the coordinator's alpha-OS integrates the nine pier-top DOFs.
+Per case: max_rel_diff = max |hybrid - monolithic| / max |monolithic| over the pier tops' lateral
+displacements, and the wall time (docs/bridge.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.problems.base import Problem, Progress, finite, pyplot, save_figure, write_json
+
+
+class BridgeStudy(Problem[list]):
+    command = "study"
+    name = "bridge"
+    help = "a three-pier bridge: lab pier + OpenSees module + OpenSees adapter process vs one OpenSees model"
+    description = __doc__
+    outputs = "table.txt, results.json, histories.csv per case and the plots"
+
+    def arguments(self, parser: argparse.ArgumentParser) -> None:
+        from hybridsim.coordinator.problems.bridge.cases import CASES
+
+        parser.add_argument("--case", choices=(*CASES, "all"), default="all", help="one case or all (default: all)")
+        parser.add_argument("--duration", type=float, default=4.0, help="seconds of the record (default: 4)")
+
+    def run(self, args: argparse.Namespace, progress: Progress) -> list:
+        from hybridsim.coordinator.problems.bridge.cases import CASES, run_case
+
+        outcomes = []
+        for key in (list(CASES) if args.case == "all" else [args.case]):
+            outcome = run_case(CASES[key], args.duration)
+            progress(f"{key}: max_rel_diff {outcome.max_rel_diff:.3g} in {outcome.wall_s:.1f} s")
+            outcomes.append(outcome)
+        return outcomes
+
+    def summary(self, result: list) -> dict[str, Any]:
+        """``{"cases": {key: {max_rel_diff, wall_s, reference, law, actuators, compensator, duration_s}}}``."""
+        return finite({"cases": {o.case.key: {
+            "max_rel_diff": o.max_rel_diff, "wall_s": o.wall_s, "reference": o.case.reference, "law": o.case.law,
+            "actuators": o.case.actuators, "compensator": o.case.compensator["kind"], "duration_s": o.duration,
+            "peak_left_x_m": float(np.max(np.abs(o.monolithic[:, 0])))} for o in result}})
+
+    def table(self, result: list) -> str:
+        lines = [f"{'case':32s} {'reference':>10s} {'max_rel_diff':>12s} {'peak x (mm)':>11s} {'wall (s)':>8s}"]
+        for o in result:
+            lines.append(f"{o.case.key:32s} {o.case.reference:>10s} {o.max_rel_diff:12.3e} "
+                         f"{1e3 * np.max(np.abs(o.monolithic[:, 0])):11.2f} {o.wall_s:8.1f}")
+        return "\n".join(lines)
+
+    def write(self, result: list, out: Path) -> None:
+        from hybridsim.coordinator.problems.bridge.cases import DOFS, DT
+
+        (out / "table.txt").write_text(self.table(result) + "\n")
+        write_json(out / "results.json", self.summary(result))
+        for o in result:
+            t = DT * np.arange(o.hybrid.shape[0])[:, None]
+            header = ",".join(["t"] + [f"hybrid.{d}" for d in DOFS] + [f"monolithic.{d}" for d in DOFS]
+                              + [f"force.{d}" for d in DOFS])
+            np.savetxt(out / f"{o.case.key}.csv", np.hstack([t, o.hybrid, o.monolithic, o.restoring_force]),
+                       delimiter=",", header=header, comments="")
+
+    def plots(self, result: list, out: Path) -> list[Path]:
+        from hybridsim.coordinator.problems.bridge.cases import DT
+
+        plt = pyplot()
+        paths = []
+        for o in result:
+            t = DT * np.arange(o.hybrid.shape[0])
+            fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+            top.plot(t, 1e3 * o.monolithic[:, 0], "k-", lw=2, label=f"monolithic ({o.case.reference})")
+            top.plot(t, 1e3 * o.hybrid[:, 0], "r--", lw=1, label="hybrid (3 modules)")
+            top.set_ylabel("left pier top x (mm)")
+            top.set_title(f"bridge, {o.case.key}: max_rel_diff {o.max_rel_diff:.2e}")
+            top.legend()
+            for i, name in ((0, "left"), (3, "middle"), (6, "right")):
+                bottom.plot(t, 1e3 * (o.hybrid[:, i] - o.monolithic[:, i]), lw=1, label=name)
+            bottom.set_ylabel("hybrid - monolithic (mm)")
+            bottom.set_xlabel("t (s)")
+            bottom.legend()
+            paths.append(save_figure(fig, out / f"{o.case.key}.png"))
+        return paths
