@@ -130,8 +130,10 @@ class LocalDaemon:
                    "--name", self.name, "--base-dir", str(self._base_dir), "--listen", "127.0.0.1:0",
                    "--port-file", str(self._port_path), "--parent-pid", str(os.getpid()), *site_args]
         with open(self.log_path, "wb") as log_file:  # type: ignore[arg-type]
+            # a session of its own: Ctrl-C at the terminal reaches the coordinator only, which then
+            # collects the sites' records, closes their sessions and stops them (--parent-pid ends an orphan)
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
-                                             stderr=subprocess.STDOUT)
+                                             stderr=subprocess.STDOUT, start_new_session=True)
         self._launched = time.monotonic()
         atexit.register(self.stop)
 
