@@ -58,7 +58,9 @@ from hybridsim.modules.registry import CLIENT_KINDS, KINDS, module_schema
 
 
 class ExperimentError(UsageError):
-    """An experiment file that cannot run; the message names the key and the fix."""
+    """An experiment file that cannot run; the message names the key and the fix, ``file`` the file it is in."""
+
+    file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,11 @@ def load_experiment(path: str | Path) -> Experiment:
         table = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
-    return parse_experiment(table, base_dir=path.resolve().parent, source=source)
+    try:
+        return parse_experiment(table, base_dir=path.resolve().parent, source=source)
+    except ExperimentError as exc:
+        exc.file = path
+        raise
 
 
 def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "") -> Experiment:

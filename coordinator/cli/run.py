@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.experiment import ExperimentError, load_experiment
 from hybridsim.coordinator.monitor.session import add_monitor_options, monitoring
 from hybridsim.coordinator.pacing import ProgressBar
 from hybridsim.coordinator.recorder import read_attributes
@@ -48,7 +48,10 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment)
+    try:
+        experiment = load_experiment(args.experiment)
+    except ExperimentError as exc:  # the one line names the file too: a user has several
+        raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
     with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
         result = run_experiment(experiment, output=args.output, progress=_progress(args), realtime=args.realtime,
                                 overwrite=args.overwrite, **hooks)

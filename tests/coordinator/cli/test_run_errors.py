@@ -80,7 +80,7 @@ def test_the_console_command_exits_with_code_2(tmp_path):
     path = write(tmp_path, BASE.replace('kind = "linear"', 'kind = "lienar"'))
     proc = subprocess.run([sys.executable, "-m", "hybridsim", "run", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("hybridsim run: error: modules[0].kind: unknown module kind 'lienar'")
+    assert proc.stderr.startswith(f"hybridsim run: error: {path}: modules[0].kind: unknown module kind 'lienar'")
 
 
 def test_a_good_experiment_prints_its_summary_as_json(tmp_path, capsys):
