@@ -51,20 +51,37 @@ class Pacer:
 
 
 class ProgressBar:
-    """A one-line progress bar on a stream (stderr), redrawn at most ten times a second."""
+    """A one-line progress bar on a stream (stderr), redrawn at most ten times a second.
 
-    def __init__(self, stream: Any = sys.stderr, width: int = 30) -> None:
+    On a stream that is not a terminal (a log file, CI) it writes a plain line at most every ``log_every_s``
+    seconds instead of redrawing; ``end()`` finishes a line left open by a run that stopped early.
+    """
+
+    def __init__(self, stream: Any = sys.stderr, width: int = 30, log_every_s: float = 10.0) -> None:
         self.stream, self.width, self._last = stream, width, 0.0
         self._start = time.perf_counter()
+        self._terminal = bool(getattr(stream, "isatty", lambda: False)())
+        self._every_s = 0.1 if self._terminal else log_every_s
+        self._open = False
 
     def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if done < total and now - self._last < 0.1:
+        if done < total and now - self._last < self._every_s:
             return
         self._last = now
         filled = int(self.width * done / max(total, 1))
         rate = done / max(now - self._start, 1e-9)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s")
-        if done == total:
-            self.stream.write("\n")
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s"
+        if self._terminal:
+            self.stream.write(f"\r{line}" + ("\n" if done == total else ""))
+            self._open = done < total
+        else:
+            self.stream.write(line + "\n")
         self.stream.flush()
+
+    def end(self) -> None:
+        """End the bar's line (after a run that stopped before its last step), so the next message starts clean."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False

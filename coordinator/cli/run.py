@@ -53,8 +53,9 @@ def main(args: argparse.Namespace) -> int:
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
     with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
-        result = run_experiment(experiment, output=args.output, progress=_progress(args), realtime=args.realtime,
-                                overwrite=args.overwrite, **hooks)
+        with _progress(args) as progress:
+            result = run_experiment(experiment, output=args.output, progress=progress, realtime=args.realtime,
+                                    overwrite=args.overwrite, **hooks)
     return _report(args, result)
 
 
@@ -63,7 +64,8 @@ def resume_main(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(read_attributes(args.results))
     with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
-        result = resume_run(args.results, progress=_progress(args), realtime=args.realtime, **hooks)
+        with _progress(args) as progress:
+            result = resume_run(args.results, progress=progress, realtime=args.realtime, **hooks)
     return _report(args, result)
 
 
@@ -86,8 +88,15 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _progress(args: argparse.Namespace) -> ProgressBar | None:
-    return None if (args.quiet or args.json) else ProgressBar()
+@contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[ProgressBar | None]:
+    """The run's progress bar (none with --quiet or --json), its line ended however the run ends."""
+    bar = None if (args.quiet or args.json) else ProgressBar()
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.end()
 
 
 def _report(args: argparse.Namespace, result: RunResult) -> int:
