@@ -36,8 +36,8 @@ def main(args: argparse.Namespace) -> int:
     root = package_folder("hybridsim.examples")
     files = shipped_examples()
     if args.copy is None:
-        for path in (f for f in files if f.suffix == ".toml" and len(f.parts) == 1):
-            print(f"{path.name:<40} {_first_comment(root / path)}")
+        for path in (f for f in files if _is_experiment(root / f)):
+            print(f"{path.as_posix():<40} {_first_comment(root / path)}")
         print(f"({len(files)} files in {root}; hybridsim examples --copy DIR copies them)")
         return 0
     clash = [str(f) for f in files if (args.copy / f).exists()]
@@ -52,6 +52,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--copy: cannot write into {args.copy}: {exc.strerror}") from None
     print(f"examples: {len(files)} files copied into {args.copy}; run one with hybridsim run {args.copy / 'sdof.toml'}")
     return 0
+
+
+def _is_experiment(path: Path) -> bool:
+    """Whether ``path`` is an experiment file (a TOML file with an [experiment] table), not a site's config."""
+    return path.suffix == ".toml" and "[experiment]" in (line.strip() for line in path.read_text().splitlines())
 
 
 def _first_comment(path: Path) -> str:
