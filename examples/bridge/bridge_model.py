@@ -20,7 +20,7 @@ SPAN = 6.0             # m
 E = 200e9              # Pa (steel)
 PIER_A, PIER_I = 5.0e-3, 2.0e-5        # m^2, m^4 (a 219 x 22.8 mm plate in strong-axis bending)
 DECK_A, DECK_I = 1.0e-2, 1.0e-4        # m^2, m^4
-TOP_MASS = 10000.0     # kg per pier top, horizontal and vertical
+TOP_MASS = 10000.0     # kg per pier top, horizontal (the deck along x; no vertical shaking, no gravity)
 BASES, TOPS = (1, 2, 3), (11, 12, 13)
 
 
@@ -31,7 +31,7 @@ def _pier(ops, index, height, law, fy, hardening):
         width = PIER_A / depth
         ops.uniaxialMaterial("Steel01", 1, fy, E, hardening)
         ops.section("Fiber", 1)
-        ops.patch("rect", 1, 1, 40, -depth / 2, -width / 2, depth / 2, width / 2)
+        ops.patch("rect", 1, 40, 1, -depth / 2, -width / 2, depth / 2, width / 2)
         ops.beamIntegration("Lobatto", 1, 1, 5)
         ops.element("forceBeamColumn", 100 + index, base, top, 1, 1)
     else:
@@ -60,4 +60,4 @@ def build(ops, part="whole", law="elastic", fy=250e6, hardening=0.02, height=PIE
             ops.element("elasticBeamColumn", 200 + i, TOPS[i], TOPS[i + 1], DECK_A, E, DECK_I, 1)
     if part == "whole":
         for top in TOPS:
-            ops.mass(top, mass, mass, 0.0)
+            ops.mass(top, mass, 0.0, 0.0)

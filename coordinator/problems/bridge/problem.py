@@ -44,36 +44,35 @@ class BridgeStudy(Problem[list]):
     def summary(self, result: list) -> dict[str, Any]:
         """``{"cases": {key: {max_rel_diff, wall_s, reference, law, actuators, compensator, duration_s}}}``."""
         return finite({"cases": {o.case.key: {
-            "max_rel_diff": o.max_rel_diff, "wall_s": o.wall_s, "reference": o.case.reference, "law": o.case.law,
-            "actuators": o.case.actuators, "compensator": o.case.compensator["kind"], "duration_s": o.duration,
+            "max_rel_diff": o.max_rel_diff, "max_rel_diff_alpha_os": o.max_rel_diff_alpha_os, "wall_s": o.wall_s, "reference": o.case.reference, "law": o.case.law,
+            "actuators": o.case.actuators, "compensator": o.case.compensator["kind"], "duration_s": o.duration, "dt_s": o.case.dt,
             "peak_left_x_m": float(np.max(np.abs(o.monolithic[:, 0])))} for o in result}})
 
     def table(self, result: list) -> str:
-        lines = [f"{'case':32s} {'reference':>10s} {'max_rel_diff':>12s} {'peak x (mm)':>11s} {'wall (s)':>8s}"]
+        lines = [f"{'case':32s} {'reference':>10s} {'max_rel_diff':>12s} {'vs AlphaOS':>10s} {'peak x (mm)':>11s} "
+                 f"{'wall (s)':>8s}"]
         for o in result:
-            lines.append(f"{o.case.key:32s} {o.case.reference:>10s} {o.max_rel_diff:12.3e} "
+            lines.append(f"{o.case.key:32s} {o.case.reference:>10s} {o.max_rel_diff:12.3e} {o.max_rel_diff_alpha_os:10.3e} "
                          f"{1e3 * np.max(np.abs(o.monolithic[:, 0])):11.2f} {o.wall_s:8.1f}")
         return "\n".join(lines)
 
     def write(self, result: list, out: Path) -> None:
-        from hybridsim.coordinator.problems.bridge.cases import DOFS, DT
+        from hybridsim.coordinator.problems.bridge.cases import DOFS
 
         (out / "table.txt").write_text(self.table(result) + "\n")
         write_json(out / "results.json", self.summary(result))
         for o in result:
-            t = DT * np.arange(o.hybrid.shape[0])[:, None]
+            t = o.case.dt * np.arange(o.hybrid.shape[0])[:, None]
             header = ",".join(["t"] + [f"hybrid.{d}" for d in DOFS] + [f"monolithic.{d}" for d in DOFS]
                               + [f"force.{d}" for d in DOFS])
-            np.savetxt(out / f"{o.case.key}.csv", np.hstack([t, o.hybrid, o.monolithic, o.restoring_force]),
+            np.savetxt(out / f"{o.case.key.replace('/', '_')}.csv", np.hstack([t, o.hybrid, o.monolithic, o.restoring_force]),
                        delimiter=",", header=header, comments="")
 
     def plots(self, result: list, out: Path) -> list[Path]:
-        from hybridsim.coordinator.problems.bridge.cases import DT
-
         plt = pyplot()
         paths = []
         for o in result:
-            t = DT * np.arange(o.hybrid.shape[0])
+            t = o.case.dt * np.arange(o.hybrid.shape[0])
             fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
             top.plot(t, 1e3 * o.monolithic[:, 0], "k-", lw=2, label=f"monolithic ({o.case.reference})")
             top.plot(t, 1e3 * o.hybrid[:, 0], "r--", lw=1, label="hybrid (3 modules)")
@@ -85,5 +84,5 @@ class BridgeStudy(Problem[list]):
             bottom.set_ylabel("hybrid - monolithic (mm)")
             bottom.set_xlabel("t (s)")
             bottom.legend()
-            paths.append(save_figure(fig, out / f"{o.case.key}.png"))
+            paths.append(save_figure(fig, out / f"{o.case.key.replace('/', '_')}.png"))
         return paths
