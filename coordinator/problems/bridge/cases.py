@@ -84,6 +84,7 @@ class Outcome:
     restoring_force: np.ndarray  # steps+1 x 9, the three modules' sum (N, N*m)
     wall_s: float
     alpha_os: np.ndarray         # the whole bridge under OpenSees AlphaOS (= monolithic for the elastic cases)
+    stopped: str = ""            # why the hybrid run stopped early ("" if it ran to the end); arrays: the steps done
 
     @property
     def max_rel_diff(self) -> float:
@@ -182,6 +183,7 @@ def monolithic(case: Case, experiment: Any, implicit: bool) -> np.ndarray:
 def run_case(case: Case, duration: float, folder: Path | None = None) -> Outcome:
     """Run the hybrid (starting the right pier's OpenSees process) and the monolithic model."""
     from hybridsim.coordinator.experiment import parse_experiment
+    from hybridsim.coordinator.recorder import read_results
     from hybridsim.coordinator.simulation import run_experiment
 
     if duration <= 0:
@@ -190,20 +192,27 @@ def run_case(case: Case, duration: float, folder: Path | None = None) -> Outcome
         out = Path(folder or scratch) / f"{case.key.replace('/', '_')}.h5"
         port = free_port()
         peer = start_adapter(port)
+        stopped = ""
         try:
             table = hybrid_table(case, duration, f"127.0.0.1:{port}", out)
             experiment = parse_experiment(table, base_dir=FOLDER)
             start = time.perf_counter()
-            result = run_experiment(experiment, output=out, overwrite=True)
+            try:
+                run_experiment(experiment, output=out, overwrite=True)
+            except RunStopped as exc:  # e.g. lagging actuators driving the response unstable: keep the steps done
+                stopped = str(exc)
             wall = time.perf_counter() - start
-            _, err = peer.communicate(timeout=30)
-            if "successfully completed" not in err:
-                raise RunStopped(f"the right pier's OpenSees process did not end on DIE: {err[-2000:]}")
+            if not stopped:
+                _, err = peer.communicate(timeout=30)
+                if "successfully completed" not in err:
+                    raise RunStopped(f"the right pier's OpenSees process did not end on DIE: {err[-2000:]}")
         finally:
             if peer.poll() is None:
                 peer.kill()
                 peer.wait(10)
-        hybrid, forces = result.displacement, result.restoring_force  # read from the file while it exists
+        stored = read_results(out)  # the completed steps, read while the file exists
+        hybrid, forces = stored["displacement"], stored["restoring_force"]
     alpha_os = monolithic(case, experiment, implicit=False)
     converged = monolithic(case, experiment, implicit=True) if case.law != "elastic" else alpha_os
-    return Outcome(case, duration, hybrid, converged, forces, wall, alpha_os)
+    rows = hybrid.shape[0]
+    return Outcome(case, duration, hybrid, converged[:rows], forces, wall, alpha_os[:rows], stopped)

@@ -37,7 +37,8 @@ class BridgeStudy(Problem[list]):
         outcomes = []
         for key in (list(CASES) if args.case == "all" else [args.case]):
             outcome = run_case(CASES[key], args.duration)
-            progress(f"{key}: max_rel_diff {outcome.max_rel_diff:.3g} in {outcome.wall_s:.1f} s")
+            progress(f"{key}: max_rel_diff {outcome.max_rel_diff:.3g} in {outcome.wall_s:.1f} s"
+                     + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
             outcomes.append(outcome)
         return outcomes
 
@@ -46,14 +47,16 @@ class BridgeStudy(Problem[list]):
         return finite({"cases": {o.case.key: {
             "max_rel_diff": o.max_rel_diff, "max_rel_diff_alpha_os": o.max_rel_diff_alpha_os, "wall_s": o.wall_s, "reference": o.case.reference, "law": o.case.law,
             "actuators": o.case.actuators, "compensator": o.case.compensator["kind"], "duration_s": o.duration, "dt_s": o.case.dt,
+            "stopped_at_s": o.case.dt * (o.hybrid.shape[0] - 1) if o.stopped else None, "stopped": o.stopped or None,
             "peak_left_x_m": float(np.max(np.abs(o.monolithic[:, 0])))} for o in result}})
 
     def table(self, result: list) -> str:
         lines = [f"{'case':32s} {'reference':>10s} {'max_rel_diff':>12s} {'vs AlphaOS':>10s} {'peak x (mm)':>11s} "
-                 f"{'wall (s)':>8s}"]
+                 f"{'wall (s)':>8s}  stopped"]
         for o in result:
             lines.append(f"{o.case.key:32s} {o.case.reference:>10s} {o.max_rel_diff:12.3e} {o.max_rel_diff_alpha_os:10.3e} "
-                         f"{1e3 * np.max(np.abs(o.monolithic[:, 0])):11.2f} {o.wall_s:8.1f}")
+                         f"{1e3 * np.max(np.abs(o.monolithic[:, 0])):11.2f} {o.wall_s:8.1f}"
+                         + (f"  at t = {o.case.dt * (o.hybrid.shape[0] - 1):.2f} s: {o.stopped}" if o.stopped else ""))
         return "\n".join(lines)
 
     def write(self, result: list, out: Path) -> None:
