@@ -1,11 +1,15 @@
 """The wire: the module contract and the code that carries it, imported by the coordinator and the
-modules alike and importing neither.
+modules alike and importing neither (docs/architecture.md, docs/wire.md).
 
 - ``contract``: the module interface and its values (Command, StepResult, Description, Session,
-  the errors), in SI units;
-- ``codec``: protobuf messages of ``hybridsim.v1`` <-> those values;
-- ``server``: hosts any module over gRPC (and its step link, ``link``);
-- ``remote``: the client, a module at another site seen through the same interface;
-- ``security`` and ``credentials``: tokens and mutual TLS, the site's and the client's side;
-- ``daemons``: site daemons started on this machine; ``latency``: emulated network delay.
+  Record, the errors), in SI units; ``codec``: ``hybridsim.v1`` messages <-> those values;
+- ``server``: hosts any module over gRPC, its ``ModuleServicer`` the one step logic every channel and
+  lab protocol reaches; ``link``: the step link beside it;
+- ``channels``: how a step travels (unary, stream, link), chosen by ``remote.RemoteModule``, which keeps
+  the control plane and the retry rule;
+- ``starters``: where a module runs (in process, local daemon, address), for the coordinator and an
+  experimental site alike; ``daemons``: site daemons started on this machine;
+- ``security`` and ``credentials``: tokens and mutual TLS, the site's side and the client's;
+- ``protocols``, ``openfresco``, ``simcor``: the labs' own protocols (docs/interop.md);
+- ``latency``: emulated network delay.
 """
