@@ -37,7 +37,7 @@ DT = 0.01            # s
 ALPHA = -0.05
 DAMPING = 1.0        # 1/s, mass-proportional: 2 % at the first mode (~4 Hz)
 RECORD_FILE = "hybridsim:marths/ground_motion_elcentro.csv"
-PENALTY = 1.0e14     # the adapter element's penalty stiffness (N/m, N*m/rad)
+PENALTY = 1.0e15     # the adapter element's penalty stiffness (N/m, N*m/rad)
 BANDWIDTH = 700.0    # rad/s, first-order actuators a/(s + a): a lag of about 1/a = 1.4 ms
 CONTROL_SAMPLES = 5  # control samples per coordinator step with lagging actuators
 
