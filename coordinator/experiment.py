@@ -37,8 +37,10 @@ the run is started from.  A minimal experiment::
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,8 +55,9 @@ from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.wire.remote import Transport
+from hybridsim.modules.base import MAX_CONFIG_FILE_BYTES
 from hybridsim.modules.config_schema import ConfigError
-from hybridsim.modules.registry import CLIENT_KINDS, KINDS, module_schema
+from hybridsim.modules.registry import CLIENT_KINDS, KINDS, module_class, module_schema
 
 
 class ExperimentError(UsageError):
@@ -129,10 +132,7 @@ class Experiment:
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file; raise ExperimentError naming the problem."""
     path = Path(path)
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise ExperimentError(f"cannot read experiment file {path}: {exc.strerror}") from None
+    source = _read_capped(path, "the experiment file")
     try:
         table = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
@@ -182,6 +182,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
         raise ExperimentError("[pretest] must be a table, e.g. [pretest] amplitude = 1e-5")
     _only(pretest, "pretest", {"amplitude"})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
+    _checkpointable(modules, checkpoint_every)
     evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
                       amplitude, condense, checkpoint_every, evaluation, base_dir, source, table)
@@ -297,6 +298,9 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if kind not in KINDS:
             raise ExperimentError(f"{where}.kind: unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
         address = _get(spec, f"{where}.address", str, default=None)
+        if address not in (None, "local") and not re.fullmatch(r"[^\s/]+:\d{1,5}", address):
+            raise ExperimentError(f"{where}.address: give HOST:PORT (e.g. lab.example.org:50051) or \"local\", "
+                                  f"not {address!r}")
         at_site = address not in (None, "local")
         if "config" in spec and "config_file" in spec or not (at_site or "config" in spec or "config_file" in spec):
             raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)"
@@ -334,6 +338,16 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
                               "config" in spec or "config_file" in spec))
     return tuple(out)
+
+
+def _checkpointable(modules: tuple[ModuleSpec, ...], checkpoint_every: int) -> None:
+    """Refuse checkpoints (output.checkpoint_every) that a module's configuration cannot take."""
+    if not checkpoint_every:
+        return
+    for spec in modules:
+        refusal = getattr(module_class(spec.kind), "checkpoint_refusal", lambda config: None)(spec.config)
+        if refusal is not None:
+            raise ExperimentError(f"output.checkpoint_every: module {spec.name!r} cannot take checkpoints: {refusal}")
 
 
 def _client_config(spec: dict[str, Any], where: str, config: dict[str, Any], address: str | None,
@@ -452,14 +466,24 @@ def _matrix(value: Any, key: str, n: int) -> np.ndarray:
     return arr
 
 
+def _read_capped(path: Path, key: str) -> str:
+    """The text of a file the experiment names, no larger than MAX_CONFIG_FILE_BYTES."""
+    try:
+        if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
+            raise ExperimentError(f"{key}: {path} is larger than {MAX_CONFIG_FILE_BYTES // 2**20} MiB")
+        return path.read_text(errors="replace")
+    except OSError as exc:
+        raise ExperimentError(f"{key}: cannot read {path}: {exc.strerror}") from None
+
+
 def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray:
     if not isinstance(file, str):
         raise ExperimentError(f"{key} must be a file name")
     path = _path(file, key, base_dir)
     try:
-        return np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise ExperimentError(f"{key}: cannot read {path} as a CSV matrix ({exc})") from None
+        return np.loadtxt(io.StringIO(_read_capped(path, key)), delimiter=",", ndmin=2)
+    except ValueError:  # its message quotes the file's contents: name the file only
+        raise ExperimentError(f"{key}: {path} is not a CSV matrix (rows of comma-separated numbers)") from None
 
 
 def _path(file: str, key: str, base_dir: Path) -> Path:
@@ -476,10 +500,10 @@ def _config_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
         raise ExperimentError(f"{key} must be a file name")
     path = _path(file, key, base_dir)
     kind = "JSON" if path.suffix == ".json" else "TOML"
+    text = _read_capped(path, key)
     try:
-        text = path.read_text()
         table = json.loads(text) if kind == "JSON" else tomllib.loads(text)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:  # the parsers name a line and column, never the text
         raise ExperimentError(f"{key}: cannot read {path} as {kind} ({exc})") from None
     if not isinstance(table, dict):
         raise ExperimentError(f"{key}: {path} must hold a table")

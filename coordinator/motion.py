@@ -100,21 +100,21 @@ def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
     is "m/s^2" or "g".
     """
     path = Path(path)
+    lines = [(i, ln) for i, ln in enumerate(_read_text(path).splitlines(), start=1)
+             if ln.strip() and not ln.lstrip().startswith("#")]
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise MotionError(f"cannot read ground motion {path}: {exc.strerror}") from None
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    try:
-        _numbers(lines[0])
+        _numbers(lines[0][1])
     except ValueError:
         lines = lines[1:]  # a header line
     except IndexError:
         raise MotionError(f"{path}: the file is empty") from None
-    try:
-        data = np.array([_numbers(ln) for ln in lines])
-    except ValueError as exc:
-        raise MotionError(f"{path}: not a two-column numeric CSV ({exc})") from None
+    rows = []
+    for number, line in lines:
+        try:
+            rows.append(_numbers(line))
+        except ValueError:
+            raise MotionError(f"{path}: line {number} is not two numbers (time in s, acceleration)") from None
+    data = np.array(rows) if len({len(r) for r in rows}) == 1 else np.zeros((len(rows), 0))
     if data.ndim != 2 or data.shape[1] != 2:
         raise MotionError(f"{path}: expected two columns (time in s, acceleration), got {data.shape[-1]}")
     t, acc = data[:, 0], data[:, 1]
@@ -134,25 +134,40 @@ def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
 def read_at2(path: str | Path) -> GroundMotion:
     """Read a PEER NGA ``.AT2`` file (acceleration in g; NPTS and DT in the fourth line)."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise MotionError(f"cannot read ground motion {path}: {exc.strerror}") from None
+    lines = _read_text(path).splitlines()
     if len(lines) < 5:
         raise MotionError(f"{path}: too short for a PEER .AT2 file (4 header lines, then data)")
     header = lines[3].upper()
     npts = re.search(r"NPTS\s*=\s*(\d+)", header)
     dt = re.search(r"DT\s*=\s*([0-9.Ee+-]+)", header)
     if not (npts and dt):
-        raise MotionError(f"{path}: line 4 must give 'NPTS= n, DT= dt' as PEER .AT2 files do, got {lines[3]!r}")
-    try:
-        values = np.array([float(v) for ln in lines[4:] for v in ln.split()])
-    except ValueError as exc:
-        raise MotionError(f"{path}: non-numeric acceleration value ({exc})") from None
+        raise MotionError(f"{path}: line 4 must give 'NPTS= n, DT= dt' as PEER .AT2 files do")
+    values = []
+    for number, line in enumerate(lines[4:], start=5):
+        try:
+            values += [float(v) for v in line.split()]
+        except ValueError:
+            raise MotionError(f"{path}: line {number} holds a value that is not a number") from None
     n = int(npts.group(1))
-    if values.size != n:
-        raise MotionError(f"{path}: header says NPTS={n} but the file holds {values.size} values")
-    return GroundMotion(float(dt.group(1)), values * STANDARD_GRAVITY, path.stem)
+    if len(values) != n:
+        raise MotionError(f"{path}: header says NPTS={n} but the file holds {len(values)} values")
+    return GroundMotion(float(dt.group(1)), np.array(values) * STANDARD_GRAVITY, path.stem)
+
+
+MAX_MOTION_BYTES = 32 * 2**20
+"""largest ground-motion file read (a CSV of about a million samples; reading takes some 20 times its size)"""
+
+
+def _read_text(path: Path) -> str:
+    """The text of a ground-motion file no larger than MAX_MOTION_BYTES."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_MOTION_BYTES:
+            raise MotionError(f"{path} is {size / 2**20:.0f} MiB, more than the {MAX_MOTION_BYTES // 2**20} MiB a "
+                              "ground motion may have; trim or resample the record")
+        return path.read_text(errors="replace")
+    except OSError as exc:
+        raise MotionError(f"cannot read ground motion {path}: {exc.strerror}") from None
 
 
 def read_motion(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:

@@ -41,11 +41,18 @@ class ModuleSlot:
 class ModuleStepError(RunStopped):
     """A module failed or refused a step; names the module, where it runs, the step and the cause."""
 
-    def __init__(self, slot: ModuleSlot, step: int, cause: BaseException) -> None:
-        super().__init__(f"module {slot.name!r} ({slot.where}) at step {step}: {cause}")
+    def __init__(self, slot: ModuleSlot, step: int, cause: BaseException, row: int | None = None,
+                 time_s: float | None = None) -> None:
+        at = f"step {step}" if row is None else f"row {row} (t = {time_s:.6g} s) of the results file, wire step {step}"
+        super().__init__(f"module {slot.name!r} ({slot.where}) at {at}: {cause}")
+        self.slot = slot
         self.module_name = slot.name
         self.step = step
         self.cause = cause
+
+    def at_row(self, row: int, time_s: float) -> "ModuleStepError":
+        """The same failure, named by the results file's row and time (what an operator looks up)."""
+        return ModuleStepError(self.slot, self.step, self.cause, row, time_s)
 
 
 class Partition:

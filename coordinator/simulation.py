@@ -359,8 +359,9 @@ class _Run:
                         step_id += 1
                 partition.commit(step_id)
             except ModuleStepError as exc:
-                status.stopped(str(exc), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
-                raise
+                located = exc.at_row(n, t)
+                status.stopped(str(located), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
+                raise located from exc.cause
             except IntegratorError as exc:
                 status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,17 @@ def count_numbers(value: object) -> int:
     return 1 if isinstance(value, (int, float)) else 0
 
 
+def _same_command(a: Command, b: Command) -> bool:
+    """Whether ``a`` repeats ``b``: the same time and the same vectors (a retry), bit for bit."""
+    def same(x: object, y: object) -> bool:
+        if x is None or y is None:
+            return x is None and y is None
+        return np.array_equal(np.asarray(x, float), np.asarray(y, float))
+
+    return (float(a.time) == float(b.time) and same(a.displacement, b.displacement)
+            and same(a.velocity, b.velocity) and same(a.acceleration, b.acceleration))
+
+
 class StepLedger(abc.ABC):
     """Step bookkeeping shared by in-process modules: ordering, idempotency, trial/commit.
 
@@ -98,10 +110,11 @@ class StepLedger(abc.ABC):
         self._require_open()
         n = len(self._session.dof_names)  # type: ignore[union-attr]
         if self._proposed is not None and step == self._proposed[0]:
-            if np.array_equal(np.asarray(command.displacement, float), self._proposed[1].displacement):
+            if _same_command(command, self._proposed[1]):
                 self.stats["retried"] += 1
                 return
-            raise StepRefused(step, "step was already proposed with a different command")
+            raise StepRefused(step, "step was already proposed with a different command (time, displacement, "
+                                    "velocity or acceleration)")
         if step <= self._last_step:
             raise StepRefused(step, f"step IDs must increase: the last step was {self._last_step}")
         if not math.isfinite(command.time):
@@ -164,6 +177,12 @@ class StepLedger(abc.ABC):
     def close(self) -> dict[str, float]:
         self._session = None
         return {k: float(v) for k, v in self.stats.items()}
+
+    @classmethod
+    def checkpoint_refusal(cls, config: Mapping[str, Any]) -> str | None:
+        """Why a module of ``config`` cannot take checkpoints (None: it can); an experiment that asks for
+        checkpoints (``output.checkpoint_every``) is refused with it before anything starts."""
+        return None
 
     # -- for subclasses ------------------------------------------------------
     def _on_open(self, session: Session) -> None:

@@ -8,6 +8,7 @@ imports none of them (it answers in well under half a second).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -67,9 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunStopped as exc:
         print(f"hybridsim {args.command}: stopped: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"hybridsim {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        named = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+        print(f"hybridsim {args.command}: interrupted{named}", file=sys.stderr)
+        return 130  # SIGTERM alike (docker stop: tests/deploy/test_containers.py)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import ExperimentError, load_experiment
-from hybridsim.coordinator.monitor.session import add_monitor_options, monitoring
+from hybridsim.coordinator.interrupts import interrupted_once
+from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_token, monitoring
 from hybridsim.coordinator.pacing import ProgressBar
 from hybridsim.coordinator.recorder import read_attributes
 from hybridsim.coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
@@ -52,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.experiment)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
-    with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, progress=progress, realtime=args.realtime,
                                     overwrite=args.overwrite, **hooks)
@@ -63,29 +63,10 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(read_attributes(args.results))
-    with sigterm_interrupts(), monitoring(experiment, args.monitor, args.monitor_token) as hooks:
+    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, progress=progress, realtime=args.realtime, **hooks)
     return _report(args, result)
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM stops the run as Ctrl-C does (completed steps kept, status "stopped: interrupted", exit 130).
-
-    A container's `docker stop` sends SIGTERM to the run as PID 1, for which the kernel has no default
-    action: without a handler the signal is ignored and the run is killed 10 s later, mid-write.
-    Signals after the first are ignored while the run writes its status."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

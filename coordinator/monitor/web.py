@@ -6,7 +6,9 @@ as server-sent events.  A browser that falls behind is disconnected (its
 EventSource reconnects and starts again from the history), so it never holds
 up the others.  The controls (POST /api/hold, /api/resume, /api/abort with
 the token in the X-Hybridsim-Token header) are passed to the coordinator,
-which checks the token.  Routes::
+which checks the token.  A page served on loopback answers only requests whose ``Host`` is a loopback
+name (localhost, 127.0.0.1, [::1]): a page of another site that rebinds its own name to 127.0.0.1 gets
+421 and reads nothing.  Routes::
 
     GET  /            the page
     GET  /events      server-sent events: link, info, frame
@@ -31,6 +33,7 @@ from hybridsim.coordinator.monitor.jsonview import frame_json, info_json, progre
 from hybridsim.coordinator.monitor.page import render_page
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
+from hybridsim.wire.security import is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ RECONNECT_BACKOFF_MS = 500
 within about a second (gRPC's default backoff grows to two minutes, and the page kept showing the last run)"""
 BROWSER_QUEUE = 256
 """events a browser may fall behind before it is disconnected"""
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 _STATUS_OF_CODE = {grpc.StatusCode.UNAUTHENTICATED: HTTPStatus.UNAUTHORIZED,
                    grpc.StatusCode.FAILED_PRECONDITION: HTTPStatus.CONFLICT}
 
@@ -161,6 +165,8 @@ class MonitorWebServer(ThreadingHTTPServer):
 
     def __init__(self, listen: tuple[str, int], coordinator: str) -> None:
         super().__init__(listen, MonitorHandler)
+        self.any_host = not is_loopback(f"{listen[0]}:{listen[1]}")
+        """served on a non-loopback address on purpose: any Host name may reach it"""
         self.feed = RunFeed()
         self.link = CoordinatorLink(coordinator, self.feed)
         self.page = render_page(title=f"hybridsim monitor: {coordinator}", live=True).encode()
@@ -183,7 +189,19 @@ class MonitorHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("%s %s", self.address_string(), format % args)
 
+    def _host_refused(self) -> bool:
+        """Answer 421 (and True) to a request whose Host is not a loopback name on a loopback page."""
+        host = self.headers.get("Host", "")
+        name = host.rpartition(":")[0] if host.rpartition(":")[2].isdigit() else host
+        if self.server.any_host or name.lower() in LOOPBACK_HOSTS:
+            return False
+        self._json(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"this monitor answers only on loopback names "
+                                                             f"({', '.join(LOOPBACK_HOSTS)}), not Host {host!r}"})
+        return True
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self._host_refused():
+            return
         path = self.path.split("?")[0]
         if path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
@@ -197,6 +215,8 @@ class MonitorHandler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no page at {path}"})
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        if self._host_refused():
+            return
         call = self.path.split("?")[0].removeprefix("/api/")
         if call not in ("hold", "resume", "abort"):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no control at {self.path}; use /api/hold, resume or abort"})

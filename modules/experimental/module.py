@@ -607,6 +607,14 @@ class ExperimentalModule(StepLedger):
         with self._plant_stack:  # stops what the plant's start started (a connection, a daemon)
             return {} if plant is None else plant.close()
 
+    @classmethod
+    def checkpoint_refusal(cls, config: Mapping[str, Any]) -> str | None:
+        backend = config.get("backend")
+        if isinstance(backend, Mapping) and "plant" not in backend:
+            return ("its plant is not in this process (backend.plant): a lab's actuators cannot go back to a "
+                    "checkpoint; set output.checkpoint_every = 0 or put the plant in the site's process")
+        return None
+
     def _save_state(self) -> object:
         if self.site is None:
             raise ModuleError("experimental module: no site to checkpoint (the module is not open)")

@@ -61,3 +61,24 @@ def test_csv_with_uneven_time_is_refused(tmp_path):
     path.write_text("time,acc\n0,0\n0.01,1\n0.03,0\n")
     with pytest.raises(MotionError, match="not uniformly spaced"):
         read_csv(path)
+
+
+def test_a_bad_line_is_named_by_its_number_without_quoting_the_file(tmp_path):
+    path = tmp_path / "motion.csv"
+    path.write_text("time_s,accel\n0.0,0.0\n0.01,hunter2-secret\n")
+    with pytest.raises(MotionError) as info:
+        read_csv(path)
+    assert str(info.value) == f"{path}: line 3 is not two numbers (time in s, acceleration)"
+    at2 = tmp_path / "motion.AT2"
+    at2.write_text("h\nh\nh\nNPTS= 2, DT= 0.01 SEC\n0.1 hunter2-secret\n")
+    with pytest.raises(MotionError, match=r"line 5 holds a value that is not a number$") as info:
+        read_at2(at2)
+    assert "hunter2" not in str(info.value)
+
+
+def test_a_ground_motion_file_beyond_the_cap_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "huge.csv"
+    with open(path, "wb") as f:
+        f.truncate(47 * 2**20)  # the 47 MB record that took 955 MB to read
+    with pytest.raises(MotionError, match=r"huge.csv is 47 MiB, more than the 32 MiB a ground motion may have"):
+        read_motion(path)

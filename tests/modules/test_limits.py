@@ -87,8 +87,8 @@ def test_the_coordinator_stops_cleanly_naming_limit_dof_and_step(tmp_path):
         "modules": [{"name": "lab", "kind": "spring", "config": {**SPRING, "limits": {"displacement": 0.01}}}],
         "output": {"file": str(tmp_path / "limited.h5")},
     }
-    with pytest.raises(RunStopped, match=r"module 'lab' \(in process\) at step (\d+): step \1 refused: displacement "
-                                         r"limit on DOF 'x'"):
+    with pytest.raises(RunStopped, match=r"module 'lab' \(in process\) at row \d+ \(t = [\d.]+ s\) of the results file, "
+                                         r"wire step (\d+): step \1 refused: displacement limit on DOF 'x'"):
         run_experiment(parse_experiment(table, base_dir=tmp_path))
     stored = read_results(tmp_path / "limited.h5")
     assert np.max(np.abs(stored["displacement"])) <= 0.01  # no recorded step went past the limit
@@ -116,7 +116,7 @@ def test_a_site_daemon_asks_its_operator_at_the_terminal(tmp_path):
             "experiment": {"name": "confirmed", "dt": 0.01},
             "structure": {"dofs": ["x"], "mass_diagonal": [100.0], "influence": [1.0]},
             "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 1.0},
-            "modules": [{"name": "lab", "kind": "spring", "config": SPRING, "address": f"127.0.0.1:{port}",
+            "modules": [{"name": "lab", "kind": "spring", "address": f"127.0.0.1:{port}",
                          "deadline_s": 30.0}],
             "output": {"file": str(tmp_path / "confirmed.h5")},
         }

@@ -122,3 +122,12 @@ def test_describe_config_documents_a_kind(capsys):
 def test_the_reference_page_is_generated_from_the_declarations(capsys):
     reference_page()
     assert (ROOT / "docs" / "config_reference.md").read_text() == capsys.readouterr().out
+
+
+def test_checkpoints_with_a_plant_daemon_are_refused_before_anything_starts(tmp_path, capsys):
+    path = _marths_with(tmp_path, lambda site: None)
+    path.write_text(path.read_text().replace("[output]", "[output]\ncheckpoint_every = 100"))
+    code, err = _run(capsys, path, tmp_path)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert ("output.checkpoint_every: module 'lab' cannot take checkpoints: its plant is not in this process "
+            "(backend.plant)") in err

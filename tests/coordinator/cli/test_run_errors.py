@@ -57,6 +57,9 @@ CASES = {
     "evaluation without a site": (BASE + '\n[evaluation]\nproblem = "marths"\n', "missing key evaluation.site"),
     "unknown transport": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "local"\ntransport = "udp"'),
                           "modules[0].transport: 'udp' is not a transport; use one of auto, stream, unary, link"),
+    "address without a port": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "lab.example.org"'),
+                               'modules[0].address: give HOST:PORT (e.g. lab.example.org:50051) or "local", not '
+                               "'lab.example.org'"),
     "transport in process": (BASE.replace('kind = "linear"', 'kind = "linear"\ntransport = "stream"'),
                              "a module in process has no transport"),
 }
