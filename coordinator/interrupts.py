@@ -43,4 +43,6 @@ def interrupted_once() -> Iterator[None]:
         yield
     finally:
         for sig, old in previous.items():
-            signal.signal(sig, old)
+            # after a signal the process is ending: later ones are ignored, at the C level (a Python handler is
+            # reset to the default while the interpreter finalizes, and a late Ctrl-C would then kill it)
+            signal.signal(sig, old if not received else signal.SIG_IGN)
