@@ -610,9 +610,9 @@ class ExperimentalModule(StepLedger):
     @classmethod
     def checkpoint_refusal(cls, config: Mapping[str, Any]) -> str | None:
         backend = config.get("backend")
-        if isinstance(backend, Mapping) and "plant" not in backend:
-            return ("its plant is not in this process (backend.plant): a lab's actuators cannot go back to a "
-                    "checkpoint; set output.checkpoint_every = 0 or put the plant in the site's process")
+        if isinstance(backend, Mapping) and "generic_tcp" in backend:
+            return ("its backend is a lab's controller over OpenFresco's generic TCP protocol (backend.generic_tcp), "
+                    "which keeps no checkpoints; set output.checkpoint_every = 0")
         return None
 
     def _save_state(self) -> object:

@@ -124,10 +124,10 @@ def test_the_reference_page_is_generated_from_the_declarations(capsys):
     assert (ROOT / "docs" / "config_reference.md").read_text() == capsys.readouterr().out
 
 
-def test_checkpoints_with_a_plant_daemon_are_refused_before_anything_starts(tmp_path, capsys):
-    path = _marths_with(tmp_path, lambda site: None)
+def test_checkpoints_with_a_backend_that_keeps_none_are_refused_before_anything_starts(tmp_path, capsys):
+    path = _marths_with(tmp_path, lambda site: site.update(backend={"generic_tcp": "127.0.0.1:1", "channels": 2}))
     path.write_text(path.read_text().replace("[output]", "[output]\ncheckpoint_every = 100"))
     code, err = _run(capsys, path, tmp_path)
     assert code == 2 and len(err.splitlines()) == 1
-    assert ("output.checkpoint_every: module 'lab' cannot take checkpoints: its plant is not in this process "
-            "(backend.plant)") in err
+    assert ("output.checkpoint_every: module 'lab' cannot take checkpoints: its backend is a lab's controller over "
+            "OpenFresco's generic TCP protocol") in err
