@@ -18,6 +18,7 @@ PROBLEMS: dict[str, str] = {
     "implicit-rths": "hybridsim.coordinator.problems.implicit_rths.problem:ImplicitRthsStudy",
     "narx": "hybridsim.coordinator.problems.narx.problem:NarxStudy",
     "bridge": "hybridsim.coordinator.problems.bridge.problem:BridgeStudy",
+    "ssi": "hybridsim.coordinator.problems.ssi.problem:SsiStudy",
 }
 
 

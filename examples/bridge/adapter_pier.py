@@ -23,6 +23,11 @@ def serve(port: int, penalty: float, part: str = "right") -> None:
     top = bridge_model.TOPS[{"left": 0, "middle": 1, "right": 2}[part]]
     stiffness = [penalty if i == j else 0.0 for i in range(3) for j in range(3)]
     ops.element("adapter", 900, "-node", top, "-dof", 1, 2, 3, "-stif", *stiffness, port)
+    analyse(ops)
+
+
+def analyse(ops) -> None:
+    """Static steps until the adapter element's client says DIE (the element then ends the process)."""
     ops.timeSeries("Linear", 1)
     ops.pattern("Plain", 1, 1)
     ops.constraints("Plain")
@@ -33,7 +38,7 @@ def serve(port: int, penalty: float, part: str = "right") -> None:
     ops.integrator("LoadControl", 1.0)
     ops.analysis("Static")
     print("adapter ready", flush=True)
-    while ops.analyze(1) == 0:  # the adapter element ends the process when its client says DIE
+    while ops.analyze(1) == 0:
         pass
 
 

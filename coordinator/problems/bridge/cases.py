@@ -14,12 +14,14 @@ the coordinator's scheme) and, for the yielding pier, HHT with Newton iterations
 
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,11 +134,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_adapter(port: int) -> subprocess.Popen:
-    """The right pier's openseespy process; its adapter element waits for the coordinator's connection (the
-    ``openfresco`` kind connects with retries while refused)."""
-    return subprocess.Popen([sys.executable, str(FOLDER / "adapter_pier.py"), str(port), repr(PENALTY)],
+def start_adapter(port: int, script: Path = FOLDER / "adapter_pier.py") -> subprocess.Popen:
+    """The openseespy process of ``script`` (the right pier); its adapter element waits for the coordinator's
+    connection (the ``openfresco`` kind connects with retries while refused)."""
+    return subprocess.Popen([sys.executable, str(script), str(port), repr(PENALTY)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@contextlib.contextmanager
+def adapter_peer(port: int, script: Path = FOLDER / "adapter_pier.py") -> Iterator[subprocess.Popen]:
+    """:func:`start_adapter`, killed on the way out if it is still running."""
+    peer = start_adapter(port, script)
+    try:
+        yield peer
+    finally:
+        if peer.poll() is None:
+            peer.kill()
+            peer.wait(10)
+
+
+def ended_on_die(peer: subprocess.Popen, what: str) -> None:
+    """RunStopped unless the adapter process ended as the client's DIE ends it."""
+    _, err = peer.communicate(timeout=30)
+    if "successfully completed" not in err:
+        raise RunStopped(f"{what}'s OpenSees process did not end on DIE: {err[-2000:]}")
 
 
 def model_constant(name: str) -> float:
@@ -191,9 +212,8 @@ def run_case(case: Case, duration: float, folder: Path | None = None) -> Outcome
     with tempfile.TemporaryDirectory(prefix="bridge-") as scratch:
         out = Path(folder or scratch) / f"{case.key.replace('/', '_')}.h5"
         port = free_port()
-        peer = start_adapter(port)
         stopped = ""
-        try:
+        with adapter_peer(port) as peer:
             table = hybrid_table(case, duration, f"127.0.0.1:{port}", out)
             experiment = parse_experiment(table, base_dir=FOLDER)
             start = time.perf_counter()
@@ -203,13 +223,7 @@ def run_case(case: Case, duration: float, folder: Path | None = None) -> Outcome
                 stopped = str(exc)
             wall = time.perf_counter() - start
             if not stopped:
-                _, err = peer.communicate(timeout=30)
-                if "successfully completed" not in err:
-                    raise RunStopped(f"the right pier's OpenSees process did not end on DIE: {err[-2000:]}")
-        finally:
-            if peer.poll() is None:
-                peer.kill()
-                peer.wait(10)
+                ended_on_die(peer, "the right pier")
         stored = read_results(out)  # the completed steps, read while the file exists
         hybrid, forces = stored["displacement"], stored["restoring_force"]
     alpha_os = monolithic(case, experiment, implicit=False)
