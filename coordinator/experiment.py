@@ -146,6 +146,9 @@ def load_experiment(path: str | Path) -> Experiment:
 
 def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "") -> Experiment:
     """Validate an experiment given as a parsed TOML table."""
+    if "experiment" not in table and "structure" not in table:
+        raise ExperimentError("no [experiment] table: this is not an experiment file (a site's configuration is "
+                              "served with `hybridsim site KIND --config FILE`; `hybridsim examples` lists experiments)")
     _only(table, "", {"experiment", "structure", "ground_motion", "integrator", "modules", "output", "pretest",
                       "evaluation"})
     exp = _table(table, "experiment")

@@ -24,6 +24,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 CASES = {
     "missing key": (BASE.replace("dt = 0.01\n", ""), "missing key experiment.dt"),
+    "a site's config": ((EXAMPLES / "opensees_site_upper.toml").read_text(),
+                        "no [experiment] table: this is not an experiment file (a site's configuration is served "
+                        "with `hybridsim site KIND --config FILE`"),
     "wrong type": (BASE.replace("dt = 0.01", 'dt = "fast"'), "experiment.dt must be a number"),
     "unknown module kind": (BASE.replace('kind = "linear"', 'kind = "lienar"'), "unknown module kind 'lienar'"),
     "DOF named twice": (BASE.replace('dofs = ["x"]\n', 'dofs = ["x", "x"]\n', 1), "DOF named twice: x"),
