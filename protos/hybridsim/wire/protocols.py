@@ -25,6 +25,7 @@ import numpy as np
 
 from hybridsim.registry import load
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
+from hybridsim.wire.link import close_socket
 from hybridsim.wire.security import is_loopback
 
 log = logging.getLogger("hybridsim.site")
@@ -129,24 +130,16 @@ class ProtocolServer:
         finally:
             with self._lock:
                 self._connections.discard(connection)
-            _close(connection)
+            close_socket(connection)
 
     def stop(self) -> None:
         """Stop accepting and close every connection."""
-        _close(self._listener)
+        close_socket(self._listener)
         self._thread.join(2.0)
         with self._lock:
             connections, self._connections = set(self._connections), set()
         for connection in connections:
-            _close(connection)
-
-
-def _close(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()
+            close_socket(connection)
 
 
 class SessionEnded(Exception):
