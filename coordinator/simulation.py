@@ -83,13 +83,14 @@ ProgressCallback = Callable[[int, int], None]
 
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
                    control: RunControl | None = None, listeners: Sequence[StepListener] = (),
-                   realtime: bool = False, overwrite: bool = False) -> RunResult:
+                   realtime: bool = False, overwrite: bool = False, takeover: bool = False) -> RunResult:
     """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
     with the index of every completed step (see ``hybridsim.coordinator.control``).  ``realtime`` paces the
     steps to the wall clock (see :class:`Pacer`).  An existing results file is replaced only with
-    ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).
+    ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).  ``takeover``:
+    a site in another coordinator's open session is taken over (else it refuses the run).
     """
     output = Path(output or experiment.output)
     with contextlib.ExitStack() as stack:
@@ -98,13 +99,14 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
             raise UsageError(f"{output} exists ({_describe_results(output)}); give --overwrite to replace it, "
                              f"or --output NEW.h5 to write a new file")
         slots = _start_modules(experiment.modules, stack)
-        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime)
+        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime, takeover)
         return run.execute(run.fresh_start)
 
 
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
-               listeners: Sequence[StepListener] = (), realtime: bool = False) -> RunResult:
-    """Continue the run of a results file from its last checkpoint, writing into the same file.
+               listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False) -> RunResult:
+    """Continue the run of a results file from its last checkpoint, writing into the same file (``takeover``:
+    as in :func:`run_experiment`; a site still in the session of the run that died needs it).
 
     The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
     restored from its checkpoint (a site that kept running returns to it, a restarted one loads
@@ -121,7 +123,7 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs)
         slots = _start_modules(experiment.modules, stack)
-        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime)
+        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime, takeover)
         return run.execute(lambda: run.resumed_start(checkpoint))
 
 
@@ -193,8 +195,9 @@ class _Run:
 
     def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
                  progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener],
-                 realtime: bool = False) -> None:
+                 realtime: bool = False, takeover: bool = False) -> None:
         self.experiment = experiment
+        self.takeover = takeover
         self.pacer = Pacer(experiment.dt) if realtime else None
         self.output = output
         self.progress = progress
@@ -289,7 +292,8 @@ class _Run:
         exp, partition = self.experiment, self.partition
         wall_start = time.perf_counter()
         try:
-            partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name))
+            partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name,
+                                             takeover=self.takeover))
             start = begin()
         except BaseException:
             partition.close()

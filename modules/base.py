@@ -52,6 +52,17 @@ def resolve_config_path(base_dir: Path, value: object, key: str) -> Path:
     return path
 
 
+def checkpoint_json(state: bytes, what: str) -> Any:
+    """The JSON of a checkpoint ``state``; ModuleError naming ``what`` when it is not JSON or nests deeper than
+    the parser goes (a hostile checkpoint must be refused, never crash the call with a RecursionError)."""
+    try:
+        return json.loads(state)
+    except RecursionError:
+        raise ModuleError(f"{what}: the checkpoint nests too deeply to be one") from None
+    except ValueError as exc:
+        raise ModuleError(f"{what}: the checkpoint is not JSON: {exc}") from None
+
+
 def count_numbers(value: object) -> int:
     """How many numbers a configuration value holds (nested lists and tables)."""
     if isinstance(value, Mapping):
@@ -163,12 +174,16 @@ class StepLedger(abc.ABC):
     def restore(self, state: bytes) -> None:
         """Return to a checkpointed committed state; any trial is discarded."""
         self._require_open()
+        what = f"checkpoint is not a {type(self).__name__} checkpoint"
+        data = checkpoint_json(state, what)
         try:
-            data = json.loads(state)
             committed, last, inner = int(data["committed_step"]), int(data["last_step"]), data["state"]
         except (ValueError, KeyError, TypeError, OverflowError) as exc:
-            raise ModuleError(f"checkpoint is not a {type(self).__name__} checkpoint: {exc}") from exc
-        self._load_state(inner)
+            raise ModuleError(f"{what}: {exc}") from exc
+        try:
+            self._load_state(inner)
+        except RecursionError:
+            raise ModuleError(f"{what}: its state nests too deeply") from None
         self._committed_step = committed
         self._last_step = max(committed, last)
         self._proposed = None

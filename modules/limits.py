@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.modules.base import checkpoint_json
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Schema
 from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult
 
@@ -93,6 +94,9 @@ def _dof_values(table: Mapping[str, Any], key: str, ndof: int, default: float) -
 
 class LimitedModule:
     """A module behind the site's safety limits; everything else passes through."""
+
+    exclusive_sessions = True
+    """a site with limits moves something: a second coordinator's Open is refused unless it takes over"""
 
     def __init__(self, inner: Module, limits: SafetyLimits, confirm: Confirm = terminal_confirm) -> None:
         self.inner = inner
@@ -181,8 +185,8 @@ class LimitedModule:
                            "now": self._now.tolist(), "force": self._force.tolist(), "hold": self._hold}).encode()
 
     def restore(self, state: bytes) -> None:
+        data = checkpoint_json(state, "not a checkpoint of a site with limits")
         try:
-            data = json.loads(state)
             inner, now, force = base64.b64decode(data["inner"]), data["now"], data["force"]
             hold = data.get("hold")
         except (ValueError, KeyError, TypeError) as exc:

@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--takeover", action="store_true",
+                        help="take over a site that is still in another coordinator's session (e.g. of a run that "
+                             "died); without it such a site refuses the run")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -55,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, progress=progress, realtime=args.realtime,
-                                    overwrite=args.overwrite, **hooks)
+                                    overwrite=args.overwrite, takeover=args.takeover, **hooks)
     return _report(args, result)
 
 
@@ -65,7 +68,8 @@ def resume_main(args: argparse.Namespace) -> int:
     experiment = stored_experiment(read_attributes(args.results))
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
-            result = resume_run(args.results, progress=progress, realtime=args.realtime, **hooks)
+            result = resume_run(args.results, progress=progress, realtime=args.realtime,
+                                takeover=args.takeover, **hooks)
     return _report(args, result)
 
 

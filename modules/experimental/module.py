@@ -445,6 +445,8 @@ class ExperimentalModule(StepLedger):
     """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
 
     kind = "experimental"
+    exclusive_sessions = True
+    """a lab: a second coordinator's Open is refused while a session is open, unless it takes over"""
     CONFIG = CONFIG
 
     def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:

@@ -181,6 +181,8 @@ class PlantModule(StepLedger):
     """A :class:`VirtualLab` as a module: strokes in, measured strokes out, lockstep at the control sample."""
 
     kind = "plant"
+    exclusive_sessions = True
+    """a lab: a second coordinator's Open is refused while a session is open, unless it takes over"""
     CONFIG = CONFIG
 
     def __init__(self, config: Mapping[str, Any], base_dir: Path | None = None) -> None:

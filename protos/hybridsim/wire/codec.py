@@ -28,6 +28,8 @@ REFUSED_STEP_KEY = "hybridsim-refused-step"
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """Largest message either end accepts by default (4 MiB: ~500k doubles)."""
 
+TAKEOVER_KEY = "hybridsim-takeover"
+"""Metadata key of an Open that takes over the session another coordinator holds open (value ``yes``)."""
 TOKEN_KEY = "authorization"
 """Metadata key of a site's access token on every call and stream: ``authorization: Bearer TOKEN``."""
 

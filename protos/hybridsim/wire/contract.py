@@ -110,6 +110,8 @@ class Session:
     run_id: str = ""
     tolerance: float = 1e-9
     """relative tolerance for iterative modules (dimensionless)"""
+    takeover: bool = False
+    """a remote site ends another coordinator's open session for this one (else it refuses while one is open)"""
 
 
 @dataclass(frozen=True)

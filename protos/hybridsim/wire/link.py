@@ -40,8 +40,10 @@ import hmac
 import logging
 import os
 import socket
+import stat
 import struct
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,26 +198,31 @@ def parse_reply(payload: bytes) -> StepResult | int:
     raise MalformedFrame(f"not a reply frame ({len(payload)} bytes, kind {kind})")
 
 
-def read_frame(connection: socket.socket, max_bytes: int) -> bytes | None:
-    """The next frame's payload; None at a clean end of the connection before a frame."""
-    header = _read_exactly(connection, _LENGTH.size, at_start=True)
+def read_frame(connection: socket.socket, max_bytes: int, deadline: float | None = None) -> bytes | None:
+    """The next frame's payload; None at a clean end of the connection before a frame.  ``deadline``
+    (time.monotonic()): the whole frame must arrive by then (TimeoutError), however slowly it trickles."""
+    header = _read_exactly(connection, _LENGTH.size, deadline, at_start=True)
     if header is None:
         return None
     (length,) = _LENGTH.unpack(header)
     if length > max_bytes:
         raise MalformedFrame(f"a frame of {length} bytes is over the limit of {max_bytes} bytes")
-    return _read_exactly(connection, length) if length else b""
+    return _read_exactly(connection, length, deadline) if length else b""
 
 
-def _read_exactly(connection: socket.socket, count: int, at_start: bool = False) -> bytes | None:
-    data = connection.recv(count)
-    if not data:
-        if at_start:
-            return None
-        raise ConnectionError("the connection closed in the middle of a frame")
+def _read_exactly(connection: socket.socket, count: int, deadline: float | None,
+                  at_start: bool = False) -> bytes | None:
+    data = b""
     while len(data) < count:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the frame did not arrive in time")
+            connection.settimeout(left)
         more = connection.recv(count - len(data))
         if not more:
+            if at_start and not data:
+                return None
             raise ConnectionError("the connection closed in the middle of a frame")
         data += more
     return data
@@ -232,7 +239,10 @@ class LinkServer:
     """Serves the step link on ``listen`` (HOST:PORT, port 0: a free one) with one thread per connection.
 
     ``token``: the site's access token that every HELLO must carry (None: no token, loopback only);
-    ``max_connections`` more are refused at once.  ``unix_folder`` (a folder private to this user) also
+    ``max_connections`` sessions' connections at once, more are refused after their HELLO.  A connection
+    holds one of those slots only once its HELLO was accepted: before, it holds one of ``max_pending``
+    slots for at most :data:`HELLO_TIMEOUT_S` in all (however slowly its bytes arrive), so clients that
+    never authenticate cannot take the slots of those that do.  ``unix_folder`` (a folder private to this user) also
     serves the link on a Unix domain socket there, for clients on this machine: a shorter way through
     the kernel than TCP on loopback, and one that other users cannot even connect to.  A connection that
     sends nothing for ``idle_timeout_s`` (s) is closed, and TCP keepalive (:data:`KEEPALIVE_S`) closes one
@@ -241,7 +251,8 @@ class LinkServer:
 
     def __init__(self, site: str, handle: StepHandler, status_of: StatusOf, listen: str, token: str | None,
                  max_frame_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES, max_connections: int = 8,
-                 unix_folder: Path | None = None, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+                 unix_folder: Path | None = None, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 max_pending: int = 64) -> None:
         host, _, port = listen.rpartition(":")
         self.site = site
         self._handle, self._status_of = handle, status_of
@@ -250,6 +261,7 @@ class LinkServer:
         self._max_connections = max_connections
         self._idle_timeout_s = idle_timeout_s
         self._slots = threading.BoundedSemaphore(max_connections)
+        self._pending = threading.BoundedSemaphore(max_pending)
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._listener = socket.create_server((host.strip("[]"), int(port)),
@@ -281,7 +293,8 @@ class LinkServer:
     def info(self) -> str:
         """The value of :data:`INFO_KEY` in the site's Describe info."""
         namespace = network_namespace()
-        return (f"tcp {self.address}" + ("" if self.unix_path is None else f" unix {quote(str(self.unix_path))}")
+        return (f"tcp {self.address}" + ("" if self.unix_path is None else
+                                         f" unix {quote(str(self.unix_path))} uid {os.getuid()}")
                 + ("" if namespace is None else f" netns {namespace}"))
 
     def stop(self) -> None:
@@ -304,10 +317,11 @@ class LinkServer:
             except OSError:
                 return  # the listener was closed
             peer = peer or f"the Unix socket {self.unix_path}"  # a Unix socket's client has no address
-            if not self._slots.acquire(blocking=False):
-                log.warning("site %s: step link connection from %s refused: too many connections", self.site, peer)
-                _send_quietly(connection, error_frame(UNAVAILABLE, f"site {self.site} serves at most "
-                                                      f"{self._max_connections} step link connections at once", None))
+            if not self._pending.acquire(blocking=False):
+                log.warning("site %s: step link connection from %s refused: too many connections before their "
+                            "HELLO", self.site, peer)
+                _send_quietly(connection, error_frame(UNAVAILABLE, f"site {self.site} has too many step link "
+                                                      "connections waiting for their HELLO", None))
                 close_socket(connection)
                 continue
             with self._lock:
@@ -316,13 +330,23 @@ class LinkServer:
                              daemon=True).start()
 
     def _serve(self, connection: socket.socket, peer: object) -> None:
+        slot = False
         try:
-            if connection.family != socket.AF_UNIX:
-                _tune_tcp(connection)
-            connection.settimeout(HELLO_TIMEOUT_S)
-            session = self._hello(connection, peer)
+            try:
+                if connection.family != socket.AF_UNIX:
+                    _tune_tcp(connection)
+                session = self._hello(connection, peer, time.monotonic() + HELLO_TIMEOUT_S)
+            finally:
+                self._pending.release()
             if session is None:
                 return
+            slot = self._slots.acquire(blocking=False)
+            if not slot:
+                log.warning("site %s: step link session from %s refused: too many connections", self.site, peer)
+                connection.sendall(error_frame(UNAVAILABLE, f"site {self.site} serves at most "
+                                               f"{self._max_connections} step link connections at once", None))
+                return
+            connection.sendall(_framed(bytes((WELCOME,))))
             connection.settimeout(self._idle_timeout_s)  # a timeout (an OSError) ends the connection below
             while True:
                 payload = read_frame(connection, self._max_frame_bytes)
@@ -351,11 +375,13 @@ class LinkServer:
             with self._lock:
                 self._connections.discard(connection)
             close_socket(connection)
-            self._slots.release()
+            if slot:
+                self._slots.release()
 
-    def _hello(self, connection: socket.socket, peer: object) -> str | None:
-        """The session id of a valid HELLO (after a WELCOME); None after refusing it."""
-        payload = read_frame(connection, 4096)
+    def _hello(self, connection: socket.socket, peer: object, deadline: float) -> str | None:
+        """The session id of a valid HELLO, all of it received by ``deadline`` (time.monotonic()); None after
+        refusing it (the WELCOME is the caller's to send, once the connection has its slot)."""
+        payload = read_frame(connection, 4096, deadline)
         if payload is None:
             return None
         try:
@@ -380,7 +406,6 @@ class LinkServer:
             connection.sendall(error_frame("FAILED_PRECONDITION", codec.version_refusal(
                 pb.ProtocolVersion(major=major, minor=minor), f"client at {peer}") or "", None))
             return None
-        connection.sendall(_framed(bytes((WELCOME,))))
         return session
 
 
@@ -399,11 +424,14 @@ def serves_link(listen: str, client_certificates: bool, insecure: bool) -> str |
 
 def link_address(info: dict[str, str], same_machine: bool = False) -> str | None:
     """The address of the link a site's Describe info offers: HOST:PORT, or for a client on the site's
-    machine (``same_machine``) its Unix socket (:data:`UNIX` + path) where that exists; None: no link."""
+    machine (``same_machine``) its Unix socket (:data:`UNIX` + path) where that exists in a folder private
+    to the site's user (the ``uid`` the site reports; a site that reports none: this client's user), so
+    that a socket another user planted at that path is never sent the HELLO; None: no link."""
     words = info.get(INFO_KEY, "").split(" ")
     offers = dict(zip(words[::2], words[1::2]))
     unix = unquote(offers.get("unix", ""))
-    if same_machine and unix and Path(unix).is_socket():
+    uid = int(offers["uid"]) if offers.get("uid", "").isdigit() else os.getuid()
+    if same_machine and unix and private_socket_owner(Path(unix)) == uid:
         return UNIX + unix
     tcp = offers.get("tcp") or None
     if tcp and _only_inside(tcp) and offers.get("netns", network_namespace()) != network_namespace():
@@ -425,6 +453,18 @@ def _only_inside(address: str) -> bool:
     """Whether HOST:PORT reaches its listener only from inside its network namespace (loopback, 0.0.0.0, ::)."""
     host = address.rpartition(":")[0].strip("[]")
     return is_loopback(address) or host in ("0.0.0.0", "::")
+
+
+def private_socket_owner(path: Path) -> int | None:
+    """The user who owns the Unix socket ``path`` and its folder, when the folder is private to that user
+    (no access for group or others); None otherwise (no socket there, or a folder others may write in)."""
+    try:
+        folder, socket_stat = path.parent.stat(), path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(socket_stat.st_mode) or folder.st_mode & 0o077 or socket_stat.st_uid != folder.st_uid:
+        return None
+    return folder.st_uid
 
 
 def _tune_tcp(connection: socket.socket) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar, get_args
 
 import grpc
@@ -136,9 +137,11 @@ class RemoteModule:
             self.describe()
         self.steps_on = self._steps_transport()
         endpoints = Endpoints(self.label, self._connected, self._link_address, self._credentials.token,
-                              self._max_message_bytes, self.deadline_s)
+                              self._max_message_bytes, self.deadline_s, stream_fallback=self.transport == "auto")
         steps = CHANNELS[self.steps_on](endpoints)
-        reply = self._unary("open", None, self._connected().Open, codec.session_to_proto(session))
+        metadata = ((codec.TAKEOVER_KEY, "yes"),) if session.takeover else ()
+        reply = self._unary("open", None, partial(self._connected().Open, metadata=metadata),
+                            codec.session_to_proto(session))
         self._check_version(reply.version)
         self._steps = steps
         self._session_id = reply.session_id

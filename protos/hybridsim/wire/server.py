@@ -111,13 +111,27 @@ class ModuleServicer:
         with self._lock:
             if self._closed:
                 raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
-            token = self._open(codec.session_from_proto(request), context.peer())
+            takeover = dict(context.invocation_metadata() or ()).get(codec.TAKEOVER_KEY) == "yes"
+            token = self._open(codec.session_from_proto(request), context.peer(), takeover)
             return pb.OpenReply(version=codec.PROTOCOL, session_id=token)
 
-    def _open(self, session: Session, peer: str) -> str:
-        """Open ``session`` on a fresh module (ending the open one); its token.  Holds the lock."""
+    def _open(self, session: Session, peer: str, takeover: bool = True) -> str:
+        """Open ``session`` on a fresh module; its token.  Holds the lock.  While a session is open at a site
+        that moves something (a module with ``exclusive_sessions``: an experimental site, a plant, a site
+        with limits), only a ``takeover`` ends it (logged); else the Open is refused: a second coordinator
+        must not drive a lab in the middle of another's test.  A numerical site's session is replaced."""
         if self._session is not None:
-            self._end_session(f"replaced by a new session from {peer}")
+            held = self._session
+            if not takeover and getattr(self._module, "exclusive_sessions", False):
+                log.warning("site %s: Open from %s refused: session %s of run %s (opened by %s) is open", self.site,
+                            peer, held.token, held.run_id or "-", held.peer)
+                raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION,
+                                  f"site {self.site} is in the session of run {held.run_id or '-'} (opened by "
+                                  f"{held.peer} {time.monotonic() - held.opened:.0f} s ago); a coordinator takes "
+                                  "it over only when asked to (hybridsim run/resume --takeover)")
+            log.warning("site %s: session %s of run %s taken over by %s", self.site, held.token,
+                        held.run_id or "-", peer)
+            self._end_session(f"taken over by a new session from {peer}")
         if self._module_used:
             self._module = self._factory()
         self._module_used = True

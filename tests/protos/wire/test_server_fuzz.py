@@ -35,6 +35,10 @@ EXPECTED = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCod
             grpc.StatusCode.RESOURCE_EXHAUSTED}
 CALL_TIMEOUT_S = 10.0
 TALLY: Counter[str] = Counter()
+NESTED = [b"[" * 30_000 + b"]" * 30_000,
+          b'{"committed_step": 1, "last_step": 1, "state": ' + b"[" * 15_000 + b"]" * 15_000 + b"}",
+          b'{"committed_step": 1, "last_step": 1, "state": ' + b'{"a": ' * 8_000 + b"1" + b"}" * 8_000 + b"}"]
+"""checkpoints nested deeper than the JSON parser goes (a RecursionError was answered INTERNAL)"""
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,7 @@ def well_formed(token: str):
         st.tuples(st.just("Checkpoint"), st.builds(pb.CheckpointRequest, session_id=sessions)),
         st.tuples(st.just("Restore"), st.builds(pb.RestoreRequest, session_id=sessions, state=st.binary(max_size=200) | st.sampled_from([
             b'{"committed_step": 3, "last_step": 1, "state": null}', b'{"committed_step": "x"}', b"[]", b"null",
-            b'{"committed_step": 1e400, "last_step": -1, "state": {}}']))),
+            b'{"committed_step": 1e400, "last_step": -1, "state": {}}', *NESTED]))),
         st.tuples(st.just("Close"), st.builds(pb.CloseRequest, session_id=sessions)),
         st.tuples(st.just("Echo"), st.builds(pb.EchoRequest, payload=st.binary(max_size=100))),
     ).map(lambda pair: (pair[0], pair[1].SerializeToString()))
@@ -190,6 +194,14 @@ def test_an_oversized_message_at_every_rpc_and_mid_stream_is_refused(daemon, cha
     codes.append(stream(channel, [first.SerializeToString(), oversized, first.SerializeToString()], "half-close", 0))
     TALLY["oversized"] += len(codes)
     assert codes == [grpc.StatusCode.RESOURCE_EXHAUSTED] * (len(METHODS) + 1)
+
+
+def test_a_deeply_nested_checkpoint_is_refused_with_a_status(channel):
+    token = open_session(channel)
+    codes = [unary(channel, "Restore", pb.RestoreRequest(session_id=token, state=state).SerializeToString())
+             for state in NESTED]
+    TALLY["nested restores"] += len(codes)
+    assert codes == [grpc.StatusCode.FAILED_PRECONDITION] * len(NESTED)
 
 
 def test_after_the_fuzz_the_same_daemon_serves_and_steps_correctly(daemon, channel):

@@ -93,6 +93,8 @@ class Endpoints:
     max_message_bytes: int
     deadline_s: float
     """the longest one call may take, retries included (s)"""
+    stream_fallback: bool = False
+    """the link was chosen, not asked for ("auto"): a full link sends the steps on the gRPC stream instead"""
 
     def error(self, details: str) -> ModuleError:
         """A ModuleError naming the site: 'site NAME at ADDRESS: details'."""

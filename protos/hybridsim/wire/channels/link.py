@@ -9,12 +9,18 @@ messages, because it measured more than 10 % faster per round trip (docs/wire_sp
 
 from __future__ import annotations
 
+import logging
 import socket
+import struct
+from pathlib import Path
 
 from hybridsim.wire import codec, link
 from hybridsim.wire.channels.base import Call, Endpoints, Retry, StepMessage
+from hybridsim.wire.channels.stream import StreamChannel
 from hybridsim.wire.contract import StepResult
 from hybridsim.wire.security import is_loopback
+
+log = logging.getLogger(__name__)
 
 _MIN_TIMEOUT_S = 1e-4
 """the shortest socket timeout a client sets (s): a timeout of 0 would make the socket non-blocking"""
@@ -32,6 +38,7 @@ class LinkConnection:
             self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
             try:
                 self._socket.connect(address.removeprefix(link.UNIX))
+                _check_peer(self._socket, address.removeprefix(link.UNIX))
             except BaseException:
                 self.close()
                 raise
@@ -65,8 +72,25 @@ class LinkConnection:
         link.close_socket(self._socket)
 
 
+def _check_peer(connection: socket.socket, path: str) -> None:
+    """Refuse (ConnectionRefusedError) a Unix socket served by another user than the owner of its private folder:
+    the HELLO carries the token and the session."""
+    owner = link.private_socket_owner(Path(path))
+    if not hasattr(socket, "SO_PEERCRED"):
+        return
+    _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                 struct.calcsize("3i")))
+    if owner is None or uid != owner:
+        raise ConnectionRefusedError(f"the step link's Unix socket {path} is served by user {uid}, not by the owner "
+                                     "of its private folder: not the site's")
+
+
 class LinkChannel:
-    """The session's connection to the site's step link, made at the first step; a lost one is made anew."""
+    """The session's connection to the site's step link, made at the first step; a lost one is made anew.
+
+    A site whose link is full (every slot taken) answers the HELLO with UNAVAILABLE: when the link was
+    chosen by "auto" (:attr:`Endpoints.stream_fallback`), the session's steps then go on the gRPC stream
+    instead (logged), the same contract over the other channel; asked for by name, it is retried."""
 
     def __init__(self, site: Endpoints) -> None:
         address = site.link_address
@@ -77,9 +101,14 @@ class LinkChannel:
             raise site.error(f"the access token would travel to the step link at {address} in clear text (the link "
                              "has no TLS): use transport 'stream', or a link_address on loopback behind a tunnel")
         self._address, self._token, self._max_frame_bytes = address, site.token, site.max_message_bytes
+        self._site = site
         self._connection: LinkConnection | None = None
+        self._fallback: StreamChannel | None = None
 
     def exchange(self, message: StepMessage, call: Call, timeout_s: float) -> StepResult | None:
+        if self._fallback is not None:
+            return self._fallback.exchange(message, call, timeout_s)
+        connecting = self._connection is None
         try:
             frame = link.step_frame(message.step, message.commit_step, message.command, message.execute)
         except ValueError as exc:  # vectors of different lengths: the site would refuse them the same way
@@ -92,6 +121,12 @@ class LinkChannel:
         except link.LinkError as exc:  # the site answered: the connection is sound
             if exc.step is not None:
                 raise call.refused(exc.step, str(exc)) from None
+            if connecting and exc.code == link.UNAVAILABLE and self._site.stream_fallback:
+                log.warning("%s: the step link at %s is full (%s): the steps go on the gRPC stream", self._site.label,
+                            self._address, exc)
+                self.close()
+                self._fallback = StreamChannel(self._site)
+                return self._fallback.exchange(message, call, timeout_s)
             error = call.error(f"{exc.code}: {exc}")
             raise (Retry(error) if exc.code == link.UNAVAILABLE else error) from None
         except BaseException as exc:
@@ -110,3 +145,5 @@ class LinkChannel:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+        if self._fallback is not None:
+            self._fallback.close()
