@@ -359,8 +359,9 @@ class Schema:
             raise _bad(_join(path, v.key), "one of " + ", ".join(repr(c) for c in v.options), choice)
         inner = v.schema(choice)
         keys = {**self.keys, v.key: Key(Text(tuple(v.options)), v.doc), **inner.keys}
-        return Schema(self.title, self.doc, keys, None, self.exactly_one + inner.exactly_one,
-                      self.at_most_one + inner.at_most_one, {**self.renamed, **inner.renamed})
+        merged = Schema(self.title, self.doc, keys, inner.variants, self.exactly_one + inner.exactly_one,
+                        self.at_most_one + inner.at_most_one, {**self.renamed, **inner.renamed})
+        return merged.chosen(table, path)  # a chosen kind may hold kinds of its own (a spring's law)
 
     def check(self, table: Mapping[str, Any], path: str = "") -> None:
         """Raise :class:`ConfigError` for the first key of ``table`` (at ``path``) that breaks the declaration."""
@@ -405,17 +406,22 @@ class Schema:
         if self.exactly_one or self.at_most_one:
             lines.append("")
         if self.variants is not None:
-            v = self.variants
-            default = f"default `{v.default}`" if v.default else "required"
-            lines += [f"`{v.key}` ({default}) chooses {v.doc or 'the kind'}: "
-                      f"{', '.join(f'`{c}`' for c in v.options)}.", ""]
-            for choice in v.options:
-                inner = v.schema(choice)
-                lines += [f"{'#' * (level + 1)} `{v.key} = \"{choice}\"`: {inner.title}", "", inner.doc, ""]
-                lines += _key_table(inner.keys)
-                lines += _nested(inner.keys, level + 2, seen)
+            lines += _variants(self.variants, level, seen)
         lines += _nested(self.keys, level + 1, seen)
         return "\n".join(lines).rstrip() + "\n"
+
+
+def _variants(v: Variants, level: int, seen: set[int]) -> list[str]:
+    default = f"default `{v.default}`" if v.default else "required"
+    lines = [f"`{v.key}` ({default}) chooses {v.doc or 'the kind'}: {', '.join(f'`{c}`' for c in v.options)}.", ""]
+    for choice in v.options:
+        inner = v.schema(choice)
+        lines += [f"{'#' * (level + 1)} `{v.key} = \"{choice}\"`: {inner.title}", "", inner.doc, ""]
+        lines += _key_table(inner.keys)
+        if inner.variants is not None:
+            lines += _variants(inner.variants, level + 1, seen)
+        lines += _nested(inner.keys, level + 2, seen)
+    return lines
 
 
 def _key_table(keys: Mapping[str, Key]) -> list[str]:

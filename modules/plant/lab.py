@@ -10,21 +10,34 @@ load cells show at the current sample (zeros without a specimen: no load cells).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from hybridsim.modules.plant.actuators import Actuators
 from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.sensors import Sensor
-from hybridsim.modules.plant.virtual_specimen import VirtualSpecimen
+
+
+class LabSpecimen(Protocol):
+    """What makes a lab's load-cell forces (hybridsim.modules.plant.virtual_specimen, .simulated_domain)."""
+
+    def commit(self, strokes: np.ndarray, tick: int) -> np.ndarray: ...
+
+    def probe(self, strokes: np.ndarray, tick: int) -> np.ndarray: ...
+
+    def state(self) -> Any: ...
+
+    def set_state(self, state: Any) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class VirtualLab:
     """An emulated lab: ``drive`` commands (m), get measured strokes (m) and load-cell forces (N)."""
 
     def __init__(self, actuators: Actuators, strokes: Sensor, daq: CommandDaq, units_per_metre: float = 1000.0,
-                 specimen: VirtualSpecimen | None = None, load_cells: Sensor | None = None) -> None:
+                 specimen: LabSpecimen | None = None, load_cells: Sensor | None = None) -> None:
         self.actuators = actuators
         self.strokes = strokes
         self.daq = daq

@@ -21,7 +21,9 @@ Config table (SI, plant units where named)::
     [noise]      stroke sensors: sigma (plant units), seed, shared = true, quantum, limit (plant units)
     [load_cells] sigma (N), seed, shared, quantum (N), limit (N)
     [specimen]   the virtual specimen (hybridsim.modules.plant.virtual_specimen): kind = "linear" | "spring" |
-                 "opensees" and that module's keys, coordinates = "dofs" (with setup = {...}) | "actuators"
+                 "opensees" and that module's keys, coordinates = "dofs" (with setup = {...}) | "actuators" |
+                 "attachments" (opensees: attachments = [{node, base, stiffness}, ...], one per actuator;
+                 hybridsim.modules.plant.simulated_domain)
     [daq]        gains (plant units/V), offsets (plant units), corrections, limit (V), quantum (V), in_loop
                  (optional: without it the command is logged 1:1, no saturation)
 """
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
-from hybridsim.modules.config_schema import (Either, Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table,
+from hybridsim.modules.config_schema import (Either, Flag, Integer, Key, Names, Number, Numbers, Schema, Table,
                                              Tables, Variants)
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
@@ -45,7 +47,8 @@ from hybridsim.modules.plant.channels import ChannelActuators
 from hybridsim.modules.plant.daq import CommandDaq
 from hybridsim.modules.plant.lab import VirtualLab
 from hybridsim.modules.plant.sensors import Sensor, SensorNoise
-from hybridsim.modules.plant.virtual_specimen import VirtualSpecimen
+from hybridsim.modules.plant import specimen_kinds
+from hybridsim.modules.plant.virtual_specimen import build_specimen
 
 
 _POSITIVE = Number(minimum=0, open_minimum=True)
@@ -103,8 +106,8 @@ CONFIG = Schema("plant", "A virtual lab driven one control sample per step: actu
                                      required=True),
                     "noise": Key(Table(_sensor_schema("noise", "plant units")), "stroke sensors"),
                     "load_cells": Key(Table(_sensor_schema("load_cells", "N")), "load cells"),
-                    "specimen": Key(Free(), "the virtual specimen: kind (linear, spring, opensees) and that kind's "
-                                    "keys, coordinates = 'dofs' (with setup) or 'actuators' (validated as that kind)"),
+                    "specimen": Key(Table(specimen_kinds.CONFIG), "the virtual specimen: kind (linear, spring, "
+                                    "opensees) and that kind's keys, where it is driven (coordinates)"),
                     "daq": Key(Table(DAQ), "command DAQ (absent: commands logged 1:1, no saturation)"),
                 })
 
@@ -163,7 +166,7 @@ def build_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> Virtua
         raise ModuleError(f"plant module: daq.{exc.args[0]} is missing") from None
     except ValueError as exc:
         raise ModuleError(f"plant module: {exc}") from None
-    specimen = None if "specimen" not in config else VirtualSpecimen(config["specimen"], channels, dt, base_dir)
+    specimen = None if "specimen" not in config else build_specimen(config["specimen"], channels, dt, base_dir)
     return VirtualLab(build_actuators(config.get("actuators"), channels, dt), strokes, command_daq,
                       float(config.get("units_per_metre", 1000.0)), specimen, load_cells)
 

@@ -1,23 +1,41 @@
 """The virtual specimen of a lab: what makes the load-cell forces from where the actuators really are.
 
-A specimen is any in-process module (``linear``, ``spring``, ``opensees``: an openseespy model,
-OpenFresco's simulated-domain control) over either the actuators' strokes (``coordinates =
-"actuators"``: its DOFs are the strokes, its forces the load cells') or the setup's DOFs
+A specimen is any in-process module (``linear``, ``spring``, ``opensees``: an openseespy model)
+over either the actuators' strokes (``coordinates = "actuators"``: its DOFs are the strokes, its
+forces the load cells') or the setup's DOFs
 (``coordinates = "dofs"``, the default: q = setup.pose(strokes), the module's restoring force
 R(q), and the load cells carry the forces f with J(q)^T f = R, least-norm when the rig has more
 actuators than DOFs).  Every control sample the specimen is driven to the actuators' true
-positions and committed (they have moved); a probe is a trial that is never committed.
+positions and committed (they have moved); a probe is a trial that is never committed.  An
+openseespy model can also carry the actuators themselves (``coordinates = "attachments"``, OpenFresco's
+simulated-domain control: hybridsim.modules.plant.simulated_domain).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hybridsim.wire.contract import Command, ModuleError, Session
+
+if TYPE_CHECKING:
+    from hybridsim.modules.plant.simulated_domain import SimulatedDomain
+
+
+def build_specimen(table: Mapping[str, Any], actuators: int, sample_period: float,
+                   base_dir: Path | None = None) -> "VirtualSpecimen | SimulatedDomain":
+    """The lab's specimen of a ``specimen`` table (declared by hybridsim.modules.plant.specimen_kinds)."""
+    if table.get("coordinates") != "attachments":
+        return VirtualSpecimen(table, actuators, sample_period, base_dir)
+    if table.get("kind") != "opensees":
+        raise ModuleError("specimen.coordinates = 'attachments' drives an openseespy model (kind = 'opensees') "
+                          "through its actuator elements; a linear or spring specimen takes 'dofs' or 'actuators'")
+    from hybridsim.modules.plant.simulated_domain import SimulatedDomain  # openseespy, only when used
+
+    return SimulatedDomain(table, actuators, base_dir)
 
 
 class VirtualSpecimen:

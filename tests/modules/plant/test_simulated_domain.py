@@ -1,0 +1,93 @@
+"""OpenFresco's simulated-domain control: an openseespy specimen driven by actuator elements at its attachment
+points (hybridsim.modules.plant.simulated_domain), in hybrid runs against the `opensees` module of the same
+model driven at its DOFs.
+
+One actuator in line with the column top: nothing of the rig's geometry is left out of the setup, and the
+site is the opensees module to the rounding of the actuator's load cell (stiffness x 1e-16 x length).  Two
+actuators, the upper one on a loading arm: the arm is an element of the model, as stiff as it is made, so
+the pose the site computes from the strokes (a rigid arm) is off by the arm's deflection, and a stiffer arm
+rounds more: that is what driving at the attachment points adds to the DOF drive (docs/setups.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hybridsim.modules.plant.module import build_lab
+from tests.conftest import EXAMPLES
+from tests.modules.experimental.test_site_equivalence import difference, pulse, run, site
+
+TOP = 1.5
+"""the column's height in examples/setups/column.py (m)"""
+
+
+def _model(tmp_path: Path, **parameters: float) -> dict:
+    shutil.copy(EXAMPLES / "setups" / "column.py", tmp_path / "column.py")
+    return {"model": "column.py", "path_independent": True, "parameters": parameters}
+
+
+def test_one_actuator_at_the_column_top_is_the_opensees_module(tmp_path: Path) -> None:
+    model = _model(tmp_path)
+    dt = 0.002
+    pulse(tmp_path, dt, 1.5, 3.0, 2.0, 1.0)
+    numerical = run(tmp_path, ["x"], ["translation"],
+                    {"kind": "opensees", "config": {**model, "control": [{"name": "x", "node": 2, "dof": 1}]}},
+                    dt, "opensees")
+    specimen = {"kind": "opensees", **model, "coordinates": "attachments",
+                "attachments": [{"node": 2, "base": [-1.2, TOP]}]}
+    hybrid = run(tmp_path, ["x"], ["translation"], site({"kind": "one-actuator", "dof": "x"}, specimen, dt,
+                                                         [{"model": "ideal"}]), dt, "site")
+    assert np.max(np.abs(numerical.displacement)) > 5e-4
+    print(f"one actuator at its attachment point vs opensees module: {difference(hybrid, numerical)}")
+    assert max(difference(hybrid, numerical)) <= 1e-8
+
+
+def test_two_actuators_on_a_loading_arm_differ_from_the_dof_drive_by_the_arms_deflection(tmp_path: Path) -> None:
+    dt = 0.002
+    pulse(tmp_path, dt, 1.0, 3.0, 2.0, 1.0)
+    dofs, kinds = ["x", "theta"], ["translation", "rotation"]
+    control = [{"name": "x", "node": 2, "dof": 1}, {"name": "theta", "node": 2, "dof": 3}]
+    setup = {"kind": "two-actuators-2d", "lengths": [1.2, 1.0], "height": 0.5}
+    results = {}
+    for arm in (1e11, 1e12):
+        model = _model(tmp_path, arm=0.5, arm_EA=arm, arm_EI=arm)
+        numerical = run(tmp_path, dofs, kinds, {"kind": "opensees", "config": {**model, "control": control}},
+                        dt, "opensees")
+        specimen = {"kind": "opensees", **model, "coordinates": "attachments",
+                    "attachments": [{"node": 2, "base": [-1.2, TOP]}, {"node": 3, "base": [-1.0, TOP + 0.5]}]}
+        hybrid = run(tmp_path, dofs, kinds, site(setup, specimen, dt, [{"model": "ideal"}] * 2), dt, "site")
+        results[arm] = difference(hybrid, numerical)
+    print(f"two actuators, arm EA = EI = 1e11 / 1e12: relative difference {results}")
+    assert max(results[1e12]) <= 1e-7  # the arm's deflection under the upper actuator's load, 10x smaller ...
+    assert max(results[1e11]) > 2 * max(results[1e12])  # ... than with an arm 10x softer
+
+
+def test_the_lab_brings_each_actuator_to_its_stroke(tmp_path: Path) -> None:
+    model = _model(tmp_path, arm=0.5, arm_EA=1e12, arm_EI=1e12)
+    specimen = {"kind": "opensees", **model, "coordinates": "attachments",
+                "attachments": [{"node": 2, "base": [-1.2, TOP]}, {"node": 3, "base": [-1.0, TOP + 0.5]}]}
+    lab = build_lab({"dt": 0.001, "dofs": ["a1", "a2"], "actuators": {"model": "ideal"}, "specimen": specimen},
+                    tmp_path)
+    try:
+        strokes = np.array([0.02, -0.01])  # 20 mm and -10 mm: the arm turns by 0.06 rad
+        loads = lab.specimen.commit(strokes, 1)
+        assert np.max(np.abs(lab.specimen.lengths() - strokes)) <= 1e-13
+        assert lab.specimen.rounds < 20  # rounds of k_specimen / k_actuator; 13 from rest to here
+        # the column's top: x = 20 mm; its restoring force along x balances both actuators' x components
+        assert np.all(np.abs(loads) > 1e3)
+    finally:
+        lab.close()
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"node": 9, "base": [-1.2, TOP]}, "specimen.attachments[0].node: the model has no node 9"),
+    ({"node": 2, "base": [-1.2, TOP, 0.0]}, "specimen.attachments[0].base: give 2 coordinates"),
+])
+def test_a_bad_attachment_is_refused_naming_it(tmp_path: Path, entry: dict, message: str) -> None:
+    specimen = {"kind": "opensees", **_model(tmp_path), "coordinates": "attachments", "attachments": [entry]}
+    with pytest.raises(Exception, match=message.replace("[", r"\[").replace("]", r"\]")):
+        build_lab({"dt": 0.001, "dofs": ["a1"], "actuators": {"model": "ideal"}, "specimen": specimen}, tmp_path)
