@@ -4,6 +4,8 @@ with an `adapter` element and against a hybridsim site's element and lab servers
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 
@@ -12,7 +14,8 @@ import pytest
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
-from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.coordinator.recorder import read_checkpoint
+from hybridsim.coordinator.simulation import resume_run, run_experiment
 from tests.coordinator.test_resume_after_site_crash import free_port
 from tests.interop.helpers import LINEAR, PEER, building, relative, site
 
@@ -87,3 +90,67 @@ def test_a_protocol_kind_needs_an_address_and_no_transport(tmp_path, key, value,
     module = {**openfresco("127.0.0.1:1", "adapter"), key: value}
     with pytest.raises(ExperimentError, match=message):
         parse_experiment(building(tmp_path, module, "bad"), base_dir=tmp_path)
+
+
+def test_checkpoints_are_refused_for_a_server_not_declared_path_independent(tmp_path):
+    module = openfresco("127.0.0.1:1", "adapter")
+    table = {**building(tmp_path, module, "checkpointed"), "output": {"file": str(tmp_path / "c.h5"), "checkpoint_every": 10}}
+    with pytest.raises(ExperimentError, match="module 'building' cannot take checkpoints: .*path_independent = true"):
+        parse_experiment(table, base_dir=tmp_path)
+    module["config"]["path_independent"] = True
+    parse_experiment(table, base_dir=tmp_path)
+
+
+def checkpointed_adapter_run(tmp_path, kill_at: int, restart: dict):
+    """A run with checkpoints every step through an adapter process that is killed (SIGKILL) after step
+    ``kill_at``, started again with the peer arguments ``restart`` at the same port, and resumed."""
+    port = free_port()
+    module = openfresco(f"127.0.0.1:{port}", "adapter")
+    module["config"]["path_independent"] = True
+    table = building(tmp_path, module, "restarted")
+    table["output"]["checkpoint_every"] = 1
+    peer = adapter_process(port)
+    try:
+        def kill(n, _arrays):
+            if n == kill_at:
+                os.kill(peer.pid, signal.SIGKILL)
+                peer.wait()
+
+        with pytest.raises(RunStopped, match="OpenFresco adapter at 127.0.0.1:.*connection lost"):
+            run_experiment(parse_experiment(table, base_dir=tmp_path), listeners=[kill])
+    finally:
+        peer.kill()
+        peer.wait(10)
+    assert read_checkpoint(tmp_path / "restarted.h5").step == kill_at
+    peer = subprocess.Popen([sys.executable, str(PEER), json.dumps({"element": "adapter", "port": port,
+                                                                    "penalty": PENALTY, **restart})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return resume_run(tmp_path / "restarted.h5")
+    finally:
+        peer.kill()
+        peer.wait(10)
+
+
+def test_an_adapter_process_killed_mid_run_is_restored_from_the_checkpoint_and_the_run_ends_as_uninterrupted(tmp_path):
+    """The restarted process's elastic storeys are put back at the checkpoint's committed displacement (one
+    trial): the resumed run equals one through an adapter never killed (round-off: the restarted model is solved
+    from rest, the uninterrupted one from the previous step; the bound 1e-12 of the site-crash test)."""
+    port = free_port()
+    peer = adapter_process(port)
+    try:
+        uninterrupted = run_experiment(parse_experiment(building(tmp_path, openfresco(f"127.0.0.1:{port}", "adapter"),
+                                                                 "uninterrupted"), base_dir=tmp_path))
+    finally:
+        peer.kill()
+        peer.wait(10)
+    resumed = checkpointed_adapter_run(tmp_path, 60, {})
+    assert np.max(np.abs(uninterrupted.displacement[60])) > 5e-4  # killed while the building moves
+    assert relative(resumed.displacement, uninterrupted.displacement) <= 1e-12
+
+
+def test_a_restarted_server_whose_model_answers_another_force_is_refused(tmp_path):
+    """Restarted with a yielding first storey (Steel01, 300 N) at a step where the elastic one carries more
+    than 300 N: the force at the committed displacement differs, so the restore is refused, nothing resumed."""
+    with pytest.raises(RunStopped, match="could not be restored: .*not the same elastic substructure"):
+        checkpointed_adapter_run(tmp_path, 60, {"law": "steel01"})
