@@ -29,6 +29,8 @@ the run is started from.  A minimal experiment::
     kind = "linear"                 # address = "local" | "host:port" runs it as a daemon
     config = { dofs = ["x"], stiffness = [[4.0e5]] }   # optional for address = "host:port": the site's
                                     # own config runs; given, it must be the site's (else exit 2)
+    # network = { round_trip_s = 0.02, jitter_s = 0.002, loss = 0.001 }   # an emulated path to a module at
+                                    # an address (hybridsim.coordinator.network, docs/realtime.md)
 
     [output]
     file = "results/sdof.h5"
@@ -42,6 +44,7 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -54,6 +57,8 @@ from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
+from hybridsim.coordinator.network import network_of, with_networks
+from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules.base import MAX_CONFIG_FILE_BYTES
 from hybridsim.modules.config_schema import ConfigError
@@ -94,6 +99,8 @@ class ModuleSpec:
     config_given: bool = True
     """False: a module at an address without config; the site's own configuration is what runs (and is
     recorded); True: ``config`` must equal what the site reports"""
+    network: Network | None = None
+    """the emulated network path to the module (None: none added)"""
 
 
 @dataclass(frozen=True)
@@ -129,14 +136,19 @@ class Experiment:
         return self.motion.acceleration.size - 1
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and validate an experiment file; raise ExperimentError naming the problem."""
+def load_experiment(path: str | Path, network: Sequence[str] = ()) -> Experiment:
+    """Read and validate an experiment file; raise ExperimentError naming the problem.  ``network``: the
+    ``--network`` options, which set modules' network tables (:func:`hybridsim.coordinator.network.with_networks`)."""
     path = Path(path)
     source = _read_capped(path, "the experiment file")
     try:
         table = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
+    try:
+        table = with_networks(table, network)
+    except ConfigError as exc:
+        raise ExperimentError(str(exc)) from None
     try:
         return parse_experiment(table, base_dir=path.resolve().parent, source=source)
     except ExperimentError as exc:
@@ -292,7 +304,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if not isinstance(spec, dict):
             raise ExperimentError(f"{where} must be a table")
         _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s", "tls", "token_file",
-                            "transport"})
+                            "transport", "network"})
         name = _get(spec, f"{where}.name", str)
         if name in names:
             raise ExperimentError(f"{where}.name: module name {name!r} is used twice")
@@ -331,6 +343,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
         if transport != "auto" and address is None:
             raise ExperimentError(f"{where}.transport: a module in process has no transport; "
                                   "give an address or drop it")
+        network = _network(spec, where, address)
         if kind in CLIENT_KINDS:
             config, address = _client_config(spec, where, config, address, deadline)
         if origin:
@@ -339,8 +352,21 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
             except ConfigError as exc:
                 raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
-                              "config" in spec or "config_file" in spec))
+                              "config" in spec or "config_file" in spec, network))
     return tuple(out)
+
+
+def _network(spec: dict[str, Any], where: str, address: str | None) -> Network | None:
+    """The module's emulated network path (its ``network`` table), for a module at an address only."""
+    if "network" not in spec:
+        return None
+    if address is None:
+        raise ExperimentError(f"{where}.network: a module in process has no network to emulate; give it an address "
+                              "(\"local\" or HOST:PORT) or drop the table")
+    try:
+        return network_of(spec["network"], f"{where}.network")
+    except ConfigError as exc:
+        raise ExperimentError(str(exc)) from None
 
 
 def _checkpointable(modules: tuple[ModuleSpec, ...], checkpoint_every: int) -> None:

@@ -17,6 +17,7 @@ a run that stopped (coordinator killed, a site restarted) from there.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +42,7 @@ from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
 from hybridsim.wire.contract import Module, ModuleError, Session
+from hybridsim.wire.network import NetworkEmulator
 from hybridsim.wire.starters import launch
 from hybridsim.modules.registry import build_module
 
@@ -98,8 +100,10 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
         if output.exists() and not overwrite:
             raise UsageError(f"{output} exists ({_describe_results(output)}); give --overwrite to replace it, "
                              f"or --output NEW.h5 to write a new file")
-        slots = _start_modules(experiment.modules, stack)
-        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime, takeover)
+        networks: dict[str, NetworkEmulator] = {}
+        slots = _start_modules(experiment.modules, stack, networks)
+        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime, takeover,
+                   networks)
         return run.execute(run.fresh_start)
 
 
@@ -122,8 +126,10 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
         if attrs.get("status") == "completed":
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs)
-        slots = _start_modules(experiment.modules, stack)
-        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime, takeover)
+        networks: dict[str, NetworkEmulator] = {}
+        slots = _start_modules(experiment.modules, stack, networks)
+        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime, takeover,
+                   networks)
         return run.execute(lambda: run.resumed_start(checkpoint))
 
 
@@ -142,9 +148,11 @@ def stored_experiment(attrs: dict[str, Any]) -> Experiment:
                             source=attrs["source"])
 
 
-def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> list[tuple[ModuleSpec, Module, str]]:
+def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack,
+                   networks: dict[str, NetworkEmulator]) -> list[tuple[ModuleSpec, Module, str]]:
     """The modules of ``specs`` by the wire's starter table; the local daemons boot in parallel (all launched
-    before any is waited for)."""
+    before any is waited for).  ``networks`` receives the emulated paths of lab-protocol clients by name."""
+    specs = [_across_network(spec, stack, networks) for spec in specs]
     launched = []
     for spec in specs:
         with _named(spec):
@@ -155,6 +163,17 @@ def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> 
             module, where = start(lambda: build_module(spec.kind, spec.config, spec.base_dir))
         started.append((spec, module, where))
     return started
+
+
+def _across_network(spec: ModuleSpec, stack: contextlib.ExitStack, networks: dict[str, NetworkEmulator]) -> ModuleSpec:
+    """A lab-protocol client (in process, its server's ``address`` in its config) with an emulated network: its
+    config's address replaced by the proxy's, the proxy's counters added to its summary at close.  (A module
+    at an address takes its network to its RemoteModule through the starter.)"""
+    if spec.network is None or spec.address is not None:
+        return spec
+    emulator = stack.enter_context(NetworkEmulator(spec.network))
+    networks[spec.name] = emulator
+    return dataclasses.replace(spec, config={**spec.config, "address": emulator.route(spec.config["address"])})
 
 
 @contextlib.contextmanager
@@ -195,9 +214,12 @@ class _Run:
 
     def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
                  progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener],
-                 realtime: bool = False, takeover: bool = False) -> None:
+                 realtime: bool = False, takeover: bool = False,
+                 networks: dict[str, NetworkEmulator] | None = None) -> None:
         self.experiment = experiment
         self.takeover = takeover
+        self.networks = networks or {}
+        """the emulated paths of lab-protocol clients (a RemoteModule reports its own at close)"""
         self.pacer = Pacer(experiment.dt) if realtime else None
         self.output = output
         self.progress = progress
@@ -308,6 +330,8 @@ class _Run:
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"))
                 summaries, closed = partition.close(), True
+                for name, network in self.networks.items():
+                    summaries[name] = {**summaries[name], **network.stats()}
                 start.recorder.submit(start.window.rows)
                 start.recorder.wait_written(start.window.rows)
                 _raise_on_failure(start.recorder, status)
@@ -563,4 +587,5 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durat
         "peak_time_s": {d: float(start.peaks.time[i]) for i, d, _ in peak_order},
         "peak_units": {d: unit for _, d, unit in peak_order},
         "modules": modules,
+        "network": {m.name: m.network.describe() for m in exp.modules if m.network is not None},
     }

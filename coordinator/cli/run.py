@@ -29,6 +29,10 @@ def register(sub: Any) -> None:
                         help="replace the results file if it exists (never one a live run is writing)")
     parser.add_argument("--realtime", action="store_true",
                         help="pace the steps to the wall clock (dt per step); late steps are counted and reported")
+    parser.add_argument("--network", action="append", default=[], metavar="[MODULE:]KEY=VALUE,...",
+                        help="emulate the network to MODULE (default: every module at an address or local daemon): "
+                             "round_trip_s, jitter_s, loss, retransmit_s, seed, e.g. round_trip_s=0.02,jitter_s=0.002; "
+                             "replaces the module's network table; repeatable (docs/realtime.md)")
     add_monitor_options(parser)
     _output_options(parser)
     parser.set_defaults(func=main)
@@ -52,7 +56,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        experiment = load_experiment(args.experiment)
+        experiment = load_experiment(args.experiment, network=args.network)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
@@ -109,6 +113,11 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary["realtime"]:
         lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "
                      f"worst {summary['max_lateness_us']:.0f} us past its slot")
+    for name, path in summary.get("network", {}).items():
+        counters = summary["modules"].get(name, {})
+        lines.append(f"network to {name}: {path}; {counters.get('network_segments', 0):.0f} segments, "
+                     f"{counters.get('network_lost_segments', 0):.0f} lost and resent (longest wait "
+                     f"{1e3 * counters.get('network_max_resend_wait_s', 0):.0f} ms)")
     lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
     for dof, peak in summary["peak_displacement"].items():
         lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")

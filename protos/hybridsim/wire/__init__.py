@@ -11,5 +11,5 @@ modules alike and importing neither (docs/architecture.md, docs/wire.md).
   experimental site alike; ``daemons``: site daemons started on this machine;
 - ``security`` and ``credentials``: tokens and mutual TLS, the site's side and the client's;
 - ``protocols``, ``openfresco``, ``simcor``: the labs' own protocols (docs/interop.md);
-- ``latency``: emulated network delay.
+- ``network``: network emulation (latency, jitter, loss as TCP resends) by a proxy in front of a site.
 """

@@ -73,13 +73,19 @@ class ClientCredentials:
         token = None if token_file is None else read_token(base_dir / token_file, f"{where}.token_file")
         return cls(ca, certificate, private_key, token)
 
-    def channel(self, address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
-        """A channel to the site at ``address``: TLS when ``ca``, the token on every call and stream."""
+    def channel(self, address: str, options: Sequence[tuple[str, Any]] = (), site: str | None = None) -> grpc.Channel:
+        """A channel to the site at ``address``: TLS when ``ca``, the token on every call and stream.
+
+        ``site``: the site's own HOST:PORT when ``address`` is a proxy in front of it (network emulation): its
+        certificate must name the site's host, and a token in clear text is refused unless the site is on loopback."""
+        site = site or address
         if self.ca is not None:
             credentials = grpc.ssl_channel_credentials(self.ca, self.private_key, self.certificate)
+            if site != address:
+                options = [*options, ("grpc.ssl_target_name_override", site.rpartition(":")[0].strip("[]"))]
             channel = grpc.secure_channel(address, credentials, options=list(options))
-        elif self.token and not is_loopback(address):
-            raise ValueError(f"the access token would travel to {address} in clear text; use TLS")
+        elif self.token and not (is_loopback(address) and is_loopback(site)):
+            raise ValueError(f"the access token would travel to {site} in clear text; use TLS")
         else:
             channel = grpc.insecure_channel(address, options=list(options))
         return channel if not self.token else grpc.intercept_channel(channel, TokenMetadata(self.token))

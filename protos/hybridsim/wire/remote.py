@@ -42,7 +42,7 @@ from hybridsim.wire.channels.base import Call, Channel, Endpoints, Retry, StepMe
 from hybridsim.wire.channels.rpc import call_rpc, rpc_failure
 from hybridsim.wire.contract import Command, Description, ModuleError, Record, Session, StepResult
 from hybridsim.wire.credentials import ClientCredentials
-from hybridsim.wire.latency import Latency
+from hybridsim.wire.network import Network, NetworkEmulator
 from hybridsim.wire.security import is_loopback
 
 T = TypeVar("T")
@@ -54,7 +54,7 @@ _RETRY_MAX_S = 0.5
 class RemoteModule:
     """The module served by a ``hybridsim site`` daemon at ``address``.
 
-    RemoteModule(address, name="", deadline_s=10.0, transport="auto", two_phase=False, latency=None,
+    RemoteModule(address, name="", deadline_s=10.0, transport="auto", two_phase=False, network=None,
                  credentials=None, link_address=None)
 
     address     HOST:PORT of the site (e.g. "127.0.0.1:50051", "left:50051")
@@ -69,11 +69,12 @@ class RemoteModule:
                 for a site on the same machine or a trusted network; the
                 other calls stay on gRPC) or "auto" (the link where the Unix socket
                 its last ``describe`` offered is on this machine, else the
-                stream; the stream when ``latency`` is given), decided at
+                stream; the stream across an emulated ``network``), decided at
                 ``open``
     two_phase   send each proposal on its own round trip (see module doc)
-    latency     a :class:`hybridsim.wire.latency.Latency` added to every round
-                trip (emulates a distant lab)
+    network     a :class:`hybridsim.wire.network.Network`: every connection to the
+                site (gRPC, the step link on TCP) goes through a proxy that emulates
+                it (latency, jitter, loss as TCP resends); a distant lab on loopback
     credentials a :class:`hybridsim.wire.credentials.ClientCredentials`: TLS
                 (with a client certificate for mutual TLS) and/or the
                 site's access token; None: plaintext without a token
@@ -89,15 +90,15 @@ class RemoteModule:
     """calls wait on the network: the coordinator calls several modules in parallel"""
 
     def __init__(self, address: str, name: str = "", deadline_s: float = 10.0, transport: Transport = "auto",
-                 two_phase: bool = False, latency: Latency | None = None,
+                 two_phase: bool = False, network: Network | None = None,
                  max_message_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES,
                  credentials: ClientCredentials | None = None, link_address: str | None = None) -> None:
         if not deadline_s > 0:
             raise ValueError(f"deadline_s must be a positive number of seconds, not {deadline_s!r}")
         if transport not in get_args(Transport):
             raise ValueError(f"transport must be one of {', '.join(get_args(Transport))}, not {transport!r}")
-        if transport == "link" and latency is not None:
-            raise ValueError("latency emulation delays gRPC calls: use transport 'stream' or 'unary' with it")
+        if network is not None and link_address is not None and link_address.startswith(link.UNIX):
+            raise ValueError("network emulation goes through TCP: give a HOST:PORT link_address, not a Unix socket")
         self.address = address
         self.name = name or address
         self.deadline_s = float(deadline_s)
@@ -105,7 +106,7 @@ class RemoteModule:
         self.steps_on: Transport = "stream" if transport == "auto" else transport
         """the channel the steps of the open session take ("auto" resolved at ``open``)"""
         self.two_phase = two_phase
-        self._latency = latency
+        self._network = None if network is None else NetworkEmulator(network)
         self._credentials = credentials or ClientCredentials()
         self._max_message_bytes = max_message_bytes
         self._grpc: grpc.Channel | None = None
@@ -128,7 +129,8 @@ class RemoteModule:
         reply = self._unary("describe", None, self._connected().Describe, pb.DescribeRequest(version=codec.PROTOCOL))
         self._check_version(reply.version)
         description = codec.description_from_proto(reply)
-        self._link_address = self._link_override or link.link_address(description.info, is_loopback(self.address))
+        same_machine = is_loopback(self.address) and self._network is None  # an emulated path is TCP
+        self._link_address = self._link_override or link.link_address(description.info, same_machine)
         return description
 
     def open(self, session: Session) -> None:
@@ -136,7 +138,10 @@ class RemoteModule:
         if self.transport == "link" and self._link_address is None:
             self.describe()
         self.steps_on = self._steps_transport()
-        endpoints = Endpoints(self.label, self._connected, self._link_address, self._credentials.token,
+        link_address = self._link_address
+        if self._network is not None and link_address is not None:
+            link_address = self._network.route(link_address)
+        endpoints = Endpoints(self.label, self._connected, link_address, self._credentials.token,
                               self._max_message_bytes, self.deadline_s, stream_fallback=self.transport == "auto")
         steps = CHANNELS[self.steps_on](endpoints)
         metadata = ((codec.TAKEOVER_KEY, "yes"),) if session.takeover else ()
@@ -205,7 +210,8 @@ class RemoteModule:
         finally:
             self._session_id = ""
             self._end_steps()
-        return {**stats, **{k: float(v) for k, v in self.stats.items()}}
+        network = self._network.stats() if self._network is not None else {}
+        return {**stats, **{k: float(v) for k, v in self.stats.items()}, **network}
 
     def disconnect(self) -> None:
         """Close the connection (after ``close``); a later call connects again."""
@@ -214,6 +220,8 @@ class RemoteModule:
             self._grpc.close()
         self._grpc = self._stub = None
         self._link_address = self._link_override
+        if self._network is not None:
+            self._network.close()
 
     def _steps_transport(self) -> Transport:
         """The channel of the session's steps: the one asked for; for "auto", the link when it is on this machine."""
@@ -222,7 +230,7 @@ class RemoteModule:
         # auto takes only the site's Unix socket, found on this filesystem in a folder private to the site's
         # user: a loopback TCP port in a Describe may be another machine's (a container behind a mapped port)
         on_this_machine = self._link_address is not None and self._link_address.startswith(link.UNIX)
-        return "link" if on_this_machine and self._latency is None else "stream"
+        return "link" if on_this_machine else "stream"
 
     # -- steps -------------------------------------------------------------
     def _send_step(self, what: str, step: int, command: Command | None, execute: bool) -> StepResult | None:
@@ -256,11 +264,13 @@ class RemoteModule:
                        ("grpc.min_reconnect_backoff_ms", 50),
                        ("grpc.max_reconnect_backoff_ms", 500)]
             try:
-                self._grpc = self._credentials.channel(self.address, options)
-            except ValueError as exc:
+                if self._network is None:
+                    self._grpc = self._credentials.channel(self.address, options)
+                else:
+                    self._grpc = self._credentials.channel(self._network.route(self.address), options,
+                                                           site=self.address)
+            except (ValueError, OSError) as exc:
                 raise ModuleError(f"{self.label}: {exc}") from None
-            if self._latency is not None:
-                self._grpc = grpc.intercept_channel(self._grpc, self._latency)
             self._stub = pb_grpc.ModuleStub(self._grpc)
         return self._stub
 

@@ -15,7 +15,7 @@ absent (None)             ``in process``: built here by the caller's ``build`` (
 ========================  =====================================================================
 
 Both remote places take the placement's ``transport`` (``auto``, ``link``, ``stream`` or ``unary``:
-:mod:`hybridsim.wire.channels`) and ``deadline_s``.  Starting is in two phases so that several
+:mod:`hybridsim.wire.channels`), ``deadline_s`` and ``network`` (an emulated path: :mod:`hybridsim.wire.network`).  Starting is in two phases so that several
 daemons boot in parallel: :func:`launch` every placement first (a local daemon's process starts),
 then call what it returned with the in-process builder (a daemon is waited for, a remote module is
 made).  Whatever a starter starts is closed by the caller's :class:`contextlib.ExitStack`.
@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 from hybridsim.wire.channels import Transport
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.network import Network
 from hybridsim.wire.remote import RemoteModule
 
 M = TypeVar("M")
@@ -59,6 +60,8 @@ class Placement(Protocol):
     def transport(self) -> Transport: ...
     @property
     def credentials(self) -> ClientCredentials | None: ...
+    @property
+    def network(self) -> Network | None: ...
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Place:
     deadline_s: float = 10.0
     transport: Transport = "auto"
     credentials: ClientCredentials | None = None
+    network: Network | None = None
 
 
 Start = Callable[[Callable[[], M]], "tuple[M | RemoteModule, str]"]
@@ -103,7 +107,7 @@ def _at_address(placement: Placement, stack: contextlib.ExitStack) -> Start[Any]
 def _remote(placement: Placement, address: str, credentials: ClientCredentials | None,
             stack: contextlib.ExitStack) -> RemoteModule:
     module = RemoteModule(address, name=placement.name, deadline_s=placement.deadline_s,
-                          transport=placement.transport, credentials=credentials)
+                          transport=placement.transport, credentials=credentials, network=placement.network)
     stack.callback(module.disconnect)
     return module
 

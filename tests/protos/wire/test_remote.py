@@ -12,7 +12,7 @@ import grpc
 import numpy as np
 import pytest
 
-from hybridsim.wire.latency import Latency
+from hybridsim.wire.network import Network
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
@@ -72,7 +72,7 @@ def test_a_remote_module_runs_steps_checkpoints_and_restores(site, transport, tw
 
 def test_auto_takes_the_link_of_a_site_on_this_machine_and_the_stream_otherwise(site):
     assert opened(site.address).steps_on == "link"
-    assert opened(site.address, latency=Latency(fixed_s=0.0)).steps_on == "stream"  # latency delays gRPC calls
+    assert opened(site.address, network=Network()).steps_on == "stream"  # an emulated path is a TCP proxy
     undescribed = RemoteModule(site.address, name="left")
     undescribed.open(Session(0.01, ("x1", "x2")))
     assert undescribed.steps_on == "stream"  # auto goes by the site's Describe, and none was asked for
@@ -261,26 +261,3 @@ def test_a_silent_site_raises_within_the_deadline(transport):
         assert str(info.value) == f"site slow at {server.address}: execute of step 0: no reply within the deadline of 0.3 s"
     finally:
         server.stop(0)
-
-
-@pytest.mark.parametrize("transport", ["stream", "unary"])
-def test_latency_delays_every_round_trip(site, transport):
-    module = opened(site.address, transport=transport, deadline_s=5, latency=Latency(fixed_s=0.02, jitter_s=0.01, seed=1))
-    start = time.monotonic()
-    for n in range(5):
-        step(module, n, [1e-3, 0.0])
-    assert time.monotonic() - start >= 5 * 0.02
-    module.close()
-
-
-def test_a_latency_longer_than_the_deadline_times_out(site):
-    module = RemoteModule(site.address, name="far", deadline_s=0.2, latency=Latency(fixed_s=0.4))
-    with pytest.raises(ModuleError, match="describe: no reply within the deadline of 0.2 s"):
-        module.describe()
-
-
-def test_latency_refuses_negative_or_non_finite_delays():
-    with pytest.raises(ValueError, match="jitter_s must be a non-negative number of seconds"):
-        Latency(fixed_s=0.01, jitter_s=-1.0)
-    with pytest.raises(ValueError, match="fixed_s"):
-        Latency(fixed_s=float("nan"))

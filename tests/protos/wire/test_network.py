@@ -1,0 +1,149 @@
+"""Network emulation (hybridsim.wire.network): the proxy's delays against their closed forms on a raw TCP echo, and
+a RemoteModule's steps across it on every channel, against a site served in this process on 127.0.0.1."""
+
+from __future__ import annotations
+
+import math
+import socket
+import statistics
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from hybridsim.modules.linear import LinearModule
+from hybridsim.wire.contract import Command, Dof, ModuleError, Session
+from hybridsim.wire.network import Network, NetworkEmulator
+from hybridsim.wire.remote import RemoteModule
+from hybridsim.wire.server import SiteServer
+
+STIFFNESS = [[2000.0, -1000.0], [-1000.0, 2000.0]]
+MESSAGE = b"x" * 200
+"""a 10-DOF step's size: one TCP segment each way"""
+
+
+@pytest.fixture
+def echo():
+    """A raw TCP echo server on 127.0.0.1 (one connection at a time): its address."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with connection:
+                while data := connection.recv(65536):
+                    connection.sendall(data)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+def round_trips_s(address: str, count: int) -> list[float]:
+    """Wall time of ``count`` echoes of MESSAGE through ``address`` (s), one after the other."""
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
+            connection.sendall(MESSAGE)
+            got = 0
+            while got < len(MESSAGE):
+                got += len(connection.recv(65536))
+            times.append(time.perf_counter() - start)
+    return times
+
+
+@pytest.mark.parametrize("round_trip_s, jitter_s", [(0.005, 0.0), (0.020, 0.004)])
+def test_every_round_trip_takes_the_emulated_round_trip_within_the_jitter(echo, round_trip_s, jitter_s):
+    """A round trip is two one-way delays, each half the round trip ± the jitter: never shorter than
+    round_trip_s - 2 jitter_s; scheduling only adds, so the median stays within a millisecond above
+    round_trip_s (the uniform draws' median is the round trip itself)."""
+    with NetworkEmulator(Network(round_trip_s, jitter_s, seed=1)) as network:
+        times = round_trips_s(network.route(echo), 60)
+        stats = network.stats()
+    assert 120 <= stats["network_segments"] <= 122 and stats["network_lost_segments"] == 0  # and the FINs
+    assert min(times) >= round_trip_s - 2 * jitter_s
+    assert round_trip_s - jitter_s <= statistics.median(times) <= round_trip_s + 1e-3 + jitter_s
+
+
+def test_a_lost_segment_arrives_late_by_the_retransmission_timeout_doubling_as_tcp_does(echo):
+    """Loss p per segment, two segments per round trip: a share 1 - (1 - p)^2 of the round trips is late, each by
+    a sum of resend waits (r, 2r, 4r, ... for repeated losses of one segment; the two ways add), never missing:
+    never earlier than r, and (the median, robust to the machine's scheduling) at a whole multiple of r."""
+    p, resend, count = 0.2, 0.05, 100
+    with NetworkEmulator(Network(0.002, loss=p, retransmit_s=resend, seed=4)) as network:
+        times = round_trips_s(network.route(echo), count)
+        stats = network.stats()
+    excess = np.array(times) - 0.002
+    late = excess[excess > resend / 2]
+    expected = count * (1 - (1 - p) ** 2)
+    sd = math.sqrt(count * (1 - (1 - p) ** 2) * (1 - p) ** 2)
+    assert abs(late.size - expected) < 4 * sd, (late.size, expected)
+    assert late.min() >= resend - 1e-3
+    waits = late / resend  # r (1 + 2 + 4 ...) one way, plus the other way's: whole multiples of r
+    assert np.median(np.abs(waits - np.round(waits))) * resend < 3e-3, np.sort(late)
+    assert stats["network_lost_segments"] >= late.size
+    assert stats["network_max_resend_wait_s"] >= resend
+
+
+def test_the_network_refuses_a_negative_or_impossible_path():
+    with pytest.raises(ValueError, match="round_trip_s must be a non-negative number"):
+        Network(round_trip_s=-0.01)
+    with pytest.raises(ValueError, match="jitter_s must be a non-negative number"):
+        Network(0.01, jitter_s=float("nan"))
+    with pytest.raises(ValueError, match=r"jitter_s \(0.006 s\) may be at most half of round_trip_s \(0.01 s\)"):
+        Network(0.01, jitter_s=0.006)
+    with pytest.raises(ValueError, match="loss must be at most 0.5"):
+        Network(0.01, loss=0.9)
+    assert Network(0.02).first_retransmit_s == pytest.approx(0.22)  # Linux: the RTT plus its 200 ms minimum RTO
+
+
+@pytest.fixture
+def site():
+    server = SiteServer(lambda: LinearModule([Dof("x1"), Dof("x2")], STIFFNESS), "far")
+    yield server
+    server.stop(0)
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary", "link"])
+def test_every_channel_crosses_the_network_one_round_trip_per_step(site, transport):
+    """Each step is one round trip: at least the emulated round trip less twice the jitter, and on the average
+    about the round trip (the site's work is well under a millisecond); the forces are K d."""
+    network = Network(0.02, 0.004, seed=2)
+    module = RemoteModule(site.address, name="far", transport=transport, deadline_s=5, network=network)
+    module.open(Session(0.01, module.describe().dof_names))
+    assert module.steps_on == transport
+    times = []
+    for n in range(12):
+        start = time.perf_counter()
+        module.propose(n, Command(0.01 * n, np.array([1e-3 * n, 0.0])))
+        force = module.execute(n).force
+        module.commit(n)
+        times.append(time.perf_counter() - start)
+        assert force == pytest.approx(np.array(STIFFNESS) @ [1e-3 * n, 0.0])
+    stats = module.close()
+    module.disconnect()
+    assert min(times) >= 0.02 - 2 * 0.004
+    assert 0.02 - 0.004 <= statistics.median(times) <= 0.02 + 0.004 + 3e-3
+    assert stats["network_segments"] >= 24 and stats["network_lost_segments"] == 0
+
+
+def test_a_reply_later_than_the_deadline_is_a_deadline_error_not_a_resent_step(site):
+    """A resend wait past the call's deadline: the call fails at the deadline naming it, as a silent site does."""
+    module = RemoteModule(site.address, name="far", transport="link", deadline_s=0.5,
+                          network=Network(0.002, loss=0.5, retransmit_s=2.0, seed=0))
+    with pytest.raises(ModuleError) as info:
+        module.open(Session(0.01, ("x1", "x2")))
+        for n in range(20):
+            module.propose(n, Command(0.01 * n, np.zeros(2)))
+            module.execute(n)
+            module.commit(n)
+    assert "no reply within the deadline of 0.5 s" in str(info.value)
+    module.disconnect()
