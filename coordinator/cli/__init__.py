@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "export": (f"{CLI}.export:register", "write a results file as .mat or CSV files (with units)"),
     "examples": (f"{CLI}.examples:register", "list the shipped examples or copy them into a folder"),
     "bench": (f"{CLI}.bench:register", "measure speed against the physical floors on this machine"),
+    "network": (f"{CLI}.network:register", "an emulated network path (latency, jitter, loss) in front of a TCP server"),
 }
 """subcommand -> (the registry line of the function that adds it to the parser, the one line --help shows);
 subcommands that share a module (run, resume) share its ``register``"""

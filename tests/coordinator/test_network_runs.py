@@ -5,6 +5,10 @@ lost packets survived; the `network` table and `--network` validated."""
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
 import tomllib
 
 import h5py
@@ -100,6 +104,30 @@ def test_lost_packets_are_resent_late_and_a_lockstep_site_commands_exactly_as_wi
     for key in ("commands", "measured_strokes"):
         assert np.array_equal(records["lossy"][key], records["direct"][key], equal_nan=True)  # the last: no target
     assert np.array_equal(runs["lossy"].displacement, runs["direct"].displacement)
+
+
+def test_hybridsim_network_puts_a_path_in_front_of_a_lab_protocol_server(tmp_path, lab, reference):
+    """`hybridsim network` in front of the site's SimApp port, for a client hybridsim does not start (here the
+    openfresco kind, told the proxy's address): each step takes the round trip; SIGTERM prints what crossed."""
+    command = [sys.executable, "-m", "hybridsim", "network", "--to", lab.addresses["openfresco"],
+               "--path", "round_trip_s=0.02,jitter_s=0.002,seed=1"]
+    proxy = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proxy.stdout.readline()
+        address = re.match(r"hybridsim network: (127\.0\.0\.1:\d+) -> ", line).group(1)
+        assert line.endswith(f"-> {lab.addresses['openfresco']} across 20 ms round trip ± 2 ms jitter\n")
+        module = module_of("openfresco", lab)
+        table = building(tmp_path, {**module, "address": address}, "through-proxy")
+        table["experiment"]["duration"] = DURATION
+        result = run_experiment(parse_experiment(table, base_dir=tmp_path))
+    finally:
+        proxy.send_signal(signal.SIGTERM)
+        out, err = proxy.communicate(timeout=10)
+    assert relative(result.displacement, reference.displacement) < 1e-12
+    assert 1e-6 * result.summary["step_time_us"]["p50"] >= 0.02 - 0.004
+    assert proxy.returncode == 0, err
+    crossed = int(re.search(r"(\d+) segments crossed, 0 lost", out).group(1))
+    assert crossed >= 2 * result.summary["steps"]
 
 
 BASE = (EXAMPLES / "sdof.toml").read_text()

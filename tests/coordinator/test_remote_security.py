@@ -237,3 +237,23 @@ def test_an_experiment_refuses_a_token_in_clear_text_beyond_loopback_and_tls_on_
         with pytest.raises(UsageError) as info:
             load_experiment(path)
         assert str(info.value) == message
+
+
+def test_mutual_tls_crosses_an_emulated_network_and_a_token_in_clear_text_does_not(pki, mtls_site):
+    """Through the network's proxy on 127.0.0.1 the site's certificate is still checked against the site's own
+    address; a plaintext token to a site beyond loopback stays refused whatever proxy is in between."""
+    from hybridsim.wire.network import Network
+
+    module = RemoteModule(mtls_site.address, name="story1", deadline_s=10, credentials=credentials(pki),
+                          network=Network(0.005, seed=1))
+    module.open(Session(0.01, ("x1", "x2")))
+    module.propose(1, Command(0.01, np.array([1e-3, 0.0])))
+    assert module.execute(1).force == pytest.approx([2.0, -1.0])
+    assert module.close()["network_segments"] > 0
+    module.disconnect()
+    far = RemoteModule("192.0.2.1:50051", name="far", deadline_s=1, credentials=credentials(pki, ca=None, client=None,
+                                                                                            token="story1.token"),
+                       network=Network(0.005))
+    with pytest.raises(ModuleError, match="the access token would travel to 192.0.2.1:50051 in clear text"):
+        far.describe()
+    far.disconnect()

@@ -194,17 +194,17 @@ class _Connection:
 
 
 class NetworkProxy:
-    """Listens on 127.0.0.1 (a free port) and forwards every connection to ``target`` (HOST:PORT) across
-    the emulated ``network``; ``address`` is where to connect instead of the target."""
+    """Listens on 127.0.0.1 (port ``port``, 0: a free one) and forwards every connection to ``target``
+    (HOST:PORT) across the emulated ``network``; ``address`` is where to connect instead of the target."""
 
     def __init__(self, target: str, network: Network, rng: random.Random, counters: dict[str, float],
-                 lock: threading.Lock) -> None:
-        host, _, port = target.rpartition(":")
-        if not host or not port.isdigit():
+                 lock: threading.Lock, port: int = 0) -> None:
+        host, _, target_port = target.rpartition(":")
+        if not host or not target_port.isdigit():
             raise ValueError(f"network emulation goes through TCP: give HOST:PORT, not {target!r}")
-        self.target = (host.strip("[]"), int(port))
+        self.target = (host.strip("[]"), int(target_port))
         self._network, self._rng, self._counters, self._lock = network, rng, counters, lock
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server(("127.0.0.1", port))
         self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
         self._connections: set[_Connection] = set()
         self._guard = threading.Lock()
@@ -255,10 +255,11 @@ class NetworkEmulator:
         self.counters: dict[str, float] = {"segments": 0, "lost_segments": 0, "max_resend_wait_s": 0.0}
         """segments that passed (both ways), lost transmissions among them, the longest wait for a resend (s)"""
 
-    def route(self, address: str) -> str:
-        """The loopback address through which ``address`` (HOST:PORT) is reached across the emulated path."""
+    def route(self, address: str, port: int = 0) -> str:
+        """The loopback address through which ``address`` (HOST:PORT) is reached across the emulated path (a
+        proxy on 127.0.0.1:``port`` when it is the first route to ``address``; 0: a free port)."""
         if address not in self._proxies:
-            self._proxies[address] = NetworkProxy(address, self.network, self._rng, self.counters, self._lock)
+            self._proxies[address] = NetworkProxy(address, self.network, self._rng, self.counters, self._lock, port)
         return self._proxies[address].address
 
     def stats(self) -> dict[str, float]:
