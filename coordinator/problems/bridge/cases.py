@@ -43,11 +43,13 @@ RECORD = [(top, dof) for top in (11, 12, 13) for dof in (1, 2, 3)]
 """(node, dof) of the whole model in the order of DOFS"""
 DT = 0.01            # s
 ALPHA = -0.05
-DAMPING = 1.0        # 1/s, mass-proportional: 2 % at the first mode (~4 Hz)
+DAMPING = 1.0        # 1/s, mass-proportional: 1.5 % at the first mode (5.24 Hz)
 RECORD_FILE = "hybridsim:marths/ground_motion_elcentro.csv"
 PENALTY = 1.0e15     # the adapter element's penalty stiffness (N/m, N*m/rad)
 BANDWIDTH = 700.0    # rad/s, first-order actuators a/(s + a): a lag of about 1/a = 1.4 ms
 CONTROL_SAMPLES = 5  # control samples per coordinator step with lagging actuators
+STROKE_NOISE = 2.0e-6  # m, standard deviation of each stroke sensor in a noisy case (a good LVDT)
+LOAD_CELL_NOISE = 100.0  # N, of each load cell (2e-5 of its 5 MN range)
 CHECKPOINT_EVERY = 100  # steps, in a restart case
 KILLED_AT = 0.7      # of the run's steps: where a restart case kills the right pier's process (+ 37 steps)
 
@@ -71,6 +73,7 @@ class Case:
     dt: float = DT                    # s, the coordinator's step
     left: str = "local"               # local (a daemon the coordinator starts) | port (one the study starts)
     restart: bool = False             # the right pier's process killed mid-run, restarted, the run resumed
+    noisy: bool = False               # the lab's sensors with white noise (STROKE_NOISE, LOAD_CELL_NOISE)
 
     @property
     def reference(self) -> str:
@@ -88,6 +91,7 @@ CASES = {c.key: c for c in (
     Case("linear-first-order-narx", actuators="first-order", compensator={"kind": "narx"}),
     Case("linear-ideal-own-port", left="port"),
     Case("linear-ideal-restart", left="port", restart=True),
+    Case("linear-ideal-noisy-sensors", noisy=True),
 )}
 
 
@@ -156,6 +160,8 @@ def site_table(case: Case) -> dict[str, Any]:
         "actuators": [{"compensator": compensator, "force": 5.0e6} for _ in range(3)],
         "backend": {"plant": {
             "dt": dt, "dofs": ["horizontal", "left", "right"], "actuators": [actuator] * 3,
+            **({"noise": {"sigma": STROKE_NOISE, "seed": 1}, "load_cells": {"sigma": LOAD_CELL_NOISE, "seed": 2}}
+               if case.noisy else {}),
             "specimen": {"kind": "opensees", "model": str(MODEL), "parameters": {"part": "left", "law": case.law},
                          "path_independent": case.law == "elastic",
                          "control": [{"name": n, "node": 11, "dof": d} for n, d in (("x", 1), ("y", 2), ("theta", 3))]},
