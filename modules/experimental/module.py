@@ -201,8 +201,9 @@ class ModuleBackend:
 class _AtRest:
     """A lab whose actuators never move: the backend of the throwaway site that :func:`prime_site` runs."""
 
-    def __init__(self, channels: int = 2) -> None:
+    def __init__(self, channels: int = 2, cells: int | None = None) -> None:
         self._strokes = np.zeros(channels)
+        self._loads = np.zeros(channels if cells is None else cells)
 
     def reading(self) -> np.ndarray:
         return self._strokes.copy()
@@ -211,7 +212,7 @@ class _AtRest:
         return self._strokes.copy()
 
     def loads(self) -> np.ndarray:
-        return self._strokes.copy()
+        return self._loads.copy()
 
     def commit(self) -> None:
         """Nothing moved."""
@@ -228,7 +229,7 @@ def prime_site(config: Mapping[str, Any]) -> None:
     (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
     real-time controller is loaded before its clock starts)."""
     setup = site_setup(config)
-    site = build_site(config, _AtRest(setup.actuators))
+    site = build_site(config, _AtRest(setup.actuators, setup.cells))
     site.start()
     for _ in range(2):
         site.advance(np.zeros(len(site.signs)))
@@ -579,7 +580,10 @@ class ExperimentalModule(StepLedger):
         actuators = tuple(f"actuator_{i + 1}" for i in range(count))
         out = [Record("sample_time", self.control_dt * np.arange(rows, dtype=float)[:, None], ("s",), ("t",),
                       "time of control sample k (k dt)")]
-        out += [Record(name, self.site.record.array(name, rows), ("N" if name == "measured_loads" else "mm",) * count,
+        cells = tuple(f"load_cell_{i + 1}" for i in range(self.site.setup.cells))
+        out += [Record(name, self.site.record.array(name, rows), ("N",) * len(cells), cells, RECORD_FIELDS[name])
+                if name == "measured_loads" and len(cells) != count else
+                Record(name, self.site.record.array(name, rows), ("N" if name == "measured_loads" else "mm",) * count,
                        actuators, RECORD_FIELDS[name]) for name in self.site.record.fields]
         for i, compensator in enumerate(self.site.compensators, 1):
             parameters = compensator.parameters()

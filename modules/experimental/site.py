@@ -154,21 +154,24 @@ class SiteResponse:
 
 class SiteRecord:
     """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm) and, with
-    ``load_cells``, the load-cell forces (N), one column per actuator."""
+    ``load_cells``, the load-cell forces (N), one column per actuator (per load cell: ``cells``, default one per
+    actuator)."""
 
     FIELDS = ("target_strokes", "commands", "measured_strokes")
 
-    def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024) -> None:
+    def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024,
+                 cells: int | None = None) -> None:
         self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
-        self.arrays = {name: np.full((capacity, actuators), np.nan) for name in self.fields}
+        self.arrays = {name: np.full((capacity, actuators if name != "measured_loads" else cells or actuators),
+                                     np.nan) for name in self.fields}
         self.samples = 0
         """number of samples with a measurement"""
 
     def _reserve(self, k: int) -> None:
-        size, width = self.arrays["measured_strokes"].shape
+        size = self.arrays["measured_strokes"].shape[0]
         if k >= size:
             for name, old in self.arrays.items():
-                grown = np.full((max(2 * size, k + 1), width), np.nan)
+                grown = np.full((max(2 * size, k + 1), old.shape[1]), np.nan)
                 grown[:size] = old
                 self.arrays[name] = grown
 
@@ -208,7 +211,10 @@ class ExperimentalSite:
         n = setup.actuators
         self.stroke_limits = np.full(n, np.inf) if stroke_limits is None else np.asarray(stroke_limits, float)
         self.force_limits = np.full(n, np.inf) if force_limits is None else np.asarray(force_limits, float)
-        self.record = SiteRecord(n, isinstance(forces, LoadCells))
+        if np.any(np.isfinite(self.force_limits)) and not setup.actuator_cells:
+            raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
+                             f"{setup.cells} others), so there is no actuator load to limit")
+        self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells)
         self.sample = -1
         """the last measured sample (-1: not started)"""
         self._measured_mm = np.zeros(n)
@@ -246,7 +252,7 @@ class ExperimentalSite:
         loads = self.backend.loads()
         self._measured_mm = strokes * MM_PER_M
         self.record.measured(self.sample, self._measured_mm, loads)
-        over = np.flatnonzero(np.abs(loads) > self.force_limits)
+        over = np.flatnonzero(np.abs(loads[:len(self.force_limits)]) > self.force_limits)
         if over.size:
             i = int(over[0])
             raise ActuatorLimitExceeded(f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit "

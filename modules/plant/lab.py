@@ -22,6 +22,11 @@ from hybridsim.modules.plant.sensors import Sensor
 class LabSpecimen(Protocol):
     """What makes a lab's load-cell forces (hybridsim.modules.plant.virtual_specimen, .simulated_domain)."""
 
+    cells: int
+    """how many load-cell readings it makes (one per actuator unless the rig reads braces or rods)"""
+    rest_loads: np.ndarray
+    """its load-cell readings at rest, before the first sample (N)"""
+
     def commit(self, strokes: np.ndarray, tick: int) -> np.ndarray: ...
 
     def probe(self, strokes: np.ndarray, tick: int) -> np.ndarray: ...
@@ -46,7 +51,7 @@ class VirtualLab:
         self.load_cells = load_cells
         self.tick = 0
         self.max_volts = np.zeros(len(daq.gains))
-        self._loads = np.zeros(len(daq.gains))
+        self._loads = np.zeros(len(daq.gains)) if specimen is None else specimen.rest_loads.copy()
         """true load-cell forces at the current sample (N)"""
 
     def reading(self) -> np.ndarray:

@@ -159,16 +159,18 @@ def build_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> Virtua
         raise ModuleError("plant module: daq must be a table")
     try:
         strokes = _sensor(config.get("noise", {}), channels)
-        load_cells = _sensor(config["load_cells"], channels) if "load_cells" in config else None
         command_daq = CommandDaq(tuple(daq["gains"]), tuple(daq["offsets"]), tuple(daq["corrections"]),
                                  float(daq.get("limit", 3.8)), daq.get("quantum"), bool(daq.get("in_loop", False)))
     except KeyError as exc:
         raise ModuleError(f"plant module: daq.{exc.args[0]} is missing") from None
     except ValueError as exc:
         raise ModuleError(f"plant module: {exc}") from None
+    actuators = build_actuators(config.get("actuators"), channels, dt)
     specimen = None if "specimen" not in config else build_specimen(config["specimen"], channels, dt, base_dir)
-    return VirtualLab(build_actuators(config.get("actuators"), channels, dt), strokes, command_daq,
-                      float(config.get("units_per_metre", 1000.0)), specimen, load_cells)
+    cells = channels if specimen is None else specimen.cells
+    load_cells = _sensor(config["load_cells"], cells) if "load_cells" in config else None
+    return VirtualLab(actuators, strokes, command_daq, float(config.get("units_per_metre", 1000.0)), specimen,
+                      load_cells)
 
 
 def prime_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> None:
@@ -194,6 +196,12 @@ class PlantModule(StepLedger):
         self.base_dir = base_dir
         self.dofs = tuple(Dof(name) for name in self.config.get("dofs", ("actuator_1", "actuator_2")))
         self.lab = build_lab(self.config, base_dir)
+        cells = len(self.dofs) if self.lab.specimen is None else self.lab.specimen.cells
+        if cells != len(self.dofs):
+            self.lab.close()
+            raise ModuleError(f"plant module: its specimen reads {cells} load cells (the rig's "
+                              f"braces or rods), a plant module returns one force per actuator ({len(self.dofs)}): "
+                              "run this lab in the site's process (backend.plant)")
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
         self._commands: list[np.ndarray] = []

@@ -47,6 +47,9 @@ KEYS = {
     "stroke_tolerance": Key(Number("m", 0, open_minimum=True), "how close each actuator's length comes to its "
                             "stroke", default=1e-13),
     "max_rounds": Key(Integer(1), "stroke corrections per sample before the lab refuses", default=20),
+    "reaction_cells": Key(Numbers("", (1,), Integer(1)), "node tags: the load cells are these supports (each node's force "
+                          "components on its support, e.g. an inverted-V brace's feet: Fx, Fy, M) instead of the "
+                          "actuators'"),
 }
 FIRST_TAG = 900_000
 """tags of the nodes, materials, elements and parameters the lab adds (above the model's)"""
@@ -74,6 +77,9 @@ class SimulatedDomain:
         self.newton_iterations = int(analysis.get("max_iterations", 25))
         self.algorithm = str(analysis.get("algorithm", "Newton"))
         self.nodes = [int(e["node"]) for e in entries]
+        self.reaction_cells = [int(n) for n in table.get("reaction_cells", [])]
+        self.cells = actuators
+        """load-cell readings: the actuators', or the supports' of reaction_cells (set when the model is built)"""
         self.bases = [np.asarray(e["base"], float) for e in entries]
         self.stiffness = np.array([float(e.get("stiffness", 1e9)) for e in entries])
         self.tolerance = float(table.get("stroke_tolerance", 1e-13))
@@ -85,6 +91,8 @@ class SimulatedDomain:
         self._path: list[np.ndarray] = []
         """committed strokes since the build (path-independent: the last only)"""
         self._fresh_model()
+        self.rest_loads = self._impose(np.zeros(actuators))
+        """the load cells at rest (N): what the model's own loads put on them"""
 
     # -- the model -----------------------------------------------------------
     def _fresh_model(self) -> None:
@@ -92,6 +100,12 @@ class SimulatedDomain:
         try:
             domain.build_model(self._build, self.parameters, self.model)
             self._add_actuators()
+            known = set(ops.getNodeTags())
+            missing = [n for n in self.reaction_cells if n not in known]
+            if missing:
+                raise ModuleError(f"specimen.reaction_cells: the model has no node {missing[0]}")
+            if self.reaction_cells:
+                self.cells = sum(len(ops.nodeDisp(n)) for n in self.reaction_cells)
         except ModuleError:
             domain.release(self)
             raise
@@ -146,11 +160,19 @@ class SimulatedDomain:
             if np.max(np.abs(short)) <= self.tolerance:
                 self.rounds = rounds
                 self._overshoot = self._imposed - strokes
-                return -np.array([ops.basicForce(FIRST_TAG + i)[0] for i in range(len(self.nodes))])
+                return self._readings()
             self._imposed = self._imposed + short
         raise ModuleError(f"{self._label}: the actuators did not reach their strokes within {self.tolerance:g} m "
                           f"in {self.max_rounds} rounds (short by {np.max(np.abs(short)):.3g} m); raise their "
                           "stiffness or max_rounds")
+
+    def _readings(self) -> np.ndarray:
+        """The load cells (N, N*m): each actuator's force pushing the specimen, or what each reaction node puts
+        on its support (minus its reaction)."""
+        if not self.reaction_cells:
+            return -np.array([ops.basicForce(FIRST_TAG + i)[0] for i in range(len(self.nodes))])
+        ops.reactions()
+        return -np.concatenate([np.asarray(ops.nodeReaction(node), float) for node in self.reaction_cells])
 
     # -- the lab's specimen --------------------------------------------------
     def commit(self, strokes: np.ndarray, tick: int) -> np.ndarray:

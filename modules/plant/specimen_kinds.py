@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hybridsim.modules import linear, spring
-from hybridsim.modules.config_schema import Key, Schema, Table, Text, Variants
+from hybridsim.modules.config_schema import Key, Numbers, Schema, Table, Text, Variants
 from hybridsim.modules.experimental.setups import kinds as setup_kinds
 
 COORDINATES = ("dofs", "actuators", "attachments")
@@ -21,6 +21,8 @@ OWN = {
     "coordinates": Key(Text(COORDINATES), "where it is driven: the setup's DOFs, the strokes, or (opensees) "
                        "actuator elements at their attachment points", default="dofs"),
     "setup": Key(Table(setup_kinds.CONFIG), "the rig (coordinates = 'dofs'; absent in a site's plant: the site's)"),
+    "held_loads": Key(Numbers("N", (1,)), "coordinates = 'dofs': what the jacks hold on the rig's passive load "
+                      "cells (a spreader beam's rods, tension); the actuators balance the specimen and them"),
 }
 
 

@@ -55,6 +55,7 @@ class VirtualSpecimen:
         if self.coordinates not in self.COORDINATES:
             raise ModuleError(f"specimen.coordinates must be 'dofs' or 'actuators', not {self.coordinates!r}")
         setup_table = table.pop("setup", None)
+        held = table.pop("held_loads", None)
         if self.coordinates == "dofs":
             if setup_table is None:
                 raise ModuleError("specimen: coordinates = 'dofs' needs the rig's setup table (specimen.setup)")
@@ -65,6 +66,14 @@ class VirtualSpecimen:
         else:
             self.setup = None
             names = [f"actuator_{i + 1}" for i in range(actuators)]
+        self.cells = actuators if self.setup is None else self.setup.cells
+        """load-cell readings: one per actuator, or the setup's (a rig that reads its braces or rods)"""
+        passive = self.cells - actuators if self.setup is not None and self.setup.actuator_cells else 0
+        if (held is not None) != (passive > 0) or (held is not None and len(held) != passive):
+            raise ModuleError(f"specimen.held_loads: give the {passive} loads the rig's jacks hold on its passive "
+                              "load cells (a spreader beam's rods, N)" if passive else
+                              "specimen.held_loads: this rig has no passive load cells (rods) to hold")
+        self.held = None if held is None else np.asarray(held, float)
         if not isinstance(kind, str):
             raise ModuleError("specimen.kind must name a module kind (linear, spring, opensees)")
         if "control" not in table:  # an opensees model names its control DOFs itself
@@ -77,7 +86,8 @@ class VirtualSpecimen:
         self.module.open(Session(sample_period, self.dof_names))
         self.sample_period = sample_period
         self._step = 0
-        self.commit(np.zeros(actuators), 0)
+        self.rest_loads = self.commit(np.zeros(actuators), 0)
+        """the load cells at rest (N): zero, or what held loads (rods) put on them"""
 
     def _loads(self, strokes: np.ndarray, tick: int) -> np.ndarray:
         self._step += 1
@@ -86,7 +96,11 @@ class VirtualSpecimen:
         force = self.module.execute(self._step).force
         if self.setup is None:
             return force
-        transpose = self.setup.jacobian(q).T
+        transpose = self.setup.cell_jacobian(q).T
+        if self.held is not None:  # the rods hold their loads, the actuators balance R and them
+            n = transpose.shape[1] - self.held.size
+            pushing = np.linalg.solve(transpose[:, :n], force - transpose[:, n:] @ self.held)
+            return np.concatenate([pushing, self.held])
         if transpose.shape[0] == transpose.shape[1]:
             return np.linalg.solve(transpose, force)
         return np.linalg.lstsq(transpose, force, rcond=None)[0]

@@ -73,9 +73,25 @@ class Setup(abc.ABC):
         """Inverse map: the DOFs (m, rad) of measured ``strokes`` (m); Newton unless a subclass has a closed form."""
         return self.newton(np.asarray(strokes, float))
 
+    @property
+    def cells(self) -> int:
+        """How many load-cell readings the rig's force map takes (the actuators' unless a kind reads others)."""
+        return self.actuators
+
+    @property
+    def actuator_cells(self) -> bool:
+        """Whether the first ``actuators`` readings are the actuators' own load cells (their limits apply)."""
+        return True
+
+    def cell_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """cells x DOFs: the virtual displacement each load-cell reading works through at ``q`` (the actuators'
+        strokes by default; a kind with rods or braces adds or replaces rows)."""
+        return self.jacobian(q)
+
     def dof_forces(self, q: np.ndarray, loads: np.ndarray) -> np.ndarray:
-        """DOF forces (N, N*m) of load-cell forces ``loads`` (N) at ``q``: J(q)^T loads (virtual work)."""
-        return self.jacobian(np.asarray(q, float)).T @ np.asarray(loads, float)
+        """DOF forces (N, N*m) of load-cell readings ``loads`` (N; ``cells`` of them) at ``q``: C(q)^T loads,
+        C the :meth:`cell_jacobian` (virtual work)."""
+        return self.cell_jacobian(np.asarray(q, float)).T @ np.asarray(loads, float)
 
     def newton(self, strokes: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray:
         """Solve strokes(q) = ``strokes`` for q by Newton's method from ``guess`` (default: the linearised solution

@@ -75,7 +75,7 @@ def left_jacobian(r: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def _kinematics(attachments: np.ndarray, bases: np.ndarray, rest: np.ndarray, controlled: np.ndarray,
+def link_kinematics(attachments: np.ndarray, bases: np.ndarray, rest: np.ndarray, controlled: np.ndarray,
                 full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(strokes, d strokes / d q over the ``controlled`` DOFs) at the body's ``full`` DOF vector."""
     n, d = attachments.shape
@@ -159,7 +159,7 @@ class RigidBodySetup(Setup):
         return self.strokes_and_jacobian(q)[1]
 
     def strokes_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return _kinematics(self.attachments, self.bases, self.rest_lengths, self.controlled,
+        return link_kinematics(self.attachments, self.bases, self.rest_lengths, self.controlled,
                            self._full_dofs(np.asarray(q, float)))
 
     def pose(self, strokes: np.ndarray) -> np.ndarray:

@@ -149,3 +149,43 @@ def test_a_checkpoint_of_a_site_with_a_yielding_specimen_resumes_exactly() -> No
         np.testing.assert_array_equal(result.displacement, expected.displacement)
     assert np.max(np.abs(straight[-1].force)) > 0.0
     resumed.close()
+
+
+SPREADER = {"kind": "four-actuators-3d", "lengths": [1.5, 1.5, 1.5, 1.5], "heights": [0.3, 0.9, 0.3, 0.9],
+            "links": [0.25] * 4, "angle": 45.0, "rods": {"pins": [[0.35, -0.35, 1.2], [-0.35, 0.35, 1.2]],
+                                                        "lengths": [3.0, 3.0]}}
+HEAD = np.diag([3.0e6, 3.0e6, 4.0e6, 4.0e6])  # N/m, N*m/rad over (ux, uy, rx, ry)
+
+
+def test_the_rods_hold_their_loads_and_the_actuators_balance_the_specimen_and_them() -> None:
+    """Six load cells (four actuators, two rods at 100 kN held by their jacks): the site's J^T f - J_rods^T T is
+    the specimen's K q at every step, the rods' columns of the record read 100 kN."""
+    plant = {"dt": DT, "dofs": ["a1", "a2", "a3", "a4"], "actuators": [{"model": "ideal"}] * 4,
+             "specimen": {"kind": "linear", "stiffness": HEAD.tolist(), "held_loads": [1.0e5, 1.0e5]}}
+    config = {"dt": DT, "setup": SPREADER, "actuators": [{}] * 4, "backend": {"plant": plant}}
+    module = build_module("experimental", config)
+    module.open(Session(DT, module.describe().dof_names))
+    targets = np.array([[0.0] * 4, [0.01, -0.02, 0.01, 0.02], [0.03, 0.01, -0.02, 0.01]])
+    for step, target in enumerate(targets):
+        module.propose(step, Command(step * DT, target))
+        result = module.execute(step)
+        module.commit(step)
+        np.testing.assert_allclose(result.force, HEAD @ target, rtol=1e-9, atol=1e-6)
+    loads = {r.name: r for r in module.records()}["measured_loads"]
+    assert loads.columns[-2:] == ("load_cell_5", "load_cell_6")
+    np.testing.assert_array_equal(loads.values[:, 4:], 1.0e5)
+    assert np.all(np.abs(loads.values[1:, :4]) > 1e3)  # the actuators push the head and against the rods
+    module.close()
+
+
+def test_a_rig_read_by_its_braces_refuses_actuator_load_limits_and_a_plant_daemon() -> None:
+    braced = {"kind": "inverted-v-brace", "lengths": [1.5, 1.0, 1.0], "half_span": 0.8,
+              "braces": {"feet": [[-1.5, -2.0], [1.5, -2.0]]}}
+    plant = {"dt": DT, "dofs": ["a1", "a2", "a3"], "actuators": [{"model": "ideal"}] * 3,
+             "specimen": {"kind": "linear", "stiffness": np.eye(3).tolist(), "setup": braced}}
+    config = {"dt": DT, "setup": braced, "actuators": [{"force": 1e5}, {}, {}], "backend": {"plant": plant}}
+    with pytest.raises(ModuleError, match=r"actuators\[\].force: this rig's load cells are not the actuators'"):
+        module = build_module("experimental", config)
+        module.open(Session(DT, module.describe().dof_names))
+    with pytest.raises(ModuleError, match="plant module: its specimen reads 6 load cells"):
+        build_module("plant", plant)

@@ -22,6 +22,14 @@ PLATFORM = {"kind": "loading-platform",  # an LBCB-like crosshead: two actuators
 MARTHS = {"kind": "marths-coupler", **{k: list(v) if isinstance(v, tuple) else v
                                        for k, v in parts._coupler_table().items()}}
 
+# ESFourActuators3d's geometry: actuators at 45 degrees from the model's x, on rigid links, a spreader beam's rods
+OF4 = {"L": [1.5, 1.4, 1.3, 1.2], "a": [0.2, 0.25, 0.3, 0.35], "h": 0.6, "phi": 45.0}
+SPREADER = {"kind": "four-actuators-3d", "lengths": [OF4["L"][0], OF4["L"][2], OF4["L"][1], OF4["L"][3]],
+            "heights": [0.0, OF4["h"], 0.0, OF4["h"]], "links": [OF4["a"][0], OF4["a"][2], OF4["a"][1], OF4["a"][3]],
+            "angle": OF4["phi"], "rods": {"pins": [[0.3, 0.3, 1.1], [-0.3, -0.3, 1.1]], "lengths": [2.0, 2.2]}}
+BRACED = {"kind": "inverted-v-brace", "lengths": [1.5, 1.2, 1.2], "half_span": 0.8,
+          "braces": {"feet": [[-1.5, -2.0], [1.5, -2.0]], "joints": [[-0.1, -0.05], [0.1, -0.05]]}}
+
 # (table, working range of each DOF: m or rad); rotations are large where the rig allows
 SETUPS = {
     "none": ({"kind": "none", "dofs": ["u", "v"], "kinds": ["translation", "rotation"]}, [0.5, 0.5]),
@@ -40,6 +48,8 @@ SETUPS = {
     "four-actuators-3d": ({"kind": "four-actuators-3d", "lengths": [1.5, 1.4, 1.5, 1.3], "heights": [0.3, 0.9, 0.3,
                                                                                                     0.8]},
                           [0.2, 0.2, 0.4, 0.4]),
+    "four-actuators-3d-spreader": (SPREADER, [0.2, 0.2, 0.3, 0.3]),
+    "inverted-v-brace-braces": (BRACED, [0.2, 0.2, 0.4]),
     "loading-platform": (PLATFORM, [0.1, 0.1, 0.1, 0.3, 0.3, 0.3]),
     "marths-coupler": (MARTHS, [0.05, 0.5]),
 }
@@ -76,7 +86,8 @@ def test_force_map_is_the_transpose_of_a_finite_difference_jacobian(name: str) -
                                     for e in np.eye(q.size)])
         loads = rng.normal(0.0, 1e5, setup.actuators)
         expected = jacobian.T @ loads  # virtual work: loads . ds = (J^T loads) . dq
-        assert setup.dof_forces(q, loads) == pytest.approx(expected, rel=1e-7, abs=1e-7 * np.max(np.abs(expected)))
+        forces = setup.dof_forces(q, loads) if setup.cells == setup.actuators else setup.jacobian(q).T @ loads
+        assert forces == pytest.approx(expected, rel=1e-7, abs=1e-7 * np.max(np.abs(expected)))
 
 
 def test_three_actuators_match_openfresco_closed_forms() -> None:
@@ -178,3 +189,91 @@ def test_bad_geometry_is_one_line_naming_the_key(table: dict, message: str) -> N
     with pytest.raises(ModuleError) as info:
         build_setup(table)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def _rotation(r: np.ndarray) -> np.ndarray:
+    """exp([r]x) by scipy (independent of the setups' Rodrigues kernel)."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_rotvec(r).as_matrix()
+
+
+def test_the_spreader_beams_rods_enter_the_force_map_by_their_length_changes() -> None:
+    """Six load cells: four actuators (pushing) and two rods (tension, pulling the head toward the floor pins);
+    DOF forces = J^T f - J_rods^T T with J_rods the central difference (h = 1e-6) of the rods' lengths, written
+    out here from the rods' geometry."""
+    setup = build_setup(SPREADER)
+    assert setup.cells == 6
+    pins = np.array(SPREADER["rods"]["pins"])
+    floor = pins - np.outer(SPREADER["rods"]["lengths"], [0.0, 0.0, 1.0])
+
+    def lengths(q: np.ndarray) -> np.ndarray:
+        u, r = np.array([q[0], q[1], 0.0]), np.array([q[2], q[3], 0.0])
+        return np.linalg.norm(u + pins @ _rotation(r).T - floor, axis=1)
+
+    assert lengths(np.zeros(4)) == pytest.approx(SPREADER["rods"]["lengths"], rel=1e-15)
+    rng = np.random.default_rng(5)
+    h, worst = 1e-6, 0.0
+    for q in poses([0.2, 0.2, 0.3, 0.3], count=20):
+        work = lambda x: np.concatenate([setup.strokes(x), -lengths(x)])  # noqa: E731 - what each cell works through
+        jacobian = np.column_stack([(work(q + h * e) - work(q - h * e)) / (2 * h) for e in np.eye(4)])
+        loads = rng.normal(0.0, 1e5, 6)
+        expected = jacobian.T @ loads
+        got = setup.dof_forces(q, loads)
+        worst = max(worst, float(np.max(np.abs(got - expected)) / np.max(np.abs(expected))))
+    print(f"four-actuators-3d with rods: force map vs finite differences, worst relative {worst:.2g}")
+    assert worst <= 1e-7
+
+
+def test_four_actuators_match_openfresco_closed_form() -> None:
+    """ESFourActuators3d's nonlinear forward map (rotation A(-alpha) B(beta) C(alpha), alpha = atan(phiy/phix),
+    beta = -sign(phix) |phi|; actuators L_i along the rotated axes on links a_i, the upper pair h above),
+    written out here; its actuators 1, 2, 3, 4 are this kind's 1, 3, 2, 4."""
+    (la, a, h), phi = (OF4["L"], OF4["a"], OF4["h"]), math.radians(OF4["phi"])
+    setup = build_setup(SPREADER)
+    turn = np.array([[math.cos(phi), math.sin(phi)], [-math.sin(phi), math.cos(phi)]])
+    worst = 0.0
+    for q in poses([0.2, 0.2, 0.3, 0.3], count=40):
+        d = np.concatenate([turn @ q[:2], turn @ q[2:]])
+        alpha = math.atan(d[3] / d[2])
+        beta = -math.copysign(math.hypot(d[2], d[3]), d[2])
+        spin = lambda t: np.array([[math.cos(t), math.sin(t), 0], [-math.sin(t), math.cos(t), 0], [0, 0, 1]])  # noqa
+        tilt = np.array([[1, 0, 0], [0, math.cos(beta), math.sin(beta)], [0, -math.sin(beta), math.cos(beta)]])
+        links = spin(-alpha) @ tilt @ spin(alpha) @ np.array([[-a[0], 0, -a[2], 0], [0, -a[1], 0, -a[3]],
+                                                                [0, 0, h, h]])
+        vectors = [(la[0] + d[0] + a[0] + links[0, 0], d[1] + links[1, 0], links[2, 0]),
+                   (d[0] + links[0, 1], la[1] + d[1] + a[1] + links[1, 1], links[2, 1]),
+                   (la[2] + d[0] + a[2] + links[0, 2], d[1] + links[1, 2], links[2, 2] - h),
+                   (d[0] + links[0, 3], la[3] + d[1] + a[3] + links[1, 3], links[2, 3] - h)]
+        openfresco = np.array([np.linalg.norm(v) - length for v, length in zip(vectors, la)])
+        worst = max(worst, float(np.max(np.abs(openfresco[[0, 2, 1, 3]] - setup.strokes(q)))))
+    assert worst <= 1e-14
+
+
+def test_the_brace_load_cells_enter_the_force_map_by_the_braces_length_changes() -> None:
+    """Six readings (Fx, Fy, M per brace); the axial force N_i = e_i . (Fx, Fy)_i works through the brace's
+    length l_i: DOF forces = sum N_i dl_i/dq, dl_i/dq the central difference (h = 1e-6) of the brace lengths,
+    written out here; the moments do no work (pinned braces), the actuators' load cells are not read."""
+    setup = build_setup(BRACED)
+    assert setup.cells == 6
+    feet, joints = np.array(BRACED["braces"]["feet"]), np.array(BRACED["braces"]["joints"])
+
+    def vectors(q: np.ndarray) -> np.ndarray:
+        turn = np.array([[math.cos(q[2]), -math.sin(q[2])], [math.sin(q[2]), math.cos(q[2])]])
+        return q[:2] + joints @ turn.T - feet
+
+    rng = np.random.default_rng(6)
+    h, worst = 1e-6, 0.0
+    for q in poses([0.2, 0.2, 0.4], count=20):
+        gradient = np.column_stack([(np.linalg.norm(vectors(q + h * e), axis=1)
+                                     - np.linalg.norm(vectors(q - h * e), axis=1)) / (2 * h) for e in np.eye(3)])
+        readings = rng.normal(0.0, 1e5, 6)
+        v = vectors(q)
+        axial = [float(readings[3 * i:3 * i + 2] @ v[i] / np.linalg.norm(v[i])) for i in range(2)]
+        expected = gradient.T @ np.array(axial)
+        got = setup.dof_forces(q, readings)
+        worst = max(worst, float(np.max(np.abs(got - expected)) / np.max(np.abs(expected))))
+        shear = np.array([-v[0][1], v[0][0], 7.0, -v[1][1], v[1][0], -3.0])  # across the braces, and moments
+        assert np.max(np.abs(setup.dof_forces(q, shear))) <= 1e-9 * np.max(np.abs(shear))
+    print(f"inverted-v-brace, brace load cells: force map vs finite differences, worst relative {worst:.2g}")
+    assert worst <= 1e-7
