@@ -58,6 +58,22 @@ def lagrange_basis(nodes: Sequence[float], tau: float) -> np.ndarray:
     return basis
 
 
+def predicted(tau: float, history: np.ndarray, order: int) -> np.ndarray:
+    """predictP_p at step time ``tau``: the polynomial through d_n, d_{n-1}, .., d_{n-p} (``history`` rows) at
+    the nodes 0, -1, .., -p, extrapolated (the command while the new target has not arrived)."""
+    return lagrange_basis([-float(i) for i in range(order + 1)], tau) @ history[: order + 1]
+
+
+def corrected(tau: float, target: np.ndarray, switch: float, last: np.ndarray, history: np.ndarray,
+              order: int) -> np.ndarray:
+    """correctD_p at step time ``tau``: the polynomial through (1, d_{n+1}), (``switch``, ``last``: the last
+    command sent before d_{n+1} arrived) and (0, d_n), (-1, d_{n-1}), .. (the first p + 1 distinct nodes).
+    It starts at ``last`` (no jump) and reaches d_{n+1} at tau = 1."""
+    nodes = [1.0, switch, *(-float(i) for i in range(order + 1) if -float(i) != switch)][: order + 1]
+    values = [target, last, *(history[round(-node)] for node in nodes[2:])]
+    return lagrange_basis(nodes, tau) @ np.vstack(values)
+
+
 class CommandGenerator:
     """One scheme's weights for ``samples`` control samples per step; :meth:`commands` applies them.
 

@@ -36,7 +36,13 @@ Config table (a generic site: any setup, one actuator table each, forces from th
                                                 # in any case: records(), /modules/<name>/records/)
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
-                                                #   into the step (m control samples per step Dt)
+                                                #   into the step (m control samples per step Dt; with
+                                                #   clock = "own": no earlier than that)
+    clock = "lockstep"                          # default; "own": the control loop on the wall clock in its own
+                                                #   thread (hybridsim.modules.experimental.clock, docs/realtime.md)
+    event_driven = {slow = 0.6, hold = 0.9, rate = 0.5}   # clock = "own": slow / hold past these shares of the step
+    time_scale = 10.0                           # clock = "own": continuous pseudo-dynamic, 10x slower than real time
+    scheduling = {priority = 80, cpu = 1, spin_us = 200}  # clock = "own": SCHED_FIFO, pinned, busy-wait tail
 
 The maRTHS benchmark's site (forces from the frame model fed by the measured motion)::
 
@@ -64,12 +70,13 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.config_schema import Integer, Key, Names, Number, Numbers, Schema, Table, Tables, Text
-from hybridsim.modules.experimental import command_generation, guards, kinematics, physical_frame
+from hybridsim.modules.experimental import clock, command_generation, guards, kinematics, physical_frame
 from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
 from hybridsim.modules.experimental.setups import kinds as setup_kinds
 from hybridsim.modules.plant import module as plant_module
 from hybridsim.modules.registry import module_schema
 from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused
+from hybridsim.modules.experimental.clock import SAMPLE_COLUMNS, STEP_COLUMNS, ClockSettings, SiteClock
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.kinds import build_compensator
@@ -124,6 +131,7 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                     "record": Key(Text(), "the site's record (HDF5, written at close), in the configuration's folder"),
                     "command_generation": Key(command_generation.CONFIG, "targets of the control samples",
                                               default="interpolate"),
+                    **clock.KEYS,
                 }, exactly_one=(("setup", "coupler"),), at_most_one=(("actuators", "compensators"),
                                                                     ("actuators", "guards")))
 
@@ -464,6 +472,9 @@ class ExperimentalModule(StepLedger):
             raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
         setup = self.config.get("setup")
         plant_place(self.config["backend"], base_dir, setup if isinstance(setup, Mapping) else None)
+        self.clock_settings = ClockSettings.from_config(self.config)
+        """None: lockstep; else the site runs on its own clock (:mod:`hybridsim.modules.experimental.clock`)"""
+        self.clock: SiteClock | None = None
         self.site: ExperimentalSite | None = None
         self._plant: Module | None = None
         self._plant_stack = contextlib.ExitStack()
@@ -480,7 +491,8 @@ class ExperimentalModule(StepLedger):
         return cls(config, base_dir)
 
     def describe(self) -> Description:
-        return Description(kind=self.kind, dofs=self.dofs, own_clock=False, control_dt=self.control_dt,
+        return Description(kind=self.kind, dofs=self.dofs, own_clock=self.clock_settings is not None,
+                           control_dt=self.control_dt,
                            info={"force": "feedback force of the frame model from the measured motion"
                                  if "frame" in self.config else "DOF forces of the load cells through the setup, "
                                  "J(q)^T f at the measured pose q",
@@ -492,6 +504,7 @@ class ExperimentalModule(StepLedger):
             raise ModuleError(f"experimental module: the session dt ({session.dt} s) must be a whole number of "
                               f"control samples ({self.control_dt} s)")
         self._close_plant()
+        samples = self._clock_samples(round(ratio))
         prime_site(self.config)
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
@@ -499,14 +512,39 @@ class ExperimentalModule(StepLedger):
         self.site = build_site(self.config, backend)
         self._samples_per_step = round(ratio)
         self.generator = self._generator(self._samples_per_step)
+        if self.clock_settings is not None:
+            clocked = self._generator(samples)
+            self.clock = SiteClock(self.site.advance, self.site.commit, self.control_dt, samples, max(clocked.order, 1),
+                                   getattr(clocked, "predicted", 0), self.clock_settings)
         self._snapshot = None
         self._targets = np.zeros((self.generator.history, len(self.dofs)))
         self._committed_sample = -1
         self._start = None
 
+    def _clock_samples(self, samples: int) -> int:
+        """M: the control samples of one step on the site's own clock (m time_scale); the command generation
+        must predict when M > 1."""
+        settings = self.clock_settings
+        if settings is None:
+            return samples
+        scaled = samples * settings.time_scale
+        if abs(scaled - round(scaled)) > 1e-9 * scaled:
+            raise ModuleError(f"experimental module: time_scale {settings.time_scale:g} times the {samples} control "
+                              f"samples of a step must be a whole number of samples, not {scaled:g}")
+        if round(scaled) > 1 and self._generator(round(scaled)).scheme != "predictor-corrector":
+            raise ModuleError("experimental module: a site on its own clock with more than one control sample per "
+                              "step needs command_generation = {scheme = \"predictor-corrector\", order = 2}: the "
+                              "actuators move on predictions until the next target arrives")
+        return round(scaled)
+
     def _generator(self, samples: int) -> CommandGenerator:
+        """The command generation of ``samples`` per step; on its own clock the predictor-corrector's arrival is
+        optional (absent: the real arrival of each target decides)."""
+        generation = self.config.get("command_generation", "interpolate")
+        if self.clock_settings is not None and isinstance(generation, Mapping):
+            generation = {"arrival": 0.0, **generation}
         try:
-            return CommandGenerator.from_config(self.config.get("command_generation", "interpolate"), samples)
+            return CommandGenerator.from_config(generation, samples)
         except ValueError as exc:
             raise ModuleError(f"experimental module: {exc}") from None
 
@@ -516,8 +554,25 @@ class ExperimentalModule(StepLedger):
             raise StepRefused(step, f"time {command.time} s is not a multiple of the step {self.session.dt} s")
         return n
 
+    def propose(self, step: int, command: Command) -> None:
+        """As every module's; on its own clock the site receives the target now (its arrival time)."""
+        super().propose(step, command)
+        n = self._step_of(step, command)
+        if self.clock is not None and n > 0:
+            self.clock.deliver(n, command.displacement)
+            if not self.clock.running:
+                self.clock.start(n - 1, self._targets, self._targets[0])
+            self.clock.promote_caller()
+
     def _check(self, step: int, command: Command) -> None:
         n = self._step_of(step, command)
+        if self.clock is not None and self.clock.running:
+            if n != self.clock.done + 1:
+                raise StepRefused(step, f"the site's own clock has run to t = {self.clock.done * self.session.dt} s; "
+                                        f"the next target must be for t = {(self.clock.done + 1) * self.session.dt} s, "
+                                        f"not {command.time} s (a site on its own clock cannot take a step back: an "
+                                        "iterating integrator needs clock = \"lockstep\")")
+            return
         done = self._committed_sample // self._samples_per_step if self._committed_sample >= 0 else -1
         if n != done + 1 and not (done == -1 and n == 1):
             raise StepRefused(step, f"the site is at t = {max(done, 0) * self.session.dt} s; the next target "
@@ -533,6 +588,9 @@ class ExperimentalModule(StepLedger):
                 probe = site.probe(command.displacement)
                 return probe.displacement, probe.force
             return self._start.displacement, self._start.force
+        if self.clock is not None:
+            end = self.clock.result(self._step_of(step, command), 30.0 + 10 * self.clock.samples * self.control_dt)
+            return end.displacement, end.force
         if self._snapshot is None:
             self._snapshot = site.state()
         else:
@@ -548,9 +606,12 @@ class ExperimentalModule(StepLedger):
         command = self._proposed[1]
         if self._step_of(step, command) == 0 and np.any(command.displacement != 0.0):
             raise StepRefused(step, "a pre-test probe at t = 0 is never committed: commit zero (the rest state)")
-        site.commit()
+        if self.clock is not None and self.clock.running:  # the clock has committed the step's samples
+            self._committed_sample = int(self.clock.step_log.values[self.clock.step_log.rows - 1, 0])
+        else:
+            site.commit()
+            self._committed_sample = site.sample
         self._snapshot = None
-        self._committed_sample = site.sample
         self._targets = np.vstack((self._proposed[1].displacement, self._targets[:-1]))
 
     def _discard(self) -> None:
@@ -559,6 +620,9 @@ class ExperimentalModule(StepLedger):
 
     def close(self) -> dict[str, float]:
         stats = super().close()
+        if self.clock is not None:
+            self.clock.stop()
+            stats.update(self.clock.stats())
         if self.site is not None:
             backend = self.site.backend
             volts = getattr(backend, "max_volts", None)
@@ -575,6 +639,11 @@ class ExperimentalModule(StepLedger):
         end; a plant daemon's DAQ log (``plant/...``)."""
         if self.site is None:
             return []
+        with self.clock.lock if self.clock is not None else contextlib.nullcontext():
+            return self._records()
+
+    def _records(self) -> list[Record]:
+        assert self.site is not None
         rows = self._committed_sample + 1
         count = self.site.setup.actuators
         actuators = tuple(f"actuator_{i + 1}" for i in range(count))
@@ -591,8 +660,25 @@ class ExperimentalModule(StepLedger):
                 out.append(Record(f"compensator_{i}/parameters", parameters.reshape(1, -1), ("1",) * parameters.size,
                                   tuple(f"p{j}" for j in range(parameters.size)),
                                   f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
+        out += self._clock_records(rows)
         plant_records = getattr(self._plant, "records", list)()  # a plant daemon's DAQ log
         return out + [replace(r, name=f"plant/{r.name}") for r in plant_records]
+
+    def _clock_records(self, rows: int) -> list[Record]:
+        """On its own clock: per control sample after the start (samples 1 .. rows - 1) its lateness, test time
+        and mode (0 predicted, 1 corrected, 2 slowed, 3 held); per committed step its end sample, the target's
+        arrival, held samples, slowed, wall time."""
+        if self.clock is None:
+            return []
+        steps = self.clock.step_log.head()
+        steps = steps[steps[:, 0] <= rows - 1]
+        return [Record("clock/samples", self.clock.sample_log.head(max(rows - 1, 0)), ("us", "s", "1", "us"),
+                       SAMPLE_COLUMNS, "per control sample k = 1, 2, ..: how late its tick started, the test time of "
+                       "its command, what the command was (0 predicted, 1 corrected, 2 slowed, 3 held), how long the "
+                       "sample took (command, plant, measurement)"),
+                Record("clock/steps", steps, ("1", "1", "1", "1", "s"), STEP_COLUMNS,
+                       "per step: the sample measured at its end, when its target arrived (share of the step), its "
+                       "held samples, whether it was slowed (1), its wall time")]
 
     def write_record(self, path: Path) -> None:
         """The site's record (per control sample: target strokes, commands, measured strokes in mm; loads in N)."""
@@ -604,6 +690,8 @@ class ExperimentalModule(StepLedger):
             f.attrs["control_dt"] = self.control_dt
             for name in record.fields:
                 f.create_dataset(name, data=record.array(name))
+            for clocked in self._clock_records(record.samples):
+                f.create_dataset(clocked.name, data=clocked.values)
 
     def _close_plant(self) -> dict[str, float]:
         lab = getattr(self.site.backend, "close", None) if self.site is not None and self._plant is None else None
@@ -616,6 +704,9 @@ class ExperimentalModule(StepLedger):
     @classmethod
     def checkpoint_refusal(cls, config: Mapping[str, Any]) -> str | None:
         backend = config.get("backend")
+        if config.get("clock") == "own":
+            return ("it runs on its own clock (clock = \"own\"): its actuators never stop, so a step cannot be "
+                    "taken back to a checkpoint; set output.checkpoint_every = 0")
         if isinstance(backend, Mapping) and "generic_tcp" in backend:
             return ("its backend is a lab's controller over OpenFresco's generic TCP protocol (backend.generic_tcp), "
                     "which keeps no checkpoints; set output.checkpoint_every = 0")
@@ -624,6 +715,8 @@ class ExperimentalModule(StepLedger):
     def _save_state(self) -> object:
         if self.site is None:
             raise ModuleError("experimental module: no site to checkpoint (the module is not open)")
+        if self.clock is not None:
+            raise ModuleError(f"experimental module: no checkpoint: {self.checkpoint_refusal(self.config)}")
         site = self.site.state()
         if self._plant is not None:  # a plant daemon: its committed state goes into the checkpoint
             site["backend"] = self.site.backend.state(with_plant=True)  # type: ignore[call-arg]

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hybridsim.coordinator.problems.executors import Resources, execute
 from hybridsim.coordinator.problems.marths import loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria, mean_criteria, spread_criteria
 
-TOPOLOGIES = ("inprocess", "daemons")
+TOPOLOGIES = ("inprocess", "daemons", "own-clock")
 
 
 @dataclass
@@ -34,6 +34,8 @@ class TrialResult:
     """the benchmark's per-run rule: flagged only if both actuators exceed the saturation"""
     wall_s: float
     history: loop.History | None = None
+    site: dict[str, float] = field(default_factory=dict)
+    """the site's clock counters and lateness (topology own-clock; docs/realtime.md)"""
 
 
 def run_one(spec: loop.RunSpec, topology: str = "inprocess", keep_history: bool = True) -> TrialResult:
@@ -41,15 +43,15 @@ def run_one(spec: loop.RunSpec, topology: str = "inprocess", keep_history: bool 
     start = time.perf_counter()
     if topology == "inprocess":
         hist = loop.run(spec)
-    elif topology == "daemons":
+    elif topology in ("daemons", "own-clock"):
         from hybridsim.coordinator.problems.marths.daemons import run_on_daemons
 
-        hist = run_on_daemons(spec)
+        hist = run_on_daemons(spec, clock=topology == "own-clock")
     else:
         raise ValueError(f"topology must be one of {', '.join(TOPOLOGIES)}, not {topology!r}")
     volts = hist.max_command_volts
     return TrialResult(spec, criteria(hist, parts.SAMPLE_RATE), volts, parts.daq().realizable(volts),
-                       time.perf_counter() - start, hist if keep_history else None)
+                       time.perf_counter() - start, hist if keep_history else None, hist.info.get("site", {}))
 
 
 def run_campaign(specs: Sequence[loop.RunSpec], workers: int = 1, topology: str = "inprocess",
@@ -76,6 +78,7 @@ def summary(results: Sequence[TrialResult], wall_s: float) -> dict[str, Any]:
         "max_command_volts": volts,
         "realizable": all(r.realizable for r in results),
         "wall_s": wall_s,
+        **({"site_clock": [r.site for r in results]} if nominal.site else {}),
     }
 
 

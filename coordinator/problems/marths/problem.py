@@ -72,7 +72,8 @@ class MarthsBenchmark(Problem[Campaign]):
                             "saturation is only logged and flagged by the realizability check, as in the "
                             "benchmark's scripts; default: %(default)s")
         p.add_argument("--topology", choices=TOPOLOGIES, default="inprocess",
-                       help="site and plant in this process, or each a local gRPC daemon (default: %(default)s)")
+                       help="site and plant in this process, each a local gRPC daemon, or the site a daemon on its own "
+                            "clock at 1024 Hz with the plant in it (docs/realtime.md); default: %(default)s")
         p.add_argument("--workers", type=int, default=1,
                        help="runs in parallel on a process pool (default: %(default)s)")
         p.add_argument("--scheduler", metavar="ADDRESS",
