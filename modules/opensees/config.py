@@ -6,7 +6,7 @@ A site writes it as a TOML (or JSON) table (``hybridsim site opensees
 
     kind = "opensees"
     model = "frame.py"            # defines build(ops, **parameters); path relative to this file
-    path_independent = true       # elastic model: a discarded trial needs no replay
+    path_independent = true       # elastic model: no worker process, a discard re-imposes the committed state
     mass_from_model = true        # report the model's nodal masses at the control DOFs
 
     [parameters]                  # keyword arguments of build()
@@ -98,7 +98,8 @@ CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs
                                  "configuration's folder (trusted code: docs/security.md)", required=True),
                     "parameters": Key(Free(), "keyword arguments of build()"),
                     "control": Key(Tables(CONTROL), "the control DOFs", required=True),
-                    "path_independent": Key(Flag(), "elastic model: a discarded trial needs no replay", default=False),
+                    "path_independent": Key(Flag(), "elastic model (state = f(displacements)): a discarded trial "
+                                            "needs no copy of the committed state", default=False),
                     "mass_from_model": Key(Flag(), "report the model's nodal masses at the control DOFs",
                                            default=False),
                     "analysis": Key(Table(ANALYSIS), "the static step"),

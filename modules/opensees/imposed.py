@@ -1,11 +1,18 @@
 """The static step that imposes displacements at control DOFs and reads the restoring forces.
 
 The displacements are imposed by non-homogeneous single-point (sp) constraints
-in a Plain pattern with a Constant series, enforced by the Transformation
-handler; the pseudo time does not advance (LoadControl with dlambda = 0), so
-loads that the user's model defines (gravity) stay as they are.  Each
-increment replaces the pattern with one holding the new sp values and runs one
-Newton solve; a failed solve makes OpenSees revert to its last commit.
+enforced by the Transformation handler; the pseudo time does not advance
+(LoadControl with dlambda = 0), so loads that the user's model defines
+(gravity) stay as they are.  Each control DOF has its own Plain pattern whose
+sp has the reference value 1 and whose Constant series' factor is the target:
+OpenSees imposes factor x 1 (``SP_Constraint::applyConstraint``).  An increment
+sets the factors through ``updateParameter`` (a parameter on the pattern's
+series: ``LoadPattern::setParameter`` passes ``randomProcessDiscretizer`` on to
+``ConstantSeries::setParameter('factor')``) and runs one Newton solve; a failed
+solve makes OpenSees revert to its last commit.  The domain never changes after
+the set-up, so the analysis is set up once: replacing a pattern every increment
+(the earlier way) made OpenSees number and allocate the system again each time,
+which cost time and leaked native memory (20-140 B per increment).
 
 The restoring force at a control DOF is the OpenSees reaction there, summed
 over the DOFs that ``equalDOF`` ties to it (a rigid floor is driven at its
@@ -25,7 +32,8 @@ from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.opensees.config import AnalysisSettings, ControlDof
 
 RESERVED_TAG = 1_900_000_000
-"""time-series and pattern tag the module uses; a user's model must not use it"""
+"""first time-series, pattern and parameter tag the module uses (one per control DOF from here up);
+a user's model must not use them"""
 
 
 def tied_dofs(control: ControlDof) -> list[tuple[int, int]]:
@@ -81,7 +89,12 @@ class ImposedDisplacementAnalysis:
         self.settings = settings
         self.groups = [tied_dofs(c) for c in self.controls]
         self.last_failure = ""
-        ops.timeSeries("Constant", RESERVED_TAG)
+        self._tags = [RESERVED_TAG + i for i in range(len(self.controls))]
+        for tag, c in zip(self._tags, self.controls):
+            ops.timeSeries("Constant", tag, "-factor", 0.0)
+            ops.pattern("Plain", tag, tag)
+            ops.sp(c.node, c.dof, 1.0)
+            ops.parameter(tag, "loadPattern", tag, "randomProcessDiscretizer", "factor")
         ops.constraints("Transformation")
         ops.numberer("RCM")
         ops.system("UmfPack")
@@ -89,7 +102,6 @@ class ImposedDisplacementAnalysis:
         ops.algorithm(settings.algorithm)
         ops.integrator("LoadControl", 0.0)
         ops.analysis("Static")
-        self._pattern_defined = False
 
     def displacement(self) -> np.ndarray:
         """Current displacements at the control DOFs (m, rad)."""
@@ -118,9 +130,5 @@ class ImposedDisplacementAnalysis:
         return True
 
     def _set_values(self, values: np.ndarray) -> None:
-        if self._pattern_defined:
-            ops.remove("loadPattern", RESERVED_TAG)
-        ops.pattern("Plain", RESERVED_TAG, RESERVED_TAG)
-        for c, value in zip(self.controls, values):
-            ops.sp(c.node, c.dof, float(value))
-        self._pattern_defined = True
+        for tag, value in zip(self._tags, values):
+            ops.updateParameter(tag, float(value))

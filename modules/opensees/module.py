@@ -1,14 +1,21 @@
 """The `opensees` module: an openseespy substructure driven by imposed displacements.
 
 Trial and committed state.  OpenSees commits its domain at the end of every
-converged static step, so a trial that the coordinator later discards has
-already become OpenSees' committed state.  The module therefore keeps the
-committed state itself, as the sequence of committed targets (the *path*),
-and returns to it by rebuilding the model and replaying that path: exact for
-any rate-independent model, path-dependent materials included.  A model
-declared ``path_independent`` (elastic, including geometric nonlinearity)
-keeps only the last committed displacement and needs no replay, because its
-state is a function of the imposed displacements alone.
+converged static step and cannot go back (docs/opensees.md says why no
+OpenSees means does), so:
+
+- a model declared ``path_independent`` (elastic, including geometric
+  nonlinearity) runs in this process and keeps only the last committed
+  displacement: its state is a function of the imposed displacements, so a
+  discarded trial is undone by imposing that displacement again;
+- a path-dependent model runs in a worker process whose committed state is a
+  frozen fork of it (:mod:`hybridsim.modules.opensees.forked`): a discard hands
+  over to a copy of the committed state, at the same cost at every step.
+
+This process also builds the model once, for its description (DOF kinds,
+mass, info) and so that a bad model fails at construction.  A checkpoint is
+the committed path (targets and increments); a restore replays it in a fresh
+worker.
 
 Non-convergence.  A step whose Newton iterations fail is retried with the
 increment halved, up to ``analysis.max_substeps`` increments; if it still
@@ -29,8 +36,10 @@ import openseespy.opensees as ops
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees.built import BuiltModel
 from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
-from hybridsim.modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls, dof_kind
+from hybridsim.modules.opensees.forked import ForkedModel
+from hybridsim.modules.opensees.imposed import dof_kind
 
 
 def _encode(values: np.ndarray) -> str:
@@ -59,13 +68,17 @@ class OpenSeesModule(StepLedger):
         self._path: list[tuple[np.ndarray, int]] = []
         """committed (target, increments) since the build; path-independent models keep only the last"""
         self._trial_increments = spec.analysis.substeps
+        self._worker: ForkedModel | None = None
+        self._snapshots = False
+        """whether commits keep a copy of the committed state (from the first discard that found none)"""
+        self._reached: tuple[np.ndarray, np.ndarray] | None = None
         self.stats.update({"replayed_steps": 0, "rebuilds": 0, "substepped": 0})
         self._fresh_model()
         try:
             self.dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
-            self.mass = self._coordinator_mass()
+            self.mass = self._model.coordinator_mass()
         except ModuleError:
-            domain.release(self)
+            self._drop_models()
             raise
 
     @classmethod
@@ -85,8 +98,8 @@ class OpenSeesModule(StepLedger):
 
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         increments = self.spec.analysis.substeps
-        while not self._analysis.impose(command.displacement, increments):
-            reason = self._analysis.last_failure
+        while not self._impose(command.displacement, increments):
+            reason = self._last_failure
             self._return_to_committed()
             increments *= 2
             if increments > self.spec.analysis.max_substeps:
@@ -95,18 +108,22 @@ class OpenSeesModule(StepLedger):
                                         "at its last committed state")
             self.stats["substepped"] += 1
         self._trial_increments = increments
-        return self._analysis.displacement(), self._analysis.force()
+        assert self._reached is not None
+        return self._reached
 
     def _accept(self, step: int) -> None:
-        reached = self._analysis.displacement()
-        if self.spec.path_independent:
+        assert self._reached is not None
+        reached = self._reached[0]
+        if self._worker is None:
             self._path = [(reached, 1)]
         else:
+            self._worker.commit(snapshot=self._snapshots)
             self._path.append((reached, self._trial_increments))
 
     def _discard(self) -> None:
-        """Path-dependent: rebuild and replay.  Path-independent: nothing, the next target defines the state."""
-        if not self.spec.path_independent:
+        """Path-dependent: a copy of the committed state takes over.  Path-independent: nothing, the next
+        target defines the state."""
+        if self._worker is not None:
             self._return_to_committed()
 
     def _save_state(self) -> object:
@@ -126,53 +143,64 @@ class OpenSeesModule(StepLedger):
 
     def close(self) -> dict[str, float]:
         stats = super().close()
-        domain.release(self)
+        self._drop_models()
         return stats
 
     # -- the model -----------------------------------------------------------
     def _fresh_model(self) -> None:
-        """(Re)build the model in the process's domain and set up the imposing analysis."""
+        """(Re)build the model in this process's domain and, for a path-dependent model, in a new worker."""
         domain.claim(self, self._label)
         try:
-            domain.build_model(self._build, self.spec.parameters, self.spec.model)
-            check_controls(self.spec.controls, self._label)
+            self._model = BuiltModel(self.spec, self._build, self._label)
         except ModuleError:
             domain.release(self)
             raise
-        self._analysis = ImposedDisplacementAnalysis(self.spec.controls, self.spec.analysis)
-        self._initial = self._analysis.displacement()
-        self._info = {"model": str(self.spec.model), "nodes": str(len(ops.getNodeTags())),
-                      "elements": str(len(ops.getEleTags())), "opensees": str(ops.version()),
-                      "path_independent": str(self.spec.path_independent).lower()}
+        self._initial = self._model.initial
+        self._info = dict(self._model.info)
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+        if not self.spec.path_independent:
+            self._worker = ForkedModel(self.spec, self._label)
         self.stats["rebuilds"] += 1
 
+    def _drop_models(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+        domain.release(self)
+
+    def _impose(self, target: np.ndarray, increments: int) -> bool:
+        """Impose ``target`` on the model that steps (the worker's or this process's); keep what it reached."""
+        if self._worker is not None:
+            converged, self._last_failure, *reached = self._worker.impose(target, increments)
+            self._reached = (reached[0], reached[1])
+            return converged
+        converged = self._model.impose(target, increments)
+        self._last_failure = "" if converged else self._model.last_failure
+        self._reached = self._model.reached()
+        return converged
+
     def _replay(self) -> None:
-        for target, increments in self._path:
-            if not self._analysis.impose(target, increments):
-                raise ModuleError(f"{self._label}: replaying the committed path failed ({self._analysis.last_failure})")
-            self.stats["replayed_steps"] += 1
+        """Impose the committed path on the freshly built model (a restore)."""
+        if self._worker is not None and self._path:
+            self._worker.replay(self._path)
+        for target, increments in self._path if self._worker is None else ():
+            if not self._model.impose(target, increments):
+                raise ModuleError(f"{self._label}: replaying the committed path failed ({self._model.last_failure})")
+        self.stats["replayed_steps"] += len(self._path)
 
     def _return_to_committed(self) -> None:
-        """Bring the domain back to the committed state after a discarded or failed trial."""
-        if not self.spec.path_independent:
-            self._fresh_model()
-            self._replay()
+        """Bring the model back to the committed state after a discarded or failed trial."""
+        if self._worker is not None:
+            if not self._worker.discard():   # committed without a copy: rebuild once, keep copies from now on
+                self._snapshots = True
+                self._worker.close()
+                self._worker = ForkedModel(self.spec, self._label)
+                self.stats["rebuilds"] += 1
+                self._replay()
             return
         committed = self._path[-1][0] if self._path else self._initial
-        if not self._analysis.impose(committed, self.spec.analysis.max_substeps):
+        if not self._model.impose(committed, self.spec.analysis.max_substeps):
             raise ModuleError(f"{self._label}: re-imposing the committed displacement failed "
-                              f"({self._analysis.last_failure})")
-
-    def _coordinator_mass(self) -> np.ndarray | None:
-        """Diagonal mass the coordinator carries: per-control 'mass', or the model's nodal mass at the ties."""
-        if self.spec.mass_from_model:
-            carried = {place for group in self._analysis.groups for place in group}
-            lost = [(n, d + 1) for n in ops.getNodeTags() for d, m in enumerate(ops.nodeMass(n))
-                    if m != 0.0 and (n, d + 1) not in carried]
-            if lost:
-                raise ModuleError(f"{self._label}: mass_from_model: the model has mass at (node, dof) {lost[:6]} "
-                                  "which no control DOF carries; make them control DOFs or remove that mass")
-            return np.diag([sum(ops.nodeMass(n, d) for n, d in group) for group in self._analysis.groups])
-        if any(c.mass is not None for c in self.spec.controls):
-            return np.diag([c.mass or 0.0 for c in self.spec.controls])
-        return None
+                              f"({self._model.last_failure})")

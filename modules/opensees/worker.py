@@ -1,0 +1,162 @@
+"""The worker process of a path-dependent OpenSees model and its frozen copy (see :mod:`.forked`).
+
+``python -m hybridsim.modules.opensees.worker FD`` (FD: the read end of the
+module's lifeline) starts the *keeper*, which forks the *worker*.  The worker
+reads requests on stdin and answers on the stdout it was given (OpenSees' own
+output goes to stderr).  Requests: ``("build", spec, label)``,
+``("impose", target, increments)``, ``("commit", snapshot)``, ``("discard",)``,
+``("replay", path)``, ``("quit",)``; answers: ``(pid, error, result)``.
+
+After answering a build, a replay or a commit that asks for one, the worker
+forks its *snapshot*: a copy of the committed state that waits on a pipe.  A
+discard writes ``p`` to it and exits; the snapshot forks a snapshot of its
+own (a copy of the committed state again), answers the discard and is the
+worker from then on.  The next commit kills the snapshot.  A commit that
+asks for none (a scheme that has not discarded) kills it too and forks
+nothing; a later discard is then answered ``False`` (the module rebuilds).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+import sys
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.opensees.forked import read_message, write_message
+from hybridsim.wire.contract import ModuleError
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Worker:
+    """Serves one module: requests on fd 0, answers on ``answers``."""
+
+    def __init__(self, lifeline: int, answers: int) -> None:
+        self._lifeline = lifeline
+        self._answers = answers
+        self._model: Any = None
+        self._snapshot_pid = 0
+        self._to_snapshot = -1
+
+    def serve(self) -> None:
+        while True:
+            request = read_message(0)
+            if request is None or request[0] == "quit":
+                self._drop_snapshot()
+                os._exit(0)
+            try:
+                result = getattr(self, "_" + request[0])(*request[1:])
+            except ModuleError as exc:
+                self._answer(None, str(exc))
+                continue
+            self._answer(result)
+            if request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
+                if self._snapshot():          # in the snapshot, promoted later: it answers that discard
+                    self._answer(True)
+            elif request[0] == "commit":
+                self._drop_snapshot()         # the old copy is no longer the committed state
+
+    def _answer(self, result: object, error: str = "") -> None:
+        try:
+            write_message(self._answers, (os.getpid(), error, result))
+        except BrokenPipeError:   # the module closed without reading (a commit's answer at its close)
+            self._drop_snapshot()
+            os._exit(0)
+
+    # -- requests
+    def _build(self, spec: Any, label: str) -> None:
+        from hybridsim.modules.opensees import domain
+        from hybridsim.modules.opensees.built import BuiltModel
+        self._model = BuiltModel(spec, domain.load_builder(spec.model), label)
+
+    def _impose(self, target: np.ndarray, increments: int) -> tuple[bool, str, np.ndarray, np.ndarray]:
+        converged = self._model.impose(target, increments)
+        return (converged, "" if converged else self._model.last_failure, *self._model.reached())
+
+    def _commit(self, snapshot: bool) -> None:
+        """Nothing before the answer: the snapshot is forked after it (see :meth:`serve`)."""
+
+    def _replay(self, path: list[tuple[np.ndarray, int]]) -> None:
+        for target, increments in path:
+            if not self._model.impose(target, increments):
+                raise ModuleError(f"{self._model.label}: replaying the committed path failed "
+                                  f"({self._model.last_failure})")
+
+    def _discard(self) -> bool:
+        if not self._snapshot_pid:
+            return False                      # no copy of the committed state: the module rebuilds
+        os.write(self._to_snapshot, b"p")
+        os._exit(0)                           # the snapshot answers
+
+    # -- the snapshot
+    def _snapshot(self) -> bool:
+        """Fork the snapshot of the state now; True in it once promoted to worker (False in the worker)."""
+        self._drop_snapshot()
+        from_worker, to_snapshot = os.pipe()
+        pid = os.fork()
+        if pid:
+            os.close(from_worker)
+            self._snapshot_pid, self._to_snapshot = pid, to_snapshot
+            return False
+        os.close(to_snapshot)
+        self._wait(from_worker)
+        os.close(from_worker)
+        self._snapshot()                      # a copy of the committed state before anything moves
+        return True
+
+    def _wait(self, fd: int) -> None:
+        """Until ``p`` arrives on ``fd``; exits when the worker or the module's lifeline is gone."""
+        readable = select.select([fd, self._lifeline], [], [])[0]
+        if self._lifeline in readable or os.read(fd, 1) != b"p":
+            os._exit(0)
+
+    def _drop_snapshot(self) -> None:
+        if self._snapshot_pid:
+            try:
+                os.kill(self._snapshot_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.close(self._to_snapshot)
+            self._snapshot_pid, self._to_snapshot = 0, -1
+
+
+def _keep() -> None:
+    """The keeper: subreaper of the family; returns when every process of it has exited."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+def main(argv: list[str]) -> int:
+    """Entry of ``python -m hybridsim.modules.opensees.worker LIFELINE_FD``."""
+    lifeline = int(argv[1])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print(f"opensees worker: prctl(PR_SET_CHILD_SUBREAPER) failed: errno {ctypes.get_errno()}", file=sys.stderr)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inherited by the family: the kernel reaps its children
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # a terminal's Ctrl-C is the module's to handle; it ends us
+    if os.fork():
+        os.close(lifeline)
+        _keep()
+        return 0
+    answers = os.dup(1)
+    os.dup2(2, 1)  # whatever OpenSees prints goes to stderr, never into the answers
+    _Worker(lifeline, answers).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,170 @@
+"""A path-dependent OpenSees model in its worker process: discards without replay, the family's end, no leak.
+
+The expected forces are the Steel01 bilinear law (closed form, as in
+test_module.py); "nothing replayed" is the module's own count of imposed
+steps, which the earlier rebuild-and-replay discard made grow with every
+committed step.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hybridsim.wire.contract import Session
+from hybridsim.modules.opensees import OpenSeesModule
+from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
+
+SPRING = {"model": "springs.py", "control": [{"name": "u", "node": 2, "dof": 1}]}
+REPOSITORY = Path(__file__).resolve().parents[3]
+
+
+def _spring() -> OpenSeesModule:
+    module = OpenSeesModule.from_config(SPRING, base_dir=MODELS)
+    module.open(Session(dt=0.01, dof_names=("u",)))
+    return module
+
+
+def _path(n: int) -> list[float]:
+    """A cyclic path that yields the spring in both directions, growing."""
+    k = np.arange(n)
+    return list(EPS_Y * (1 + 4 * k / n) * np.sin(2 * np.pi * k / 50))
+
+
+def test_discards_after_many_commits_replay_nothing_and_leave_no_trace() -> None:
+    module = _spring()
+    try:
+        path = _path(60)
+        committed: list[float] = []
+        for n, u in enumerate(path):
+            step(module, 3 * n, [u + 3 * EPS_Y], commit=False)         # two yielding trials, discarded
+            step(module, 3 * n + 1, [u - 3 * EPS_Y], commit=False)
+            force = step(module, 3 * n + 2, [u])[0]
+            committed.append(u)
+            assert force == pytest.approx(steel01_bilinear(committed)[-1], abs=1e-9)
+        # the first discard after a commit found no copy (no scheme had discarded yet): one rebuild and a
+        # replay of that one step; every discard since handed over to a copy of the committed state
+        assert module.stats["rebuilds"] == 2
+        assert module.stats["replayed_steps"] == 1
+    finally:
+        module.close()
+
+
+def test_a_scheme_that_never_discards_takes_no_copies_and_its_first_discard_rebuilds_once() -> None:
+    module = _spring()
+    try:
+        path = _path(120)
+        for n, u in enumerate(path):
+            step(module, n, [u])
+        trial = step(module, 200, [path[-1] + 5 * EPS_Y], commit=False)[0]
+        assert trial == pytest.approx(steel01_bilinear(path + [path[-1] + 5 * EPS_Y])[-1], abs=1e-9)
+        force = step(module, 201, [0.0])[0]
+        assert force == pytest.approx(steel01_bilinear(path + [0.0])[-1], abs=1e-9)
+        assert (module.stats["rebuilds"], module.stats["replayed_steps"]) == (2, len(path))
+    finally:
+        module.close()
+
+
+def _family(root: int) -> set[int]:
+    """Processes whose parent chain reaches ``root`` (the keeper and whatever it adopted)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found | ({root} if root in parents else set())
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _gone_within(pids: set[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(_running(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_the_worker_family_ends_with_the_module_and_with_its_process_killed() -> None:
+    module = _spring()
+    step(module, 0, [2 * EPS_Y])
+    step(module, 1, [3 * EPS_Y], commit=False)
+    step(module, 2, [EPS_Y], commit=False)                       # snapshots from here on
+    keeper = module._worker._keeper.pid                           # type: ignore[union-attr]
+    family = _family(keeper)
+    assert len(family) >= 3                                       # keeper, worker, snapshot (+ spares)
+    module.close()
+    assert _gone_within(family, 10.0)
+
+    script = textwrap.dedent(f"""
+        import sys
+        from hybridsim.modules.opensees import OpenSeesModule
+        from hybridsim.wire.contract import Command, Session
+        import numpy as np
+        m = OpenSeesModule.from_config({SPRING!r}, base_dir={str(MODELS)!r})
+        m.open(Session(dt=0.01, dof_names=("u",)))
+        for n, u in enumerate([0.2, 0.3, 0.1]):
+            m.propose(n, Command(time=0.01 * n, displacement=np.array([u])))
+            m.execute(n)
+        print(m._worker._keeper.pid, flush=True)
+        sys.stdin.read()
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             cwd=REPOSITORY, text=True)
+    try:
+        keeper = int(child.stdout.readline())                     # type: ignore[union-attr]
+        family = _family(keeper)
+        assert len(family) >= 3
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert _gone_within(family, 10.0)
+
+
+def test_imposing_does_not_grow_native_memory() -> None:
+    """The sp values are parameters of a fixed domain: 10,000 increments of the 19-DOF upper frame (the
+    earlier pattern-per-increment way grew ~140 B per increment there: 1.4 MB) grow RSS by no page run."""
+    import tomllib
+    examples = REPOSITORY / "examples"
+    module = OpenSeesModule.from_config(tomllib.loads((examples / "opensees_site_upper.toml").read_text()),
+                                        base_dir=examples)
+    try:
+        model = module._model
+        rng = np.random.default_rng(3)
+        pattern = 1e-4 * rng.standard_normal((50, len(module.dofs)))
+
+        def rss() -> int:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+        for k in range(1000):                                    # warm-up: allocators reach their size
+            assert model.impose(pattern[k % 50], 1)
+        before = rss()
+        for k in range(10000):
+            assert model.impose(pattern[k % 50], 1)
+        assert rss() - before < 256 * 1024
+    finally:
+        module.close()
