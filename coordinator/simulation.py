@@ -39,7 +39,7 @@ from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
 from hybridsim.coordinator.site_config import checked_config, description_record
-from hybridsim.coordinator.units import DISPLACEMENT, dof_kinds, labels, ordered_dofs
+from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.wire.network import NetworkEmulator
@@ -252,7 +252,10 @@ class _Run:
         if self.partition.unowned.size:
             names = [dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
-        self.kinds = dof_kinds(dofs, {s.name: s.description for s in slots})
+        try:
+            self.kinds = dof_kinds(dofs, {s.name: s.description for s in slots})
+        except KindConflict as exc:
+            raise UsageError(str(exc)) from None
         """translation or rotation, per structure DOF"""
 
     # -- the two ways to start ---------------------------------------------

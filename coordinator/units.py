@@ -25,13 +25,21 @@ MODEL = {"mass": {"translation": "kg", "rotation": "kg*m^2"},
 SCALARS = {"time": "s", "step_id": "1", "ground_acceleration": "m/s^2", "wall_step_s": "s"}
 
 
+class KindConflict(ValueError):
+    """Two modules describe one DOF differently (a translation in one, a rotation in the other)."""
+
+
 def dof_kinds(dofs: Sequence[str], descriptions: Mapping[str, Description]) -> list[str]:
-    """The kind of every structure DOF, as the (first) module that has it describes it."""
-    kinds: dict[str, str] = {}
-    for description in descriptions.values():
+    """The kind of every structure DOF, as the modules that have it describe it; they must agree."""
+    kinds: dict[str, tuple[str, str]] = {}
+    for module, description in descriptions.items():
         for dof in description.dofs:
-            kinds.setdefault(dof.name, dof.kind)
-    return [kinds.get(d, "translation") for d in dofs]
+            first, kind = kinds.setdefault(dof.name, (module, dof.kind))
+            if kind != dof.kind:
+                raise KindConflict(
+                    f"DOF {dof.name!r} is a {kind} in module {first!r} but a {dof.kind} in module {module!r}: "
+                    f"a DOF has one kind (m or rad); for a protocol module set its 'kinds' config key")
+    return [kinds[d][1] if d in kinds else "translation" for d in dofs]
 
 
 def labels(dofs: Sequence[str], kinds: Sequence[str], modules: Mapping[str, tuple[Description, str]]
