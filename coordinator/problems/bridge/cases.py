@@ -306,7 +306,8 @@ def hybrid_table(case: Case, duration: float, adapter: str, output: Path, left: 
             {"name": "left", "kind": "experimental", "address": left, "deadline_s": 60.0, **site},
             {"name": "middle", "kind": "opensees", "config": opensees_part("middle")},
             {"name": "right", "kind": "openfresco", "address": adapter, "deadline_s": 60.0,
-             "config": {"dofs": DOFS[6:], "server": "adapter", "path_independent": True}},
+             "config": {"dofs": DOFS[6:], "kinds": ["translation", "translation", "rotation"], "server": "adapter",
+                        "path_independent": True}},
         ],
         "output": {"file": str(output), "checkpoint_every": CHECKPOINT_EVERY if case.restart else 0},
     }
