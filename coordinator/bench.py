@@ -296,6 +296,32 @@ def realtime_late_steps(duration: float = 20.0, samples_per_step: int = 10, plan
             "max_lateness_us": summary["max_lateness_us"]}
 
 
+def site_clock_figures(duration: float = 20.0) -> dict[str, Any]:
+    """The design-card maRTHS run at Dt = 1/1024 s (coordinator, frame daemon, plant daemon) with the site daemon
+    on its own clock at 1024 Hz (SCHED_FIFO 80, 50 us busy-wait; the coordinator's loop at 70), against the
+    same run in lockstep: the site's control-sample lateness (us; late: a tick more than 10 % of dt after it
+    was due), its held samples, the run's maRTHS J2 and J7 (%, over ``duration`` s)."""
+    from hybridsim.coordinator.problems.marths.daemons import CLOCK, LOOP_PRIORITY
+    from hybridsim.coordinator.problems.marths.hybrid import design_card
+    from hybridsim.modules.experimental.clock import realtime_thread
+
+    figures: dict[str, Any] = {}
+    for label, site in (("lockstep", None), ("own", CLOCK)):
+        with tempfile.TemporaryDirectory(prefix="hybridsim-bench-") as folder:
+            experiment = design_card(Path(folder), duration, site=site)
+            with realtime_thread(LOOP_PRIORITY if site else 0):
+                summary = run_experiment(experiment).summary
+        figures[f"J2_{label}"] = summary["evaluation"]["J"]["J2"]
+        figures[f"J7_{label}"] = summary["evaluation"]["J"]["J7"]
+    stats = summary["modules"]["lab"]
+    samples = stats["clock_samples"]
+    return {"lateness_p50_us": stats["clock_lateness_p50_us"], "lateness_p99_us": stats["clock_lateness_p99_us"],
+            "lateness_max_us": stats["clock_lateness_max_us"],
+            "late_samples_pct": 100.0 * stats["clock_late_samples"] / samples, "samples": samples,
+            "held_samples_pct": 100.0 * stats["clock_held_samples"] / samples, "rate_hz": 1024.0,
+            "priority": stats["clock_priority"], **figures}
+
+
 def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     """Every figure of `hybridsim bench`, in the JSON shape of the issue (plus the details behind each)."""
     duration = 8.0 if quick else 20.0
@@ -308,7 +334,8 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     late_grpc = realtime_late_steps(duration, grpc_only=True)
     late_at_site = realtime_late_steps(duration, plant_daemon=False)
     long = long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0)
-    return {**wire, "long_run": long, "marths_realtime_factor": realtime, "dof_scaling": scaling,
+    clock = site_clock_figures(duration)
+    return {**wire, "long_run": long, "site_clock": clock, "marths_realtime_factor": realtime, "dof_scaling": scaling,
             "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
             "details": {"marths_loop": marths_loop, "hybrid_over_monolithic": hybrid, "realtime": late,
                         "realtime_grpc": late_grpc, "realtime_plant_at_site": late_at_site}}

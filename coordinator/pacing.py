@@ -1,4 +1,5 @@
-"""Real-time pacing of the step loop to the wall clock, and a progress bar for the terminal."""
+"""Real-time pacing of the step loop to the wall clock, a site clock's figures in a line, and a progress bar for
+the terminal."""
 
 from __future__ import annotations
 
@@ -48,6 +49,17 @@ class Pacer:
         if lateness > 0:
             self.late += 1
             self.max_lateness_s = max(self.max_lateness_s, lateness)
+
+
+def format_site_clock(name: str, stats: dict[str, float]) -> str:
+    """One line of a site's own clock: its slowed steps and held samples, mean step over target, lateness."""
+    steps, samples = max(stats["clock_steps"], 1.0), max(stats["clock_samples"], 1.0)
+    return (f"site {name} on its own clock: {stats['clock_slowed_steps']:.0f} slowed steps "
+            f"({100 * stats['clock_slowed_steps'] / steps:.2f} %), {stats['clock_held_samples']:.0f} held samples "
+            f"({100 * stats['clock_held_samples'] / samples:.2f} %), mean step {1e3 * stats['clock_mean_step_s']:.3f} "
+            f"ms for {1e3 * stats['clock_target_step_s']:.3f} ms; sample lateness p50 "
+            f"{stats.get('clock_lateness_p50_us', 0.0):.0f} us, p99 {stats.get('clock_lateness_p99_us', 0.0):.0f} us, "
+            f"max {stats.get('clock_lateness_max_us', 0.0):.0f} us")
 
 
 class ProgressBar:

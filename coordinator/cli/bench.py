@@ -56,6 +56,15 @@ def format_table(f: dict[str, Any]) -> str:
         lines.append(f"real-time maRTHS (Dt = 10/1024 s, site at 1024 Hz, {label}, {late['steps']} steps): "
                      f"{late['late_steps_pct']:.2f} % late, step p50 {late['step_p50_us']:.0f} us, "
                      f"p99 {late['step_p99_us']:.0f} us")
+    if "site_clock" in f:
+        c = f["site_clock"]
+        lines.append(f"maRTHS site on its own clock at 1024 Hz (coordinator, frame, plant running; SCHED_FIFO "
+                     f"{c['priority']:.0f}): lateness p50 {c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} "
+                     f"us, max {c['lateness_max_us']:.0f} us, {c['late_samples_pct']:.2f} % late (> 98 us), "
+                     f"{c['held_samples_pct']:.2f} % held; J2 " + " / ".join(f"{v:.2f}" for v in c["J2_own"])
+                     + " % (lockstep " + " / ".join(f"{v:.2f}" for v in c["J2_lockstep"]) + "), J7 "
+                     + " / ".join(f"{v:.2f}" for v in c["J7_own"]) + " % (lockstep "
+                     + " / ".join(f"{v:.2f}" for v in c["J7_lockstep"]) + ")")
     if "long_run" in f:
         from hybridsim.coordinator.bench_longrun import format_long_run
 

@@ -16,7 +16,7 @@ from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import ExperimentError, load_experiment
 from hybridsim.coordinator.interrupts import interrupted_once
 from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_token, monitoring
-from hybridsim.coordinator.pacing import ProgressBar
+from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
 from hybridsim.coordinator.recorder import read_attributes
 from hybridsim.coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
 
@@ -118,6 +118,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"network to {name}: {path}; {counters.get('network_segments', 0):.0f} segments, "
                      f"{counters.get('network_lost_segments', 0):.0f} lost and resent (longest wait "
                      f"{1e3 * counters.get('network_max_resend_wait_s', 0):.0f} ms)")
+    for name, stats in summary["modules"].items():
+        if "clock_steps" in stats:  # a site on its own clock (hybridsim.modules.experimental.clock)
+            lines.append(format_site_clock(name, stats))
     lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
     for dof, peak in summary["peak_displacement"].items():
         lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")

@@ -25,6 +25,7 @@ from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, ru
 from hybridsim.coordinator.monitor.jsonview import frame_json, info_json
 from hybridsim.coordinator.monitor.layout import MAX_POINTS, RunLayout, layout_of_experiment, run_layout
 from hybridsim.coordinator.monitor.page import render_page
+from hybridsim.coordinator.pacing import format_site_clock
 from hybridsim.coordinator.recorder import read_results
 
 
@@ -169,6 +170,9 @@ def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any
                        ("late_steps", "late steps (real-time pacer)"), ("max_lateness_us", "worst lateness (us)")):
         if key in summary:
             timing.append([label, _number(summary[key])])
+    for name, stats in summary.get("modules", {}).items():
+        if "clock_steps" in stats:  # a site on its own clock (hybridsim.modules.experimental.clock)
+            timing.append([f"site {name}'s own clock", format_site_clock(name, stats).split(": ", 1)[1]])
     parts = [_card("Run", _table(run), "report-run"), _card("Timing", _table(timing), "report-timing")]
     if records:
         parts.append(_card("Module records (in the results file; hybridsim export writes them with their units)",

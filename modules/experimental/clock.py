@@ -345,6 +345,18 @@ class SiteClock:
                 tau, switch, held, slowed, arrival, step_began = 0.0, None, 0, False, math.nan, ended
 
 
+MEASURED = ("measured_strokes", "measured_loads")
+"""record fields measured at sample k (the others were sent at sample k and measured at k + 1)"""
+
+
+def step_rows(record: Mapping[str, np.ndarray], steps: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of a site's per-sample record that its steps ended on, as a lockstep site with one sample per
+    step logs them: measured fields at the rest reading and at each step's end, sent fields (targets,
+    commands) at the sample that ended each step (``steps``: the record clock/steps)."""
+    ends = np.concatenate(([0], steps[:, 0].astype(int)))
+    return {name: values[ends] if name in MEASURED else values[ends[1:] - 1] for name, values in record.items()}
+
+
 @contextlib.contextmanager
 def realtime_thread(priority: int) -> Iterator[bool]:
     """The calling thread under SCHED_FIFO at ``priority`` (0: unchanged) while the block runs, if the system

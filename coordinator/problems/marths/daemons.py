@@ -11,7 +11,7 @@ configs as in process, so the criteria are the same.
 controller has it, SCHED_FIFO where permitted): its control loop ticks at 1024 Hz on the wall clock
 and each target must reach it within the sample before the one it drives, or that sample holds.  Its
 record then has a row per control sample, held ones included; the criteria take the samples that
-ended the steps (what the loop saw), :func:`per_step`.
+ended the steps (what the loop saw), :func:`~hybridsim.modules.experimental.clock.step_rows`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ import time
 from pathlib import Path
 
 import h5py
-import numpy as np
 
 from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.coordinator.problems.marths import loop, parts
-from hybridsim.modules.experimental.clock import realtime_thread
+from hybridsim.modules.experimental.clock import realtime_thread, step_rows
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire.contract import Session
 
@@ -82,14 +81,7 @@ def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, transport: str 
         with h5py.File(record_path) as f:
             record = {name: f[name][()] for name in ("measured_strokes", "commands")}
             if "clock" in f:
-                record = per_step(record, f["clock/steps"][()])
+                record = step_rows(record, f["clock/steps"][()])
     history = loop.history(spec, logs, record)
     history.info["site"] = {k: v for k, v in stats.items() if k.startswith("clock_")}
     return history
-
-
-def per_step(record: dict[str, np.ndarray], steps: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows of a site on its own clock that the loop saw: the strokes measured at the end of each step
-    (sample 0 is the reading at rest) and the command that ended each step (``steps``: clock/steps)."""
-    ends = np.concatenate(([0], steps[:, 0].astype(int)))
-    return {"measured_strokes": record["measured_strokes"][ends], "commands": record["commands"][ends[1:] - 1]}

@@ -13,6 +13,7 @@ tick order, so the figures are close to, not bit-for-bit, the published loop's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from hybridsim.coordinator.problems.marths.campaign import TrialResult
 from hybridsim.coordinator.problems.marths.report import format_table
 from hybridsim.coordinator.problems.marths.structure import FEEDBACK_DOFS
 from hybridsim.coordinator.recorder import read_results
+from hybridsim.modules.experimental.clock import step_rows
 from hybridsim.shipped import package_folder
 
 NDOF = 29
@@ -33,13 +35,13 @@ EXAMPLES = package_folder("hybridsim.examples")
 
 
 def design_card(folder: Path, duration: float, *, dt: float | None = None, daemons: bool = True,
-                plant_daemon: bool = True) -> Any:
+                plant_daemon: bool = True, site: Mapping[str, Any] | None = None) -> Any:
     """examples/marths.toml over its first ``duration`` s (s), its module files copied to ``folder``.
 
     ``dt`` (s) other than the benchmark's 1/1024 s makes the site run dt * 1024 control samples per
     step and drops the evaluation (the criteria are defined at 1024 Hz integration); ``daemons =
     False`` runs the frame and the site in process; ``plant_daemon = False`` puts the plant inside the
-    site's process, as a lab's real-time controller has it.
+    site's process, as a lab's real-time controller has it; ``site``: more keys of the site's table (its clock).
     """
     import json
     import shutil
@@ -48,10 +50,10 @@ def design_card(folder: Path, duration: float, *, dt: float | None = None, daemo
     from hybridsim.coordinator.experiment import parse_experiment
 
     shutil.copytree(EXAMPLES / "marths", folder / "marths", dirs_exist_ok=True)
+    site_table = json.loads((folder / "marths" / "site.json").read_text())
     if not plant_daemon:
-        site = json.loads((folder / "marths" / "site.json").read_text())
-        site["backend"] = {"plant": site["backend"]["daemon"]}
-        (folder / "marths" / "site.json").write_text(json.dumps(site))
+        site_table["backend"] = {"plant": site_table["backend"]["daemon"]}
+    (folder / "marths" / "site.json").write_text(json.dumps({**site_table, **(site or {})}))
     table = tomllib.loads((EXAMPLES / "marths.toml").read_text())
     table["experiment"]["duration"] = duration
     if dt is not None and dt != table["experiment"]["dt"]:
@@ -97,8 +99,11 @@ def evaluate(experiment: Any, results: Path) -> dict[str, Any]:
         if "records" not in group:
             why = group.attrs.get("records_error", "it keeps none")
             raise UsageError(f"evaluation: the results file holds no records of site {site_name!r} ({why})")
-        strokes = {name: group["records"][name][: ticks - 1] for name in ("target_strokes", "commands",
-                                                                           "measured_strokes")}
+        records = group["records"]
+        strokes = {name: records[name][()] for name in ("target_strokes", "commands", "measured_strokes")}
+        if "clock" in records:  # a site on its own clock: the samples its steps ended on (held ones between)
+            strokes = step_rows(strokes, records["clock/steps"][()])
+        strokes = {name: values[: ticks - 1] for name, values in strokes.items()}
         dofs = [str(d) for d in group.attrs.get("dofs", [])]
     estimate = stored[f"modules/{site_name}/displacement"].copy()
     if dofs != expected:

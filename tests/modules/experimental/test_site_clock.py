@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from hybridsim.modules.config_schema import ConfigError
-from hybridsim.modules.experimental.clock import CORRECT, HELD, PREDICT
+from hybridsim.modules.experimental.clock import CORRECT, HELD, PREDICT, step_rows
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.registry import build_module
 from hybridsim.wire.contract import Command, ModuleError, Session, StepRefused
@@ -187,10 +187,8 @@ def test_the_criteria_take_the_samples_that_ended_the_steps() -> None:
     """A record of 7 samples on its own clock: steps ended at samples 2, 3 and 6 (sample 1 and samples 4, 5
     held): the loop saw the rest reading (sample 0) and samples 2, 3, 6; the commands that ended the steps were
     sent at samples 1, 2 and 5 (row k: the command sent at sample k, measured at k + 1)."""
-    from hybridsim.coordinator.problems.marths.daemons import per_step
-
     record = {"measured_strokes": np.arange(7.0)[:, None] * [1.0, -1.0], "commands": np.arange(10.0, 17.0)[:, None]}
-    rows = per_step(record, np.array([[2.0, 0, 1, 0, 0], [3.0, 0, 0, 0, 0], [6.0, 0, 2, 0, 0]]))
+    rows = step_rows(record, np.array([[2.0, 0, 1, 0, 0], [3.0, 0, 0, 0, 0], [6.0, 0, 2, 0, 0]]))
     np.testing.assert_array_equal(rows["measured_strokes"][:, 0], [0, 2, 3, 6])
     np.testing.assert_array_equal(rows["commands"][:, 0], [11, 12, 15])
 
