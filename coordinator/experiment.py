@@ -35,6 +35,8 @@ the run is started from.  A minimal experiment::
     [output]
     file = "results/sdof.h5"
     checkpoint_every = 1000         # steps; `hybridsim resume results/sdof.h5` continues from the last one
+    records = true                  # the modules' own records (a site's per-sample log) into the results
+                                    # file, streamed in blocks; false: the sites keep none
 """
 
 from __future__ import annotations
@@ -129,6 +131,8 @@ class Experiment:
     """the experiment file's text, for the record"""
     table: dict[str, Any] = field(default_factory=dict)
     """the parsed experiment, from which a stopped run is rebuilt"""
+    records: bool = True
+    """the modules' own records go into the results file (False: the modules are asked to keep none)"""
 
     @property
     def steps(self) -> int:
@@ -187,7 +191,8 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     integrator, options = _integrator(table.get("integrator", {"kind": "alpha-os"}))
     modules = _modules(table.get("modules"), base_dir)
     output_table = table.get("output", {})
-    _only(output_table, "output", {"file", "checkpoint_every"})
+    _only(output_table, "output", {"file", "checkpoint_every", "records"})
+    records = _get(output_table, "output.records", bool, default=True)
     output = Path(_get(output_table, "output.file", str, default=f"results/{name}.h5"))
     checkpoint_every = _get(output_table, "output.checkpoint_every", int, default=0)
     if checkpoint_every < 0:
@@ -200,7 +205,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     _checkpointable(modules, checkpoint_every)
     evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
-                      amplitude, condense, checkpoint_every, evaluation, base_dir, source, table)
+                      amplitude, condense, checkpoint_every, evaluation, base_dir, source, table, records=records)
 
 
 # -- sections ----------------------------------------------------------------

@@ -3,9 +3,20 @@ the terminal."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
+
+SLICE_S = 3e-4
+"""the sleep a real-time loop must have left for the results writer to do one slice of its work"""
+
+SWITCH_INTERVAL_S = 2e-4
+"""Python's thread switch interval during a real-time loop (default 5 ms): how long the step loop may wait
+for the GIL while another thread of the coordinator (the results writer, the module threads) holds it"""
 
 
 class Pacer:
@@ -17,11 +28,15 @@ class Pacer:
     clock when the test resumes (:meth:`resync`).
     """
 
-    def __init__(self, dt: float) -> None:
+    def __init__(self, dt: float, slack: "Slack | None" = None) -> None:
         self.dt = dt
+        self.slack = slack
+        """lent the time the loop sleeps (the results writer works then)"""
         self.slot = 0
         self.late = 0
         self.max_lateness_s = 0.0
+        self.slot_start = 0.0
+        """wall time (s) the current step's slot began"""
         self._origin: float | None = None
 
     def resync(self) -> None:
@@ -33,13 +48,18 @@ class Pacer:
         now = time.perf_counter()
         if self._origin is None:
             self._origin, self.slot = now, 0
-        begin = self._origin + self.slot * self.dt
+        begin = self.slot_start = self._origin + self.slot * self.dt
         if begin > now:
+            if self.slack is not None:
+                self.slack.lend(begin)
             time.sleep(begin - now)
+            if self.slack is not None:
+                self.slack.take_back()
         return time.perf_counter()
 
-    def done(self, end: float) -> None:
-        """The step's work ended at wall time ``end`` (s): count it late if past the end of its slot.
+    def done(self, end: float) -> float:
+        """The step's work ended at wall time ``end`` (s): count it late if past the end of its slot; its
+        lateness (s, <= 0 when on time).
 
         ``end`` is after everything the coordinator does for the step (recording, listeners, progress
         included): all of it must fit in the slot for the next step to be issued on time.
@@ -49,6 +69,72 @@ class Pacer:
         if lateness > 0:
             self.late += 1
             self.max_lateness_s = max(self.max_lateness_s, lateness)
+        return lateness
+
+
+class Slack:
+    """The time a real-time loop sleeps between its steps, lent to the results writer thread in slices.
+
+    The writer thread holds the GIL for its Python parts and for HDF5 calls that do not release it
+    (a flush writes the file's metadata), so a step running beside it waits.  With a slack, the writer
+    does each slice of its work (one dataset's rows, a flush, ...) only while the loop sleeps with at
+    least :data:`SLICE_S` of its sleep left; while the loop itself waits for the writer (a queue full,
+    the end of the run) the writer works at will (:meth:`open`).
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._until = 0.0
+        self._open = 0
+
+    def lend(self, until: float) -> None:
+        """The loop sleeps until wall time ``until`` (s)."""
+        with self._changed:
+            self._until = until
+            self._changed.notify_all()
+
+    def take_back(self) -> None:
+        """The loop is awake."""
+        self._until = 0.0
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[None]:
+        """The loop waits for the writer: every slice may go."""
+        with self._changed:
+            self._open += 1
+            self._changed.notify_all()
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._open -= 1
+
+    def wait(self) -> None:
+        """(writer thread) Wait until a slice of work may run."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._open or time.perf_counter() + SLICE_S <= self._until)
+
+
+@contextlib.contextmanager
+def realtime_process() -> Iterator[None]:
+    """The coordinator's process tuned for a paced loop, restored after it.
+
+    - the thread switch interval is :data:`SWITCH_INTERVAL_S`: the results writer thread runs Python
+      between its HDF5 calls, and with the default 5 ms a step whose module reply arrives then waited
+      for the GIL up to 5 ms (5 slots at 1024 Hz);
+    - the objects that exist when the loop starts (the modules, the model, the window: all long-lived)
+      are frozen out of the garbage collector (``gc.freeze``), so a collection, of the oldest generation
+      too, scans only what the loop allocated (cycles made by the loop are still collected).
+    """
+    interval = sys.getswitchinterval()
+    gc.collect()
+    gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+        gc.unfreeze()
 
 
 def format_site_clock(name: str, stats: dict[str, float]) -> str:

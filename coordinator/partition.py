@@ -9,7 +9,7 @@ module's call in the calling thread, the others on a thread pool).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -17,7 +17,8 @@ from typing import TypeVar
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
-from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepResult
+from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Record, Session, StepResult,
+                                     module_records)
 
 T = TypeVar("T")
 
@@ -119,22 +120,36 @@ class Partition:
         sends it with its next message, so a thread per module would cost more than it saves."""
         self._each(step, lambda s: s.module.commit(step), parallel=False)
 
-    def records(self, skip: str | None = None) -> tuple[dict[str, list[Record]], dict[str, str]]:
-        """Every module's own records (all but ``skip``, a module that failed), and why a module could
-        not give them (the run's steps are on disk either way)."""
+    def records(self, skip: str | None = None, since: Mapping[str, int] | None = None,
+                ) -> tuple[dict[str, list[Record]], dict[str, str]]:
+        """Every module's own records at the end (all but ``skip``, a module that failed; streamed ones from
+        the row ``since[name]`` the results file lacks), and why a module could not give them (the run's
+        steps are on disk either way)."""
         out: dict[str, list[Record]] = {}
         errors: dict[str, str] = {}
         for slot in self.slots:
             if slot.name == skip:
                 continue
             try:
-                records = getattr(slot.module, "records", list)()
+                records = module_records(slot.module, (since or {}).get(slot.name, 0))
             except Exception as exc:  # noqa: BLE001 - reported in the results file, the run's steps are kept
                 errors[slot.name] = str(exc)
                 continue
             if records:
                 out[slot.name] = records
         return out, errors
+
+    def streamed(self, step: int, since: Mapping[str, int]) -> dict[str, list[Record]]:
+        """The rows of every module's streamed records from row ``since[name]`` on (the modules in ``since``;
+        see :class:`hybridsim.wire.contract.Record`)."""
+        out = {}
+        for slot in self.slots:
+            if slot.name in since:
+                try:
+                    out[slot.name] = module_records(slot.module, since[slot.name], final=False)
+                except (ModuleError, OSError, RuntimeError) as exc:
+                    raise ModuleStepError(slot, step, exc) from exc
+        return out
 
     def close(self) -> dict[str, dict[str, float]]:
         """Close every module (errors at close are reported, not raised); their summaries by name."""

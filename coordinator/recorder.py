@@ -8,7 +8,9 @@ after a crash at any flush point.  Layout::
     /time, /step_id, /ground_acceleration, /wall_step_s         (n,)
     /displacement, /velocity, /acceleration, /restoring_force   (n, ndof)
     /modules/<name>/displacement, /modules/<name>/force          (n, module ndof)
-    /modules/<name>/records/<record>                             a module's own records (rows x columns)
+    /modules/<name>/records/<record>                             a module's own records (rows x columns; a
+                                                                 streamed one grows in blocks during the run,
+                                                                 one row per committed sample of the module)
 
 Every dataset carries ``units`` (one per column, or one string) and, over DOFs, ``dofs``; every
 module group its ``kind``, ``where``, ``dofs`` and ``units`` (see :func:`hybridsim.coordinator.units.labels`).
@@ -37,6 +39,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from hybridsim.coordinator.lateness import Intervals
+from hybridsim.coordinator.pacing import Slack
 from hybridsim.coordinator.window import RowWindow
 from hybridsim.wire.contract import Record
 
@@ -107,7 +111,8 @@ class Recorder:
     def __init__(self, path: str | Path, columns: Mapping[str, int], *, dofs: Sequence[str],
                  attrs: Mapping[str, Any] | None = None, model: Mapping[str, np.ndarray] | None = None,
                  checkpoint_state: Mapping[str, np.ndarray] | None = None, checkpoint_modules: Sequence[str] = (),
-                 chunk: int = 256, labels: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 chunk: int = 256, labels: Mapping[str, Mapping[str, Any]] | None = None,
+                 streamed: Mapping[str, Sequence[Record]] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._columns = dict(columns)
@@ -137,12 +142,14 @@ class Recorder:
                 for name in checkpoint_modules:
                     f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
                                      dtype=np.uint8, chunks=(4096,))
+        _create_streamed(f, streamed or {})
         f.swmr_mode = True
         self._init_writer(0)
 
     @classmethod
-    def reopen(cls, path: str | Path, rows: int) -> "Recorder":
-        """Continue writing a results file after its row ``rows - 1`` (later rows are dropped)."""
+    def reopen(cls, path: str | Path, rows: int, streamed: Mapping[str, Sequence[Record]] | None = None) -> "Recorder":
+        """Continue writing a results file after its row ``rows - 1`` (later rows are dropped); the modules'
+        streamed records (``streamed``: their names and columns) are continued where the modules resume."""
         self = cls.__new__(cls)
         self.path = Path(path)
         size = self.path.stat().st_size
@@ -161,12 +168,12 @@ class Recorder:
         self._columns = {}
 
         def truncate(name: str, obj: Any) -> None:
-            growing = isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,)
-            if growing and not name.startswith("checkpoint/"):
+            if _per_step(name, obj):
                 obj.resize(rows, axis=0)
                 self._columns[name] = obj.shape[1] if obj.ndim == 2 else 0
 
         self._file.visititems(truncate)
+        _create_streamed(self._file, streamed or {})
         self._file.attrs["status"] = "running"
         self._file.attrs.pop("stop", None)
         self._file.attrs["completed_steps"] = rows
@@ -188,15 +195,20 @@ class Recorder:
         self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=QUEUE_WRITES)
         self._written = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._slack: Slack | None = None
+        self.activity = Intervals()
+        """when the writer thread wrote (what real-time lateness is compared with)"""
 
     @property
     def _row_bytes(self) -> int:
         return 8 * sum(max(width, 1) for width in self._columns.values())
 
     # -- the step loop's side ----------------------------------------------------------------------
-    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None) -> None:
-        """Start the writer thread over ``window``; ``observe(first_row, rows)`` sees every block it writes."""
-        self._window, self._observe = window, observe
+    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None,
+              slack: Slack | None = None) -> None:
+        """Start the writer thread over ``window``; ``observe(first_row, rows)`` sees every block it writes;
+        with ``slack`` (a real-time run), it works in slices while the step loop sleeps."""
+        self._window, self._observe, self._slack = window, observe, slack
         self._thread = threading.Thread(target=self._run, name=f"results writer {self.path.name}", daemon=True)
         self._thread.start()
 
@@ -213,18 +225,40 @@ class Recorder:
             self._put(("checkpoint", step, step_id, {k: np.array(v, copy=True) for k, v in state.items()},
                        dict(modules)))
 
+    def records(self, module: str, records: Sequence[Record]) -> None:
+        """Queue a block of ``module``'s streamed records (written at their ``first_row``) after the rows queued."""
+        if self.failure is None and records:
+            self._put(("records", module, records))
+
     def wait_written(self, rows: int) -> None:
         """Block until ``rows`` rows are on disk or the writer failed."""
-        with self._written:
+        with self._waiting(), self._written:
             self._written.wait_for(lambda: self.rows >= rows or self.failure is not None)
 
     def _put(self, item: tuple[Any, ...]) -> None:
-        while self.failure is None:
-            try:
-                self._queue.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
+        try:
+            self._queue.put_nowait(item)
+            return
+        except queue.Full:
+            pass
+        with self._waiting():
+            while self.failure is None:
+                try:
+                    self._queue.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+    def _waiting(self) -> contextlib.AbstractContextManager[None]:
+        """While the step loop waits for the writer, the writer need not wait for the loop's slack."""
+        return self._slack.open() if self._slack is not None else contextlib.nullcontext()
+
+    def _slice(self) -> None:
+        """(writer) Wait for the loop's slack before a slice of work, in a real-time run."""
+        if self._slack is not None:
+            self.activity.end()  # waiting is not writing
+            self._slack.wait()
+            self.activity.begin()
 
     def close(self, status: str, summary: Mapping[str, Any] | None = None,
               stop: Mapping[str, Any] | None = None) -> None:
@@ -235,8 +269,9 @@ class Recorder:
         status (the reserve is there for it); an abandoned file is only released.
         """
         if self._thread is not None:
-            self._put_final()
-            self._thread.join()
+            with self._waiting():
+                self._put_final()
+                self._thread.join()
             self._thread = None
         if not self._file.id.valid:
             return
@@ -266,9 +301,12 @@ class Recorder:
         while (item := self._queue.get()) is not None:
             if self.failure is not None:
                 continue
+            self.activity.begin()
             try:
                 if item[0] == "rows":
                     self._write_rows(item[1])
+                elif item[0] == "records":
+                    self._write_records(item[1], item[2])
                 else:
                     self._write_checkpoint(*item[1:])
             except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
@@ -277,6 +315,8 @@ class Recorder:
                 except BaseException:  # the step loop must never wait for a writer that is gone
                     self._fail(_write_error(self.path, exc))
                     raise
+            finally:
+                self.activity.end()
 
     def _write_rows(self, stop: int) -> None:
         start = self.rows
@@ -286,14 +326,18 @@ class Recorder:
             return
         window = self._window
         for key, values in window.arrays.items():
+            self._slice()
             dataset = self._dataset(key)
             dataset.resize(stop, axis=0)
             for row, slot, count in window.segments(start, stop):
                 dataset[row:row + count] = values[slot:slot + count]
+        self._slice()
         self._file.flush()
+        self._slice()
         self._file.attrs["completed_steps"] = stop
         self._file.flush()
         if self._observe is not None:
+            self._slice()
             for row, slot, count in window.segments(start, stop):
                 self._observe(row, {k: v[slot:slot + count] for k, v in window.arrays.items()})
         with self._written:
@@ -306,14 +350,27 @@ class Recorder:
             return
         current = self._dataset("checkpoint/current")
         slot = "slot1" if current[0] == 0 else "slot0"
+        self._slice()
         for key, value in state.items():
             self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
         for name, blob in modules.items():
+            self._slice()
             dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
             dataset.resize(len(blob), axis=0)
             dataset[:] = np.frombuffer(blob, dtype=np.uint8)
+        self._slice()
         self._file.flush()
+        self._slice()
         current[...] = [int(slot[-1]), step, step_id]
+        self._file.flush()
+
+    def _write_records(self, module: str, records: Sequence[Record]) -> None:
+        if self._refuse(sum(8 * np.size(r.values) for r in records)):
+            return
+        for record in records:
+            self._slice()
+            _store_streamed(self._dataset(f"modules/{module}/records/{record.name}"), record)
+        self._slice()
         self._file.flush()
 
     def _dataset(self, name: str) -> h5py.Dataset:
@@ -342,6 +399,28 @@ class Recorder:
         self._fail(_write_error(self.path, exc))
         with contextlib.suppress(Exception):
             self._file.close()
+
+
+def _create_streamed(f: h5py.File, streamed: Mapping[str, Sequence[Record]]) -> None:
+    """Create the datasets of the modules' streamed records that ``f`` lacks (empty, growing; unfilled rows NaN)."""
+    for module, records in streamed.items():
+        for record in records:
+            key = f"modules/{module}/records/{record.name}"
+            if key in f:
+                continue
+            width = len(record.columns)
+            dataset = f.create_dataset(key, shape=(0, width), maxshape=(None, width), chunks=(4096, width),
+                                       dtype=np.float64, fillvalue=np.nan)
+            dataset.attrs.update({"units": list(record.units), "columns": list(record.columns),
+                                  "description": record.description})
+
+
+def _store_streamed(dataset: h5py.Dataset, record: Record) -> None:
+    """Rows of a streamed record at its ``first_row``; rows after them (an earlier run's, before a resume) go."""
+    values = np.asarray(record.values, dtype=float).reshape(-1, dataset.shape[1])
+    stop = int(record.first_row or 0) + values.shape[0]
+    dataset.resize(stop, axis=0)
+    dataset[stop - values.shape[0]:stop] = values
 
 
 def _rewrite(path: Path) -> None:
@@ -386,8 +465,12 @@ def write_records(path: str | Path, records: Mapping[str, Sequence[Record]], err
     ``units``, ``columns`` and ``description``; a module that could not give them gets ``records_error``."""
     with h5py.File(path, "r+", libver="latest") as f:
         for name, module_records in records.items():
+            _create_streamed(f, {name: [r for r in module_records if r.first_row is not None]})
             for record in module_records:
                 key = f"modules/{name}/records/{record.name}"
+                if record.first_row is not None:
+                    _store_streamed(f[key], record)
+                    continue
                 if key in f:
                     del f[key]
                 dataset = f.create_dataset(key, data=np.asarray(record.values, dtype=float))
@@ -413,9 +496,10 @@ def _attributes(f: h5py.File) -> dict[str, Any]:
     return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
 
 
-def _claimed(f: h5py.File, name: str, obj: Any) -> bool:
-    """Whether ``obj`` is a per-step dataset (it grows one row per step; checkpoints excluded)."""
-    return isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,) and not name.startswith("checkpoint/")
+def _per_step(name: str, obj: Any) -> bool:
+    """Whether ``obj`` is a per-step dataset (it grows one row per step; checkpoints and records excluded)."""
+    return (isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,) and not name.startswith("checkpoint/")
+            and "/records/" not in name)
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
@@ -430,7 +514,7 @@ def read_results(path: str | Path) -> dict[str, Any]:
 
         def read(name: str, obj: Any) -> None:
             if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):
-                out[name] = obj[:rows] if _claimed(f, name, obj) else obj[()]
+                out[name] = obj[:rows] if _per_step(name, obj) else obj[()]
 
         f.visititems(read)
         out["attrs"] = _attributes(f)
@@ -443,7 +527,7 @@ def read_rows(path: str | Path, first: int, stop: int) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     with h5py.File(path, "r", libver="latest", swmr=True) as f:
         def read(name: str, obj: Any) -> None:
-            if _claimed(f, name, obj):
+            if _per_step(name, obj):
                 out[name] = obj[first:stop]
             elif isinstance(obj, h5py.Dataset) and name.startswith("model/"):
                 out[name] = obj[()]

@@ -29,9 +29,10 @@ import numpy as np
 
 from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.lateness import LateCauses
 from hybridsim.coordinator.experiment import Experiment, ModuleSpec, parse_experiment
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
-from hybridsim.coordinator.pacing import Pacer
+from hybridsim.coordinator.pacing import Pacer, Slack, realtime_process
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
@@ -41,7 +42,7 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileErr
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
-from hybridsim.wire.contract import Module, ModuleError, Session
+from hybridsim.wire.contract import Module, ModuleError, Record, Session
 from hybridsim.wire.network import NetworkEmulator
 from hybridsim.wire.starters import launch
 from hybridsim.modules.registry import build_module
@@ -220,7 +221,11 @@ class _Run:
         self.takeover = takeover
         self.networks = networks or {}
         """the emulated paths of lab-protocol clients (a RemoteModule reports its own at close)"""
-        self.pacer = Pacer(experiment.dt) if realtime else None
+        self.pacer = Pacer(experiment.dt, Slack()) if realtime else None
+        self.record_rows: dict[str, int] = {}
+        """the modules that stream records, and the rows of them collected so far"""
+        self.late_causes: LateCauses | None = None
+        """why real-time steps were late (a real-time run's)"""
         self.output = output
         self.progress = progress
         self.control = control
@@ -280,7 +285,8 @@ class _Run:
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
-            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})))
+            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}),
+            streamed=self._streamed()))
         start = _Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                        Peaks(model.ndof))
         self._put(start, exp.motion.at(0), 0.0)
@@ -308,7 +314,8 @@ class _Run:
         start = _Start(integrator, reduction, window, None, checkpoint.step, checkpoint.step_id,  # type: ignore[arg-type]
                        float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof))
         scan_rows(self.output, rows, start.observe)
-        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows))
+        streamed = self._streamed()
+        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed))
         return start
 
     # -- the run -----------------------------------------------------------
@@ -318,7 +325,7 @@ class _Run:
         wall_start = time.perf_counter()
         try:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name,
-                                             takeover=self.takeover))
+                                             takeover=self.takeover, records=exp.records))
             start = begin()
         except BaseException:
             partition.close()
@@ -326,12 +333,12 @@ class _Run:
         closed = False
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
-            start.recorder.start(start.window, start.observe)
+            start.recorder.start(start.window, start.observe, self.pacer.slack if self.pacer is not None else None)
             with recorder_closed(start.recorder, start.window) as status:
                 try:
                     loop_wall, step_times = self._loop(start, status)
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
-                    records = partition.records(skip=(status.stop or {}).get("module"))
+                    records = partition.records(skip=(status.stop or {}).get("module"), since=self.record_rows)
                 summaries, closed = partition.close(), True
                 for name, network in self.networks.items():
                     summaries[name] = {**summaries[name], **network.stats()}
@@ -340,6 +347,8 @@ class _Run:
                 _raise_on_failure(start.recorder, status)
                 summary = _summary(exp, start, loop_wall, step_times, time.perf_counter() - wall_start, summaries,
                                    self.pacer, self._peak_order())
+                if self.late_causes is not None:
+                    summary["late_causes"] = self.late_causes.summary(loop_wall)
                 status.completed(summary)
         finally:
             if not closed:
@@ -358,19 +367,29 @@ class _Run:
         for the results writer, listeners, progress), the time it holds of its real-time slot.  The
         results file's ``/wall_step_s`` is the compute part (issue to commit at every module).
         """
+        step_times = Durations()
+        pacer = self.pacer
+        self.late_causes = LateCauses(self.experiment.dt, start.recorder.activity) if pacer is not None else None
+        with self.late_causes or contextlib.nullcontext(), realtime_process() if pacer else contextlib.nullcontext():
+            loop_start = time.perf_counter()
+            self._steps(start, status, step_times, self.late_causes)
+        return time.perf_counter() - loop_start, step_times
+
+    def _steps(self, start: _Start, status: "_Status", step_times: Durations, causes: LateCauses | None) -> None:
+        """Every step after ``start.step`` (see :meth:`_loop`); each step's whole wall time into ``step_times``."""
         exp, partition, control, listeners, progress = (self.experiment, self.partition, self.control,
                                                         self.listeners, self.progress)
         integrator, reduction, window, recorder = start.integrator, start.reduction, start.window, start.recorder
         load_shape = reduction.force(reduction.model.ground_load(1.0))
         load, full_trial, reduced_force = np.empty_like(load_shape), np.empty(partition.ndof), np.empty_like(load_shape)
         ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
-        step_times = Durations()
         step_id = start.step_id
         pacer, holds = self.pacer, control.holds
-        loop_start = time.perf_counter()
+        lent = pacer.slack.open if pacer is not None and pacer.slack is not None else contextlib.nullcontext
         for n in range(first, last + 1):
             try:
-                control.gate()
+                with lent():  # a hold: the results writer need not wait for the loop's slack
+                    control.gate()
             except RunAborted as exc:
                 status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * dt)
                 raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "
@@ -397,13 +416,19 @@ class _Run:
                 status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
-            self._put(start, ground[n], time.perf_counter() - t0)
+            committed = time.perf_counter()
+            self._put(start, ground[n], committed - t0)
             if recorder.failure is not None:
                 _raise_on_failure(recorder, status)
+            queued = True
             if exp.checkpoint_every and n % exp.checkpoint_every == 0:
                 self._checkpoint(start, n)
             elif n % RECORD_BLOCK == 0:
                 recorder.submit(window.rows)
+            else:
+                queued = False
+            if self.record_rows and n % RECORDS_EVERY == 0:
+                self._collect_records(start)
             for listener in listeners:
                 listener(n, window.view)
             if progress is not None:
@@ -411,8 +436,9 @@ class _Run:
             end = time.perf_counter()
             step_times.add(end - t0)
             if pacer is not None:
-                pacer.done(end)
-        return time.perf_counter() - loop_start, step_times
+                lateness = pacer.done(end)
+                if causes is not None:
+                    causes.step(n, pacer.slot_start, t0, committed, end, lateness, queued)
 
     def _checkpoint(self, start: _Start, n: int) -> None:
         """Queue rows up to n, then the integrator's and every module's state of step n, for the results writer."""
@@ -423,6 +449,24 @@ class _Run:
             except ModuleError as exc:
                 raise ModuleStepError(slot, start.step_id, exc) from exc
         start.recorder.checkpoint(n, start.step_id, start.integrator.state(), modules)
+
+    def _streamed(self) -> dict[str, list[Record]]:
+        """The modules' streamed records as they stand (their names and columns: the results file's datasets);
+        the rows to collect from each start at 0."""
+        if not self.experiment.records:
+            return {}
+        blocks = self.partition.streamed(0, {s.name: 0 for s in self.partition.slots})
+        streamed = {name: [r for r in records if r.first_row is not None] for name, records in blocks.items()}
+        self.record_rows = {name: 0 for name, records in streamed.items() if records}
+        return {name: streamed[name] for name in self.record_rows}
+
+    def _collect_records(self, start: _Start) -> None:
+        """Queue the rows of the modules' streamed records since the last collection for the results writer."""
+        for name, records in self.partition.streamed(start.step_id, self.record_rows).items():
+            streamed = [r for r in records if r.first_row is not None]
+            if streamed:
+                start.recorder.records(name, streamed)
+                self.record_rows[name] = int(streamed[0].first_row or 0) + len(streamed[0].values)
 
     def _put(self, start: _Start, ground: float, wall: float) -> None:
         """Row n = integrator.step: the committed state on all DOFs and what every module measured.
@@ -492,6 +536,10 @@ class _Run:
 
 
 RECORD_BLOCK = 1024
+RECORDS_EVERY = 8 * RECORD_BLOCK
+"""steps between two collections of the modules' streamed records: one call to each module that streams, the
+rows queued for the results writer; a site forgets rows when the next call says they are stored, so it holds
+at most two collections' steps of its record"""
 """steps between the blocks of rows queued for the results writer"""
 
 

@@ -104,8 +104,9 @@ class StepLedger(abc.ABC):
     @abc.abstractmethod
     def describe(self) -> Description: ...
 
-    def records(self) -> list[Record]:
-        """The module's own records of this session (none unless a kind keeps some)."""
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        """The module's own records of this session (none unless a kind keeps some; ``since``, ``final``:
+        see :class:`hybridsim.wire.contract.Record`)."""
         return []
 
     def open(self, session: Session) -> None:

@@ -31,7 +31,8 @@ import numpy as np
 
 from hybridsim.modules.base import checkpoint_json
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Schema
-from hybridsim.wire.contract import Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult
+from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult,
+                                     module_records)
 
 LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
 
@@ -201,8 +202,8 @@ class LimitedModule:
         summary["on_hold"] = float(self._hold is not None)
         return summary
 
-    def records(self) -> list[Record]:
-        return getattr(self.inner, "records", list)()
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        return module_records(self.inner, since, final)
 
 
 def with_limits(module: Module, table: Mapping[str, Any] | None, confirm: Confirm = terminal_confirm) -> Module:

@@ -31,9 +31,10 @@ Config table (a generic site: any setup, one actuator table each, forces from th
                                                 # "stream" or "unary" (as a module's in an experiment)
             | {generic_tcp = "HOST:PORT", channels = 2}  # a lab's controller over OpenFresco's generic TCP
                                                 # protocol (ECGenericTCP; docs/interop.md)
-    record = "site.h5"                          # optional: the site's record, also written at close into
-                                                # this file (the coordinator stores it in the results file
-                                                # in any case: records(), /modules/<name>/records/)
+    record = "site.h5"                          # optional: the site's record, also written into this file
+                                                # (appended every 65,536 samples and at close; the
+                                                # coordinator streams it into the results file unless
+                                                # its output.records = false: records(), /modules/<name>/records/)
     command_generation = "interpolate"          # default; or {scheme = "predictor-corrector", order = 2,
                                                 #   arrival = 0.3}: the new target reaches the site 0.3 Dt
                                                 #   into the step (m control samples per step Dt; with
@@ -75,7 +76,8 @@ from hybridsim.modules.experimental.compensators import kinds as compensator_kin
 from hybridsim.modules.experimental.setups import kinds as setup_kinds
 from hybridsim.modules.plant import module as plant_module
 from hybridsim.modules.registry import module_schema
-from hybridsim.wire.contract import Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused
+from hybridsim.wire.contract import (Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused,
+                                     module_records)
 from hybridsim.modules.experimental.clock import SAMPLE_COLUMNS, STEP_COLUMNS, ClockSettings, SiteClock
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators.base import Compensator
@@ -128,7 +130,8 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                                              "control cannot probe"),
                     "frame": Key(Table(physical_frame.CONFIG), "the maRTHS feedback-force frame model"),
                     "backend": Key(Table(BACKEND), "the control backend", required=True),
-                    "record": Key(Text(), "the site's record (HDF5, written at close), in the configuration's folder"),
+                    "record": Key(Text(), "the site's record (HDF5, appended every 65,536 samples and at close), in the "
+                                  "configuration's folder"),
                     "command_generation": Key(command_generation.CONFIG, "targets of the control samples",
                                               default="interpolate"),
                     **clock.KEYS,
@@ -286,9 +289,9 @@ def _actuator_tables(config: Mapping[str, Any], count: int) -> list[Mapping[str,
 
 
 def build_site(config: Mapping[str, Any], backend: ControlBackend,
-               compensators: Sequence[Compensator] | None = None) -> ExperimentalSite:
+               compensators: Sequence[Compensator] | None = None, record: bool = True) -> ExperimentalSite:
     """The site a config describes, around ``backend``; ``compensators`` replace the config's own (and its
-    guards) if given."""
+    guards) if given; ``record``: it logs every sample (:class:`SiteRecord`)."""
     try:
         dt = float(config["dt"])
         setup = site_setup(config)
@@ -299,7 +302,7 @@ def build_site(config: Mapping[str, Any], backend: ControlBackend,
         limits = [[float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")]
         forces = _force_source(config, setup, backend, dt)
         signs = config.get("signs", (1.0,) * len(interface_dofs(config, setup)))
-        return ExperimentalSite(setup, compensators, forces, backend, signs, *limits)
+        return ExperimentalSite(setup, compensators, forces, backend, signs, *limits, record=record)
     except KeyError as exc:
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
     except (TypeError, ValueError) as exc:
@@ -449,6 +452,9 @@ RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (
                  "measured_loads": "load-cell force measured at sample k (N; zeros without load cells)"}
 """what each per-sample record of the site holds"""
 
+RECORD_FILE_BLOCK = 65536
+"""samples the site holds before it appends them to its record file (``record = "site.h5"``)"""
+
 
 class ExperimentalModule(StepLedger):
     """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
@@ -485,6 +491,12 @@ class ExperimentalModule(StepLedger):
         """the committed targets, newest first: d_n, d_{n-1}, .. (zero before the start, at rest)"""
         self._committed_sample = -1
         self._start: SiteResponse | None = None
+        self._collected = 0
+        """samples of the record the coordinator has stored (it asks for the rows from there on)"""
+        self._filed = 0
+        """samples of the record written to the site's record file"""
+        self._asked = True
+        """the coordinator stores the record (the session's ``records``)"""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> ExperimentalModule:
@@ -509,7 +521,10 @@ class ExperimentalModule(StepLedger):
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
                                              setup if isinstance(setup, Mapping) else None)
-        self.site = build_site(self.config, backend)
+        self._asked = session.records
+        self.site = build_site(self.config, backend, record=session.records or self.record_path is not None)
+        self._collected = 0
+        self._filed = 0
         self._samples_per_step = round(ratio)
         self.generator = self._generator(self._samples_per_step)
         if self.clock_settings is not None:
@@ -612,6 +627,9 @@ class ExperimentalModule(StepLedger):
             site.commit()
             self._committed_sample = site.sample
         self._snapshot = None
+        if self.record_path is not None and self._committed_sample - self._filed >= RECORD_FILE_BLOCK:
+            with self._site_lock():
+                self._file_record(self._committed_sample)  # the last sample's target comes with the next step
         self._targets = np.vstack((self._proposed[1].displacement, self._targets[:-1]))
 
     def _discard(self) -> None:
@@ -629,31 +647,49 @@ class ExperimentalModule(StepLedger):
             if volts is not None:
                 stats.update({f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(volts)})
             if self.record_path is not None:
-                self.write_record(self.record_path)
+                self._file_record(self._committed_sample + 1, final=True)
         stats.update({k: v for k, v in self._close_plant().items() if k.startswith("max_command_volts")})
         return stats
 
-    def records(self) -> list[Record]:
-        """Per committed control sample k: the time, target strokes, commands and measured strokes of every
-        actuator (mm, as the site logs them) and its load cell (N); each compensator's adapted parameters at the
-        end; a plant daemon's DAQ log (``plant/...``)."""
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        """Per committed control sample k, streamed (see :class:`hybridsim.wire.contract.Record`): the time,
+        target strokes, commands and measured strokes of every actuator (mm, as the site logs them) and its
+        load cell (N), from sample ``since`` on (the samples before are stored: the site forgets them).
+        At the end (``final``) also each compensator's adapted parameters and a plant daemon's DAQ log
+        (``plant/...``).  A site restored from a checkpoint has no samples before it: those rows start
+        later (``first_row``) and the ones between stay unfilled."""
         if self.site is None:
             return []
-        with self.clock.lock if self.clock is not None else contextlib.nullcontext():
-            return self._records()
+        with self._site_lock():
+            return self._records(since, final)
 
-    def _records(self) -> list[Record]:
+    def _site_lock(self) -> contextlib.AbstractContextManager[Any]:
+        """The site's own clock's lock (its thread logs samples into the record), if it runs on one."""
+        return self.clock.lock if self.clock is not None else contextlib.nullcontext()
+
+    def _records(self, since: int, final: bool) -> list[Record]:
         assert self.site is not None
-        rows = self._committed_sample + 1
-        count = self.site.setup.actuators
-        actuators = tuple(f"actuator_{i + 1}" for i in range(count))
-        out = [Record("sample_time", self.control_dt * np.arange(rows, dtype=float)[:, None], ("s",), ("t",),
-                      "time of control sample k (k dt)")]
-        cells = tuple(f"load_cell_{i + 1}" for i in range(self.site.setup.cells))
-        out += [Record(name, self.site.record.array(name, rows), ("N",) * len(cells), cells, RECORD_FIELDS[name])
-                if name == "measured_loads" and len(cells) != count else
-                Record(name, self.site.record.array(name, rows), ("N" if name == "measured_loads" else "mm",) * count,
-                       actuators, RECORD_FIELDS[name]) for name in self.site.record.fields]
+        # sample k's target and command are logged when step k + 1 runs: during the run the last committed
+        # sample waits for the next collection
+        rows = self._committed_sample + (1 if final else 0)
+        record = self.site.record
+        self._collected = max(self._collected, since)
+        self._forget()
+        out = []
+        if record.keep and self._asked:
+            first = min(max(since, record.first), rows)
+            count = self.site.setup.actuators
+            actuators = tuple(f"actuator_{i + 1}" for i in range(count))
+            cells = tuple(f"load_cell_{i + 1}" for i in range(self.site.setup.cells))
+            out.append(Record("sample_time", self.control_dt * np.arange(first, rows, dtype=float)[:, None], ("s",),
+                              ("t",), "time of control sample k (k dt)", first))
+            for name in record.fields:
+                columns = cells if name == "measured_loads" and len(cells) != count else actuators
+                unit = "N" if name == "measured_loads" else "mm"
+                out.append(Record(name, record.array(name, rows, first), (unit,) * len(columns), columns,
+                                  RECORD_FIELDS[name], first))
+        if not final:
+            return out
         for i, compensator in enumerate(self.site.compensators, 1):
             parameters = compensator.parameters()
             if parameters.size:
@@ -661,7 +697,7 @@ class ExperimentalModule(StepLedger):
                                   tuple(f"p{j}" for j in range(parameters.size)),
                                   f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
         out += self._clock_records(rows)
-        plant_records = getattr(self._plant, "records", list)()  # a plant daemon's DAQ log
+        plant_records = module_records(self._plant) if self._plant is not None else []  # a plant daemon's DAQ log
         return out + [replace(r, name=f"plant/{r.name}") for r in plant_records]
 
     def _clock_records(self, rows: int) -> list[Record]:
@@ -680,18 +716,34 @@ class ExperimentalModule(StepLedger):
                        "per step: the sample measured at its end, when its target arrived (share of the step), its "
                        "held samples, whether it was slowed (1), its wall time")]
 
-    def write_record(self, path: Path) -> None:
-        """The site's record (per control sample: target strokes, commands, measured strokes in mm; loads in N)."""
+    def _forget(self) -> None:
+        """Drop the samples both the coordinator (if it asks for records) and the record file have."""
+        assert self.site is not None
+        stored = [self._collected] if self._asked else []
+        stored += [self._filed] if self.record_path is not None else []
+        self.site.record.forget(min(stored, default=0))
+
+    def _file_record(self, stop: int, final: bool = False) -> None:
+        """Append the samples up to ``stop`` - 1 to the site's record file (the first call creates it); at the
+        end (``final``) the site clock's records too."""
         import h5py
 
-        assert self.site is not None
+        assert self.site is not None and self.record_path is not None
         record = self.site.record
-        with h5py.File(path, "w") as f:
+        start = max(self._filed, record.first)
+        with h5py.File(self.record_path, "a" if self._filed else "w") as f:
             f.attrs["control_dt"] = self.control_dt
             for name in record.fields:
-                f.create_dataset(name, data=record.array(name))
-            for clocked in self._clock_records(record.samples):
+                values = record.array(name, stop, start)
+                if name not in f:
+                    f.create_dataset(name, shape=(0, values.shape[1]), maxshape=(None, values.shape[1]),
+                                     chunks=(4096, values.shape[1]), dtype=np.float64, fillvalue=np.nan)
+                f[name].resize(stop, axis=0)
+                f[name][start:stop] = values
+            for clocked in self._clock_records(stop) if final else []:
                 f.create_dataset(clocked.name, data=clocked.values)
+        self._filed = stop
+        self._forget()
 
     def _close_plant(self) -> dict[str, float]:
         lab = getattr(self.site.backend, "close", None) if self.site is not None and self._plant is None else None
@@ -727,3 +779,4 @@ class ExperimentalModule(StepLedger):
         self.site.set_state(state["site"])
         self._targets = np.array(state["targets"], float)
         self._committed_sample = int(state["sample"])
+        self.site.record.restart(self._committed_sample + 1)

@@ -155,41 +155,78 @@ class SiteResponse:
 class SiteRecord:
     """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm) and, with
     ``load_cells``, the load-cell forces (N), one column per actuator (per load cell: ``cells``, default one per
-    actuator)."""
+    actuator).
+
+    It holds the samples from :attr:`first` on: :meth:`forget` drops earlier ones once they are stored
+    elsewhere (the coordinator's results file, the site's record file), so a long run's record stays
+    bounded.  With ``keep`` False it holds nothing (nobody asked for a record).
+    """
 
     FIELDS = ("target_strokes", "commands", "measured_strokes")
 
     def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024,
-                 cells: int | None = None) -> None:
+                 cells: int | None = None, keep: bool = True) -> None:
         self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
-        self.arrays = {name: np.full((capacity, actuators if name != "measured_loads" else cells or actuators),
-                                     np.nan) for name in self.fields}
+        self.keep = keep
+        self.arrays = {name: np.full((capacity if keep else 0, actuators if name != "measured_loads"
+                                      else cells or actuators), np.nan) for name in self.fields}
+        self.first = 0
+        """the first sample held (the ones before were forgotten)"""
         self.samples = 0
         """number of samples with a measurement"""
 
-    def _reserve(self, k: int) -> None:
+    def _reserve(self, k: int) -> int:
+        """The row of sample k in the arrays (grown to hold it)."""
+        row = k - self.first
         size = self.arrays["measured_strokes"].shape[0]
-        if k >= size:
+        if row >= size:
             for name, old in self.arrays.items():
-                grown = np.full((max(2 * size, k + 1), old.shape[1]), np.nan)
+                grown = np.full((max(2 * size, row + 1), old.shape[1]), np.nan)
                 grown[:size] = old
                 self.arrays[name] = grown
+        return row
 
     def measured(self, k: int, strokes_mm: np.ndarray, loads: np.ndarray) -> None:
-        self._reserve(k)
-        self.arrays["measured_strokes"][k] = strokes_mm
-        if "measured_loads" in self.arrays:
-            self.arrays["measured_loads"][k] = loads
         self.samples = k + 1
+        if not self.keep:
+            return
+        row = self._reserve(k)
+        self.arrays["measured_strokes"][row] = strokes_mm
+        if "measured_loads" in self.arrays:
+            self.arrays["measured_loads"][row] = loads
 
     def commanded(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray) -> None:
-        self._reserve(k)
-        self.arrays["target_strokes"][k] = targets_mm
-        self.arrays["commands"][k] = commands_mm
+        if not self.keep:
+            return
+        row = self._reserve(k)
+        self.arrays["target_strokes"][row] = targets_mm
+        self.arrays["commands"][row] = commands_mm
 
-    def array(self, name: str, samples: int | None = None) -> np.ndarray:
-        """A logged signal (samples x actuators), the first ``samples`` rows (default: all measured)."""
-        return self.arrays[name][: self.samples if samples is None else samples].copy()
+    def array(self, name: str, samples: int | None = None, start: int = 0) -> np.ndarray:
+        """A logged signal (samples x actuators): samples ``start`` .. ``samples`` - 1 (default: all measured;
+        ``start`` at least :attr:`first`)."""
+        stop = self.samples if samples is None else samples
+        if self.keep and start < self.first:
+            raise ValueError(f"site record: samples before {self.first} were stored and forgotten, "
+                             f"not {start}")
+        return self.arrays[name][start - self.first:stop - self.first].copy()
+
+    def restart(self, at: int) -> None:
+        """Hold nothing; the next sample logged is ``at`` (a site restored from a checkpoint)."""
+        for name, values in self.arrays.items():
+            values[:] = np.nan
+        self.first = self.samples = at
+
+    def forget(self, below: int) -> None:
+        """Drop the samples before ``below`` (they are stored elsewhere)."""
+        drop = min(below, self.samples) - self.first
+        if drop <= 0 or not self.keep:
+            return
+        for name, values in self.arrays.items():
+            kept = values[drop:]
+            self.arrays[name] = np.full_like(values, np.nan, shape=(max(len(kept), 1024), values.shape[1]))
+            self.arrays[name][:len(kept)] = kept
+        self.first += drop
 
 
 class ExperimentalSite:
@@ -197,7 +234,8 @@ class ExperimentalSite:
 
     def __init__(self, setup: Setup, compensators: Sequence[Compensator], forces: ForceSource,
                  backend: ControlBackend, signs: Sequence[float],
-                 stroke_limits: Sequence[float] | None = None, force_limits: Sequence[float] | None = None) -> None:
+                 stroke_limits: Sequence[float] | None = None, force_limits: Sequence[float] | None = None,
+                 record: bool = True) -> None:
         if len(compensators) != setup.actuators:
             raise ValueError(f"the setup has {setup.actuators} actuators: give one compensator per actuator, "
                              f"not {len(compensators)}")
@@ -214,7 +252,7 @@ class ExperimentalSite:
         if np.any(np.isfinite(self.force_limits)) and not setup.actuator_cells:
             raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
                              f"{setup.cells} others), so there is no actuator load to limit")
-        self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells)
+        self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells, keep=record)
         self.sample = -1
         """the last measured sample (-1: not started)"""
         self._measured_mm = np.zeros(n)

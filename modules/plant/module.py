@@ -269,9 +269,12 @@ class PlantModule(StepLedger):
             self.lab.set_state(state)  # type: ignore[arg-type]
         del self._commands[0 if state is None else state["tick"]:]  # type: ignore[index]
 
-    def records(self) -> list[Record]:
-        """The DAQ log of the committed samples: row k, the command held over sample k (plant units, mm for
-        the maRTHS plant) and its servo volts before saturation (what the realizability check reads)."""
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        """The DAQ log of the committed samples, whole, at the end (``final``): row k, the command held over
+        sample k (plant units, mm for the maRTHS plant) and its servo volts before saturation (what the
+        realizability check reads)."""
+        if not final:
+            return []
         units = self.lab.units_per_metre
         commands = np.array(self._commands, float).reshape(-1, len(self.dofs)) * units
         names = tuple(d.name for d in self.dofs)

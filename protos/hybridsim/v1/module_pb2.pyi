@@ -80,18 +80,20 @@ class DescribeReply(_message.Message):
     def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., site: _Optional[str] = ..., kind: _Optional[str] = ..., dofs: _Optional[_Iterable[_Union[Dof, _Mapping]]] = ..., mass: _Optional[_Union[Matrix, _Mapping]] = ..., damping: _Optional[_Union[Matrix, _Mapping]] = ..., can_checkpoint: _Optional[bool] = ..., own_clock: _Optional[bool] = ..., control_dt: _Optional[float] = ..., info: _Optional[_Mapping[str, str]] = ..., role: _Optional[_Union[Role, str]] = ...) -> None: ...
 
 class OpenRequest(_message.Message):
-    __slots__ = ("version", "dt", "dof_names", "run_id", "tolerance")
+    __slots__ = ("version", "dt", "dof_names", "run_id", "tolerance", "no_records")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DT_FIELD_NUMBER: _ClassVar[int]
     DOF_NAMES_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    NO_RECORDS_FIELD_NUMBER: _ClassVar[int]
     version: ProtocolVersion
     dt: float
     dof_names: _containers.RepeatedScalarFieldContainer[str]
     run_id: str
     tolerance: float
-    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., dt: _Optional[float] = ..., dof_names: _Optional[_Iterable[str]] = ..., run_id: _Optional[str] = ..., tolerance: _Optional[float] = ...) -> None: ...
+    no_records: bool
+    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., dt: _Optional[float] = ..., dof_names: _Optional[_Iterable[str]] = ..., run_id: _Optional[str] = ..., tolerance: _Optional[float] = ..., no_records: _Optional[bool] = ...) -> None: ...
 
 class OpenReply(_message.Message):
     __slots__ = ("version", "session_id")
@@ -233,26 +235,34 @@ class CloseReply(_message.Message):
     def __init__(self, stats: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class RecordsRequest(_message.Message):
-    __slots__ = ("session_id",)
+    __slots__ = ("session_id", "since", "partial")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    since: int
+    partial: bool
+    def __init__(self, session_id: _Optional[str] = ..., since: _Optional[int] = ..., partial: _Optional[bool] = ...) -> None: ...
 
 class RecordChunk(_message.Message):
-    __slots__ = ("name", "columns", "units", "column_names", "description", "values")
+    __slots__ = ("name", "columns", "units", "column_names", "description", "values", "streamed", "first_row")
     NAME_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     UNITS_FIELD_NUMBER: _ClassVar[int]
     COLUMN_NAMES_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
+    STREAMED_FIELD_NUMBER: _ClassVar[int]
+    FIRST_ROW_FIELD_NUMBER: _ClassVar[int]
     name: str
     columns: int
     units: _containers.RepeatedScalarFieldContainer[str]
     column_names: _containers.RepeatedScalarFieldContainer[str]
     description: str
     values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, name: _Optional[str] = ..., columns: _Optional[int] = ..., units: _Optional[_Iterable[str]] = ..., column_names: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
+    streamed: bool
+    first_row: int
+    def __init__(self, name: _Optional[str] = ..., columns: _Optional[int] = ..., units: _Optional[_Iterable[str]] = ..., column_names: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., streamed: _Optional[bool] = ..., first_row: _Optional[int] = ...) -> None: ...
 
 class EchoRequest(_message.Message):
     __slots__ = ("payload",)

@@ -148,7 +148,8 @@ def records_to_proto(records: Sequence[Record]) -> Iterator[pb.RecordChunk]:
             head = first == 0
             yield pb.RecordChunk(name=record.name, columns=values.shape[1], values=values[first:first + rows].ravel(),
                                  units=record.units if head else (), column_names=record.columns if head else (),
-                                 description=record.description if head else "")
+                                 description=record.description if head else "",
+                                 streamed=record.first_row is not None, first_row=record.first_row or 0)
 
 
 def records_from_proto(chunks: Iterable[pb.RecordChunk]) -> list[Record]:
@@ -158,7 +159,8 @@ def records_from_proto(chunks: Iterable[pb.RecordChunk]) -> list[Record]:
     for chunk in chunks:
         heads.setdefault(chunk.name, chunk)
         parts.setdefault(chunk.name, []).append(vector(chunk.values).reshape(-1, chunk.columns))
-    return [Record(name, np.concatenate(parts[name]), tuple(head.units), tuple(head.column_names), head.description)
+    return [Record(name, np.concatenate(parts[name]), tuple(head.units), tuple(head.column_names), head.description,
+                   head.first_row if head.streamed else None)
             for name, head in heads.items()]
 
 
@@ -172,12 +174,12 @@ def _role(value: int) -> Role:
 
 def session_to_proto(session: Session) -> pb.OpenRequest:
     return pb.OpenRequest(version=PROTOCOL, dt=session.dt, dof_names=session.dof_names,
-                          run_id=session.run_id, tolerance=session.tolerance)
+                          run_id=session.run_id, tolerance=session.tolerance, no_records=not session.records)
 
 
 def session_from_proto(request: pb.OpenRequest) -> Session:
     return Session(dt=request.dt, dof_names=tuple(request.dof_names), run_id=request.run_id,
-                   tolerance=request.tolerance)
+                   tolerance=request.tolerance, records=not request.no_records)
 
 
 def command_to_proto(command: Command) -> pb.Command:

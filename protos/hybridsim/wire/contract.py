@@ -112,6 +112,8 @@ class Session:
     """relative tolerance for iterative modules (dimensionless)"""
     takeover: bool = False
     """a remote site ends another coordinator's open session for this one (else it refuses while one is open)"""
+    records: bool = True
+    """the coordinator stores the module's own records (a module keeps none it is not asked for)"""
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,15 @@ class StepResult:
 class Record:
     """One of a module's own records (an experimental site's per-sample log, ...): rows x columns.
 
-    A module that keeps records has ``records() -> list[Record]``, read by the coordinator before
-    ``close`` and stored in the results file under ``/modules/<module>/records/<name>``.
+    A module that keeps records has ``records(since=0, final=True) -> list[Record]``, stored by the
+    coordinator in the results file under ``/modules/<module>/records/<name>``.  A record is either
+    whole (``first_row`` None: it replaces what is stored) or *streamed*: it grows one row per committed
+    sample and the coordinator collects it in blocks during the run, so that the module holds only
+    the rows not collected yet.  ``records(since=k, final=False)`` (during the run) returns the
+    streamed records' rows from row k on (``first_row`` = k) and nothing else; the coordinator has
+    stored every row before k, so the module may forget them.  ``records(since=k)`` (before
+    ``close``) returns the same and the whole records.  A retried call returns the same rows (the
+    coordinator stores a row at its index), so no row is lost or doubled.
     """
 
     name: str
@@ -153,6 +162,8 @@ class Record:
     columns: tuple[str, ...]
     """the name of every column"""
     description: str = ""
+    first_row: int | None = None
+    """a streamed record: the index of ``values``' first row in the whole record (None: a whole record)"""
 
 
 @runtime_checkable
@@ -174,6 +185,13 @@ class Module(Protocol):
     def restore(self, state: bytes) -> None: ...
 
     def close(self) -> dict[str, float]: ...
+
+
+def module_records(module: object, since: int = 0, final: bool = True) -> list[Record]:
+    """``module.records(since, final)``: a module's own records (see :class:`Record`); none from a module
+    that keeps none, and, during the run (``final`` False), none from a module that streams none."""
+    records = getattr(module, "records", None)
+    return [] if records is None else records(since, final)
 
 
 def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray:

@@ -182,12 +182,13 @@ class RemoteModule:
         self._pending = None
         self._unary("restore", None, self._connected().Restore, pb.RestoreRequest(session_id=self._session_id, state=state))
 
-    def records(self) -> list[Record]:
-        """The site's own records of the open session (the noted commit goes first); none from an older site."""
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        """The site's own records of the open session (the noted commit goes first; ``since`` and ``final``:
+        see :class:`hybridsim.wire.contract.Record`); none from an older site."""
         if not self._session_id:
             return []
         self._flush_commit()
-        request = pb.RecordsRequest(session_id=self._session_id)
+        request = pb.RecordsRequest(session_id=self._session_id, since=since, partial=not final)
 
         def attempt(call: Call, timeout: float) -> list[Record]:
             try:

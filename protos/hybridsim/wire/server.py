@@ -42,7 +42,7 @@ from grpc_reflection.v1alpha import reflection
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.wire import codec
 from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Session, StepRefused, StepResult,
-                                     check_vector)
+                                     check_vector, module_records)
 from hybridsim.wire.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
 from hybridsim.wire.security import SiteAccess, is_loopback
 
@@ -255,7 +255,7 @@ class ModuleServicer:
     def Records(self, request: pb.RecordsRequest, context: grpc.ServicerContext) -> Iterator[pb.RecordChunk]:
         with self._lock:
             self._require_session(request.session_id)
-            records = getattr(self._module, "records", list)()
+            records = module_records(self._module, request.since, not request.partial)
         yield from codec.records_to_proto(records)
 
     def Echo(self, request: pb.EchoRequest, context: grpc.ServicerContext) -> pb.EchoReply:
