@@ -1,13 +1,16 @@
 """Long runs at constant cost: every integrator x module kind x placement over a record repeated ten times.
 
-    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--json]
+    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--newmark-repeats 120] [--marths-newmark-s 41] [--json]
 
 Each run shakes a 1-DOF structure with the first SECONDS of El Centro, ten times over, and prints
 steps/s over the first and last tenth (the same phase of the record), the resident memory of the
 coordinator and of its daemon at 10, 50 and 100 % with the growth per 100,000 steps over the second
 half, and the sizes of the last two checkpoints (one per repetition); then a real-time run of two
-daemons at 1024 Hz for REALTIME_S seconds gives its late steps.  `hybridsim bench --json` has the
-same figures, shorter, under "long_run" (see hybridsim.coordinator.bench_longrun).
+daemons at 1024 Hz for REALTIME_S seconds gives its late steps and their causes.  Then the long
+demonstrations: the yielding spring under newmark over the whole record NEWMARK_REPEATS times
+(120: 494,160 steps; 0 skips it) and the maRTHS main job with its site and plant as daemons under
+newmark over MARTHS_NEWMARK_S seconds (0 skips it).  `hybridsim bench --json` has the matrix and
+the real-time run, shorter, under "long_run" (see hybridsim.coordinator.bench_longrun).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import json
 import os
 import platform
 
-from hybridsim.coordinator.bench_longrun import format_long_run, long_run_figures
+from hybridsim.coordinator.bench_longrun import (format_long_run, long_run_figures, marths_daemons_newmark,
+                                                 newmark_yielding)
 
 
 def main() -> None:
@@ -26,9 +30,17 @@ def main() -> None:
     parser.add_argument("--newmark-opensees-seconds", type=float, default=2.0,
                         help="the same for newmark over the path-dependent OpenSees spring (its discards replay)")
     parser.add_argument("--realtime-s", type=float, default=60.0, help="length of the real-time run (s)")
+    parser.add_argument("--newmark-repeats", type=int, default=120,
+                        help="whole records of the newmark yielding-spring run (a multiple of 10; 0: skip)")
+    parser.add_argument("--marths-newmark-s", type=float, default=41.0,
+                        help="seconds of the maRTHS daemons run under newmark (0: skip)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     figures = long_run_figures(args.seconds, args.realtime_s, args.newmark_opensees_seconds)
+    if args.newmark_repeats:
+        figures["newmark_yielding"] = newmark_yielding(args.newmark_repeats)
+    if args.marths_newmark_s:
+        figures["marths_newmark"] = marths_daemons_newmark(args.marths_newmark_s)
     figures["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()}
     print(json.dumps(figures) if args.json else format_long_run(figures))
 

@@ -2,8 +2,10 @@
 
 A 1-DOF structure (1000 kg, 4e5 N/m, 3.2 Hz) is shaken by El Centro repeated ten times, so that
 every tenth of the run is the same phase of the same record; each integrator drives each module kind
-(``linear``, a bilinear ``spring``, an ``opensees`` Steel01 spring: path-dependent) in the
-coordinator's process and as a local daemon, and the run reports:
+(``linear``, a bilinear ``spring``, an ``opensees`` Steel01 spring: path-dependent, and an
+``experimental`` site whose virtual lab (a plant: an ideal actuator on the bilinear spring) is in
+the site's process, or, as daemons, the site a local daemon that starts its plant as a daemon of its
+own) in the coordinator's process and as a local daemon, and the run reports:
 
 - ``steps_per_s``: over the first and the last tenth, and their ratio (1: constant cost);
 - ``rss_mb``: resident memory of the coordinator and of each daemon at 10 %, 50 % and 100 %, and
@@ -12,7 +14,10 @@ coordinator's process and as a local daemon, and the run reports:
 - ``checkpoint_bytes``: the modules' checkpoints of the last two checkpoints (every tenth);
 
 and a real-time run at 1024 Hz of two daemons (a linear and a spring module) gives the late
-percentage, the worst lateness and the step-time quantiles.
+percentage, the worst lateness, the step-time quantiles and the causes of the late episodes
+(:mod:`hybridsim.coordinator.lateness`).  benchmarks/long_run.py adds the long demonstrations: the
+yielding spring under ``newmark`` for about 500,000 steps (:func:`newmark_yielding`) and the maRTHS
+main job with its site and plant as daemons under ``newmark`` (:func:`marths_daemons_newmark`).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ RECORD_S = 41.18
 MASS, STIFFNESS = 1000.0, 4.0e5
 YIELDING = {"law": "bilinear", "stiffness": STIFFNESS, "yield_displacement": 0.004, "hardening_ratio": 0.05}
 INTEGRATORS = ("alpha-os", "newmark", "central-difference")
-KINDS = ("linear", "spring", "opensees")
+KINDS = ("linear", "spring", "opensees", "experimental")
 STEEL01_MODEL = '''
 def build(ops, fy=1600.0, e0=4.0e5, b=0.05):
     """node 1 fixed, node 2 free: one Steel01 spring (fy N, e0 N/m, hardening ratio b)."""
@@ -60,17 +65,21 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def children() -> list[int]:
-    """Process IDs of this process's children (the local daemons a run started)."""
-    me, out = os.getpid(), []
+    """Process IDs of this process's descendants (the local daemons a run started, and theirs: a site's
+    plant daemon), parents first."""
+    parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == me:
-                        out.append(int(entry))
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-    return sorted(out)
+    out, level = [], [os.getpid()]
+    while level:
+        level = sorted(pid for pid, parent in parents.items() if parent in level)
+        out += level
+    return out
 
 
 def repeated_record(folder: Path, seconds: float, repeats: int) -> Path:
@@ -85,11 +94,17 @@ def repeated_record(folder: Path, seconds: float, repeats: int) -> Path:
     return path
 
 
-def _module(kind: str, folder: Path, daemon: bool) -> dict[str, Any]:
+def _module(kind: str, folder: Path, daemon: bool, dt: float) -> dict[str, Any]:
     if kind == "linear":
         module: dict[str, Any] = {"kind": "linear", "config": {"dofs": ["x"], "stiffness": [[STIFFNESS]]}}
     elif kind == "spring":
         module = {"kind": "spring", "config": {"dofs": ["x"], **YIELDING}}
+    elif kind == "experimental":
+        plant = {"dt": dt, "dofs": ["x"], "actuators": [{"model": "ideal"}], "specimen": {"kind": "spring", **YIELDING}}
+        module = {"kind": "experimental", "config": {
+            "dt": dt, "setup": {"kind": "none", "dofs": ["x"]}, "actuators": [{}],
+            "initial_stiffness": [[STIFFNESS]],  # a plant daemon cannot be probed before the test
+            "backend": {"daemon": plant} if daemon else {"plant": plant}}}
     else:
         (folder / "steel01.py").write_text(STEEL01_MODEL)
         module = {"kind": "opensees", "config": {"model": "steel01.py", "control": [{"name": "x", "node": 2, "dof": 1}]}}
@@ -104,6 +119,18 @@ class _Probe:
         self.marks = {max(round(steps * k / 10), 1): k for k in range(11)}  # listeners start at step 1
         self.clock: dict[int, float] = {}
         self.rss: dict[str, dict[str, float]] = {}
+
+    def figures(self) -> dict[str, Any]:
+        """steps, steps/s over the first and last tenth, RSS at 10/50/100 % and its growth per 100k steps
+        over the second half."""
+        marks = {k: n for n, k in self.marks.items()}
+        first = (marks[1] - marks[0]) / (self.clock[1] - self.clock[0])
+        last = (marks[10] - marks[9]) / (self.clock[10] - self.clock[9])
+        growth = {who: (self.rss["100%"][who] - mb) * 1e5 / (marks[10] - marks[5])
+                  for who, mb in self.rss["50%"].items() if who in self.rss["100%"]}
+        return {"steps": self.steps, "steps_per_s": {"first_tenth": first, "last_tenth": last,
+                                                     "last_over_first": last / first},
+                "rss_mb": self.rss, "rss_growth_mb_per_100k_steps": growth}
 
     def __call__(self, n: int, _window: Mapping[str, Any]) -> None:
         tenth = self.marks.get(n)
@@ -128,24 +155,44 @@ def long_run(integrator: str, kind: str, daemon: bool, seconds: float = 8.0, dt:
                           "damping": {"rayleigh": [0.3, 1e-4]}},
             "ground_motion": {"file": str(motion), "scale": 0.6},
             "integrator": {"kind": integrator},
-            "modules": [_module(kind, folder, daemon)],
+            "modules": [_module(kind, folder, daemon, dt)],
             "output": {"file": str(folder / "long.h5"), "checkpoint_every": int(round(seconds / dt))},
         }
         experiment = parse_experiment(table, base_dir=folder)
-        steps = experiment.steps
-        probe = _Probe(steps)
+        probe = _Probe(experiment.steps)
         summary = run_experiment(experiment, listeners=[probe]).summary
         with h5py.File(folder / "long.h5", "r") as f:
             sizes = sorted(int(f[f"checkpoint/{slot}/modules/{kind}"].shape[0]) for slot in ("slot0", "slot1"))
-    marks = {k: n for n, k in probe.marks.items()}
-    first = (marks[1] - marks[0]) / (probe.clock[1] - probe.clock[0])
-    last = (marks[10] - marks[9]) / (probe.clock[10] - probe.clock[9])
-    growth = {who: (probe.rss["100%"][who] - mb) * 1e5 / (marks[10] - marks[5]) for who, mb in probe.rss["50%"].items()
-              if who in probe.rss["100%"]}
-    return {"integrator": integrator, "kind": kind, "where": "daemon" if daemon else "in process", "steps": steps,
-            "steps_per_s": {"first_tenth": first, "last_tenth": last, "last_over_first": last / first},
-            "rss_mb": probe.rss, "rss_growth_mb_per_100k_steps": growth,
-            "checkpoint_bytes": {"90%": sizes[0], "100%": sizes[1]}, "summary_steps_per_s": summary["steps_per_second"]}
+    return {"integrator": integrator, "kind": kind, "where": "daemon" if daemon else "in process",
+            **probe.figures(), "checkpoint_bytes": {"90%": sizes[0], "100%": sizes[1]},
+            "summary_steps_per_s": summary["steps_per_second"]}
+
+
+def newmark_yielding(repeats: int = 120, daemon: bool = False) -> dict[str, Any]:
+    """The yielding spring under ``newmark`` over the whole El Centro record ``repeats`` times (120: 494,160
+    steps at dt = 0.01 s, a permanent offset at rest between the repetitions): the run must not stop."""
+    return long_run("newmark", "spring", daemon, RECORD_S, repeats=repeats)
+
+
+def marths_daemons_newmark(duration: float | None = None) -> dict[str, Any]:
+    """The maRTHS main job (examples/marths.toml: the site and its plant local daemons) under ``newmark``, the
+    first ``duration`` s of the record (all of it by default): steps/s, memory, the maRTHS criteria."""
+    from dataclasses import replace
+
+    from hybridsim import examples
+    from hybridsim.coordinator.experiment import load_experiment
+
+    experiment = load_experiment(Path(examples.__file__).parent / "marths.toml")
+    motion = experiment.motion
+    if duration is not None:
+        motion = replace(motion, acceleration=motion.acceleration[: round(duration / experiment.dt) + 1])
+    with tempfile.TemporaryDirectory(prefix="hybridsim-longrun-") as name:
+        experiment = replace(experiment, integrator="newmark", integrator_options={}, motion=motion,
+                             output=Path(name) / "marths_newmark.h5")
+        probe = _Probe(experiment.steps)
+        summary = run_experiment(experiment, listeners=[probe]).summary
+    return {**probe.figures(), "summary_steps_per_s": summary["steps_per_second"],
+            "J": summary.get("evaluation", {}).get("J"), "trials": summary["modules"]}
 
 
 def realtime_two_daemons(duration: float = 20.0) -> dict[str, Any]:
@@ -168,7 +215,7 @@ def realtime_two_daemons(duration: float = 20.0) -> dict[str, Any]:
         summary = run_experiment(parse_experiment(table, base_dir=folder), realtime=True).summary
     return {"steps": summary["steps"], "late_steps": summary["late_steps"], "late_steps_pct": summary["late_steps_pct"],
             "max_lateness_us": summary["max_lateness_us"], "step_time_us": summary["step_time_us"],
-            "compute_time_us": summary["compute_time_us"]}
+            "compute_time_us": summary["compute_time_us"], "late_causes": summary.get("late_causes")}
 
 
 def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
@@ -190,20 +237,38 @@ def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
 
 def format_long_run(figures: Mapping[str, Any]) -> str:
     """The table of :func:`long_run_figures`."""
-    lines = [f"{'integrator':<19}{'kind':<9}{'where':<11}{'steps':>7}{'steps/s first':>14}{'last':>8}{'ratio':>7}"
-             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 10/50/100 %':>21}{'MB/100k c, d':>15}{'ckpt B 90/100 %':>17}"]
+    lines = [f"{'integrator':<19}{'kind':<13}{'where':<11}{'steps':>7}{'steps/s first':>14}{'last':>8}{'ratio':>7}"
+             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 10/50/100 %':>21}{'MB/100k c, d':>18}{'ckpt B 90/100 %':>17}"]
     for r in figures["runs"]:
         rss, s = r["rss_mb"], r["steps_per_s"]
         coord = "/".join(f"{rss[p]['coordinator']:.1f}" for p in ("10%", "50%", "100%"))
         daemon = "/".join(f"{rss[p].get('daemon 1', float('nan')):.1f}" for p in ("10%", "50%", "100%"))
-        growth = r["rss_growth_mb_per_100k_steps"]
-        grow = f"{growth['coordinator']:.2f}, " + (f"{growth['daemon 1']:.2f}" if "daemon 1" in growth else "-")
+        grow = _growth(r["rss_growth_mb_per_100k_steps"])
         ckpt = f"{r['checkpoint_bytes']['90%']}/{r['checkpoint_bytes']['100%']}"
-        lines.append(f"{r['integrator']:<19}{r['kind']:<9}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
-                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>21}{grow:>15}{ckpt:>17}")
+        lines.append(f"{r['integrator']:<19}{r['kind']:<13}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
+                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>21}{grow:>18}{ckpt:>17}")
     rt = figures["realtime_two_daemons"]
     lines.append(f"real time at 1024 Hz, two daemons (linear + spring), {rt['steps']} steps: {rt['late_steps']} late "
                  f"({rt['late_steps_pct']:.2f} %), worst {rt['max_lateness_us']:.0f} us late; step p50 "
                  f"{rt['step_time_us']['p50']:.0f} us, p99 {rt['step_time_us']['p99']:.0f} us, "
                  f"max {rt['step_time_us']['max']:.0f} us")
+    causes = rt.get("late_causes")
+    if causes:
+        lines.append("  late episodes by cause: " + ", ".join(f"{k} {v}" for k, v in causes["episodes"].items())
+                     + f"; per 1000 steps: {causes['rate_during_writes']:.0f} during results writes "
+                     f"({causes['steps_during_writes']} steps), {causes['rate_outside_writes']:.0f} outside; "
+                     f"{causes['gc_collections']} collections; writer busy {causes['writer_busy_pct']:.2f} %")
+    for key, label in (("newmark_yielding", "newmark, yielding spring"), ("marths_newmark", "maRTHS daemons, newmark")):
+        if key in figures:
+            r, s = figures[key], figures[key]["steps_per_s"]
+            lines.append(f"{label}: {r['steps']} steps, no stop; steps/s first tenth {s['first_tenth']:.0f}, last "
+                         f"{s['last_tenth']:.0f} ({s['last_over_first']:.2f}); MB/100k steps {_growth(r['rss_growth_mb_per_100k_steps'])}"
+                         + (f"; J2 {r['J']['J2'][0]:.2f}/{r['J']['J2'][1]:.2f} %, J7 {r['J']['J7'][0]:.2f}/"
+                            f"{r['J']['J7'][1]:.2f} %" if r.get("J") else ""))
     return "\n".join(lines)
+
+
+def _growth(growth: Mapping[str, float]) -> str:
+    """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons)."""
+    daemons = "/".join(f"{v:.2f}" for k, v in growth.items() if k != "coordinator") or "-"
+    return f"{growth['coordinator']:.2f}, {daemons}"
