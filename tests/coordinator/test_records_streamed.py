@@ -71,8 +71,8 @@ def test_a_streamed_record_equals_the_whole_one_and_the_site_holds_two_collectio
     held = HeldSamples()
     start_modules = simulation._start_modules
 
-    def started(specs, stack):  # the run starts its modules: note them
-        held.modules = start_modules(specs, stack)
+    def started(*args, **kwargs):  # the run starts its modules: note them
+        held.modules = start_modules(*args, **kwargs)
         return held.modules
 
     monkeypatch.setattr(simulation, "_start_modules", started)
