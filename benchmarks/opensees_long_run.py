@@ -4,6 +4,7 @@
     python benchmarks/opensees_long_run.py discard [--after 100 10000 100000]
     python benchmarks/opensees_long_run.py memory [--steps 100000]
     python benchmarks/opensees_long_run.py ratio [--seconds S]
+    python benchmarks/opensees_long_run.py checkpoints [--steps 300000] [--every 4096]
 
 identity  `newmark` over examples/opensees_frame_hybrid_steel01.toml (three OpenSees daemons, the
           portal's Steel01 column yielding) for STEPS steps, compared with the displacements the
@@ -16,6 +17,9 @@ memory    resident memory of a site process imposing STEPS increments on the 19-
           process) and of the portal's worker process over STEPS committed steps: growth per 100,000.
 ratio     wall time of `newmark` and `alpha-os` over the first S seconds of the record (default: all),
           steps/s of newmark's first and last tenth.
+checkpoints  the Steel01 frame under alpha-os for STEPS steps (El Centro repeated) with a checkpoint
+          every EVERY steps: each module's checkpoint size at the first and the last, the run's wall
+          time; then a fresh portal site restores the last checkpoint (timed).
 """
 
 from __future__ import annotations
@@ -145,8 +149,8 @@ def memory(steps: int) -> None:
         marks.append(_rss(portal._worker._worker_pid))  # type: ignore[union-attr]
         growth = (marks[-1] - marks[2]) / (steps * 0.8) * 1e5 / 1e6
         print(f"portal worker process, {steps} committed steps: RSS {marks[-1] / 1e6:.1f} MB, growth after the "
-              f"first fifth {growth:+.3f} MB per 100,000 (the site's process keeps the committed path for "
-              f"checkpoints: {len(portal._path)} rows)")
+              f"first fifth {growth:+.3f} MB per 100,000 (the committed path is on disk: "
+              f"{portal._committed.rows if portal._committed else 0} rows)")
     finally:
         portal.close()
 
@@ -168,6 +172,47 @@ def ratio(seconds: float | None, folder: Path) -> None:
     print(f"newmark / alpha-os wall time: {walls['newmark'] / walls['alpha-os']:.2f}")
 
 
+def checkpoints(steps: int, every: int, folder: Path) -> None:
+    from hybridsim.coordinator.recorder import Recorder
+    experiment = frame("alpha-os", None)
+    record = experiment.motion.acceleration
+    repeated = np.tile(record, steps // record.size + 1)[:steps + 1]
+    experiment = dataclasses.replace(experiment, checkpoint_every=every,
+                                     motion=dataclasses.replace(experiment.motion, acceleration=repeated))
+    sizes: list[tuple[int, dict[str, int]]] = []
+    write = Recorder.checkpoint
+
+    def measured(self, step, step_id, state, modules):  # type: ignore[no-untyped-def]
+        sizes.append((step, {name: len(data) for name, data in modules.items()}))
+        return write(self, step, step_id, state, modules)
+
+    Recorder.checkpoint = measured  # type: ignore[method-assign]
+    output = folder / "checkpoints.h5"
+    start = time.perf_counter()
+    try:
+        run_experiment(experiment, output=output, overwrite=True)
+    finally:
+        Recorder.checkpoint = write  # type: ignore[method-assign]
+    wall = time.perf_counter() - start
+    print(f"alpha-os, Steel01 frame, {steps} steps ({steps // record.size + 1} x El Centro), {len(sizes)} "
+          f"checkpoints, {wall:.0f} s ({steps / wall:.0f} steps/s)")
+    for name in sizes[0][1]:
+        print(f"  {name}: checkpoint {sizes[0][1][name]} B at step {sizes[0][0]}, {sizes[-1][1][name]} B at step "
+              f"{sizes[-1][0]}")
+    import h5py
+    with h5py.File(output) as f:
+        slot = int(f["checkpoint/current"][0])
+        state = bytes(f[f"checkpoint/slot{slot}/modules/portal"][:])
+    portal = _portal()
+    try:
+        t0 = time.perf_counter()
+        portal.restore(state)
+        print(f"  a fresh portal site restores the last checkpoint in {time.perf_counter() - t0:.2f} s "
+              f"(replaying {portal.stats['replayed_steps']:.0f} committed steps)")
+    finally:
+        portal.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -175,6 +220,9 @@ def main() -> None:
     sub.add_parser("discard").add_argument("--after", type=int, nargs="+", default=[100, 10_000, 100_000])
     sub.add_parser("memory").add_argument("--steps", type=int, default=100_000)
     sub.add_parser("ratio").add_argument("--seconds", type=float, default=None)
+    parser_checkpoints = sub.add_parser("checkpoints")
+    parser_checkpoints.add_argument("--steps", type=int, default=300_000)
+    parser_checkpoints.add_argument("--every", type=int, default=4096)
     parser.add_argument("--folder", type=Path, default=Path("results/opensees_long_run"))
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
@@ -185,8 +233,10 @@ def main() -> None:
         discard(args.after)
     elif args.what == "memory":
         memory(args.steps)
-    else:
+    elif args.what == "ratio":
         ratio(args.seconds, args.folder)
+    else:
+        checkpoints(args.steps, args.every, args.folder)
 
 
 if __name__ == "__main__":

@@ -111,9 +111,9 @@ class ForkedModel:
         snapshot), the worker is unchanged."""
         return self._call(("discard",), handing_over=True)
 
-    def replay(self, path: list[tuple[np.ndarray, int]]) -> None:
-        """Impose committed (target, increments) in order in the worker (a restore), then commit."""
-        self._call(("replay", path))
+    def replay(self, targets: np.ndarray, increments: np.ndarray) -> None:
+        """Impose committed targets (rows, m/rad) with their increments in order in the worker, then commit."""
+        self._call(("replay", np.asarray(targets, float), np.asarray(increments, int)))
 
     def close(self) -> None:
         """End the worker and every snapshot (idempotent)."""

@@ -13,9 +13,9 @@ OpenSees means does), so:
   over to a copy of the committed state, at the same cost at every step.
 
 This process also builds the model once, for its description (DOF kinds,
-mass, info) and so that a bad model fails at construction.  A checkpoint is
-the committed path (targets and increments); a restore replays it in a fresh
-worker.
+mass, info) and so that a bad model fails at construction.  A checkpoint of
+a path-dependent model names its committed path, which the site keeps on its
+disk (:mod:`.path`); a restore replays it in a fresh worker.
 
 Non-convergence.  A step whose Newton iterations fail is retried with the
 increment halved, up to ``analysis.max_substeps`` increments; if it still
@@ -40,6 +40,7 @@ from hybridsim.modules.opensees.built import BuiltModel
 from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.forked import ForkedModel
 from hybridsim.modules.opensees.imposed import dof_kind
+from hybridsim.modules.opensees.path import CommittedPath
 
 
 def _encode(values: np.ndarray) -> str:
@@ -65,8 +66,10 @@ class OpenSeesModule(StepLedger):
         self.spec = spec
         self._label = f"opensees module ({spec.model.name})"
         self._build = domain.load_builder(spec.model)
-        self._path: list[tuple[np.ndarray, int]] = []
-        """committed (target, increments) since the build; path-independent models keep only the last"""
+        self._last: np.ndarray | None = None
+        """path-independent: the last committed displacement (m, rad)"""
+        self._committed: CommittedPath | None = None
+        """path-dependent: every committed (target, increments) of the session, in a file on the site's disk"""
         self._trial_increments = spec.analysis.substeps
         self._worker: ForkedModel | None = None
         self._snapshots = False
@@ -92,8 +95,9 @@ class OpenSeesModule(StepLedger):
     # -- the step ------------------------------------------------------------
     def _on_open(self, session: Session) -> None:
         """A module opened again starts from a freshly built model."""
-        if self._path or self.stats["executed"]:
-            self._path = []
+        if self._last is not None or self._committed is not None or self.stats["executed"]:
+            self._last = None
+            self._drop_path()
             self._fresh_model()
 
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
@@ -115,10 +119,12 @@ class OpenSeesModule(StepLedger):
         assert self._reached is not None
         reached = self._reached[0]
         if self._worker is None:
-            self._path = [(reached, 1)]
-        else:
-            self._worker.commit(snapshot=self._snapshots)
-            self._path.append((reached, self._trial_increments))
+            self._last = reached
+            return
+        self._worker.commit(snapshot=self._snapshots)
+        if self._committed is None:
+            self._committed = CommittedPath(len(self.dofs))
+        self._committed.append(reached, self._trial_increments)
 
     def _discard(self) -> None:
         """Path-dependent: a copy of the committed state takes over.  Path-independent: nothing, the next
@@ -127,9 +133,33 @@ class OpenSeesModule(StepLedger):
             self._return_to_committed()
 
     def _save_state(self) -> object:
-        return {"targets": [_encode(t) for t, _ in self._path], "increments": [n for _, n in self._path]}
+        """Path-independent: the last committed displacement.  Path-dependent: a reference to the committed
+        path on the site's disk (:mod:`.path`), of bounded size."""
+        if self._committed is not None:
+            return self._committed.checkpoint()
+        last = [] if self._last is None else [self._last]
+        return {"targets": [_encode(t) for t in last], "increments": [1] * len(last)}
 
     def _load_state(self, state: object) -> None:
+        if isinstance(state, dict) and "path_file" in state:
+            if self._worker is None:
+                raise ModuleError(f"{self._label}: a path-dependent model's checkpoint cannot restore a model "
+                                  "declared path_independent")
+            self._drop_path()
+            self._committed = CommittedPath.reopen(state, len(self.dofs), self._label)
+        else:
+            targets, increments = self._path_in(state)
+            self._drop_path()
+            self._last = targets[-1] if len(targets) else None
+            if not self.spec.path_independent and len(targets):
+                self._committed = CommittedPath(len(self.dofs))
+                for target, n in zip(targets, increments):
+                    self._committed.append(target, n)
+        self._fresh_model()
+        self._replay()
+
+    def _path_in(self, state: object) -> tuple[list[np.ndarray], list[int]]:
+        """A committed path carried in the checkpoint itself (path-independent models; earlier checkpoints)."""
         try:
             targets = [_decode(t) for t in state["targets"]]  # type: ignore[index]
             increments = [int(n) for n in state["increments"]]  # type: ignore[index]
@@ -137,13 +167,17 @@ class OpenSeesModule(StepLedger):
             raise ModuleError(f"{self._label}: checkpoint has no valid committed path: {exc}") from exc
         if len(targets) != len(increments) or any(t.shape != (len(self.dofs),) for t in targets):
             raise ModuleError(f"{self._label}: checkpoint path does not match the module's {len(self.dofs)} DOFs")
-        self._path = list(zip(targets, increments))
-        self._fresh_model()
-        self._replay()
+        return targets, increments
+
+    def _drop_path(self) -> None:
+        if self._committed is not None:
+            self._committed.close()
+            self._committed = None
 
     def close(self) -> dict[str, float]:
         stats = super().close()
         self._drop_models()
+        self._drop_path()
         return stats
 
     # -- the model -----------------------------------------------------------
@@ -182,13 +216,16 @@ class OpenSeesModule(StepLedger):
         return converged
 
     def _replay(self) -> None:
-        """Impose the committed path on the freshly built model (a restore)."""
-        if self._worker is not None and self._path:
-            self._worker.replay(self._path)
-        for target, increments in self._path if self._worker is None else ():
-            if not self._model.impose(target, increments):
-                raise ModuleError(f"{self._label}: replaying the committed path failed ({self._model.last_failure})")
-        self.stats["replayed_steps"] += len(self._path)
+        """Bring the freshly built model to the committed state (a restore, or a discard that found no copy)."""
+        if self._worker is not None and self._committed is not None and self._committed.rows:
+            targets, increments = self._committed.read()
+            self._worker.replay(targets, increments)
+            self.stats["replayed_steps"] += len(targets)
+        elif self._worker is None and self._last is not None:
+            if not self._model.impose(self._last, 1):
+                raise ModuleError(f"{self._label}: re-imposing the committed displacement failed "
+                                  f"({self._model.last_failure})")
+            self.stats["replayed_steps"] += 1
 
     def _return_to_committed(self) -> None:
         """Bring the model back to the committed state after a discarded or failed trial."""
@@ -200,7 +237,7 @@ class OpenSeesModule(StepLedger):
                 self.stats["rebuilds"] += 1
                 self._replay()
             return
-        committed = self._path[-1][0] if self._path else self._initial
+        committed = self._initial if self._last is None else self._last
         if not self._model.impose(committed, self.spec.analysis.max_substeps):
             raise ModuleError(f"{self._label}: re-imposing the committed displacement failed "
                               f"({self._model.last_failure})")

@@ -5,7 +5,7 @@ module's lifeline) starts the *keeper*, which forks the *worker*.  The worker
 reads requests on stdin and answers on the stdout it was given (OpenSees' own
 output goes to stderr).  Requests: ``("build", spec, label)``,
 ``("impose", target, increments)``, ``("commit", snapshot)``, ``("discard",)``,
-``("replay", path)``, ``("quit",)``; answers: ``(pid, error, result)``.
+``("replay", targets, increments)``, ``("quit",)``; answers: ``(pid, error, result)``.
 
 After answering a build, a replay or a commit that asks for one, the worker
 forks its *snapshot*: a copy of the committed state that waits on a pipe.  A
@@ -81,9 +81,9 @@ class _Worker:
     def _commit(self, snapshot: bool) -> None:
         """Nothing before the answer: the snapshot is forked after it (see :meth:`serve`)."""
 
-    def _replay(self, path: list[tuple[np.ndarray, int]]) -> None:
-        for target, increments in path:
-            if not self._model.impose(target, increments):
+    def _replay(self, targets: np.ndarray, increments: np.ndarray) -> None:
+        for target, n in zip(targets, increments):
+            if not self._model.impose(target, int(n)):
                 raise ModuleError(f"{self._model.label}: replaying the committed path failed "
                                   f"({self._model.last_failure})")
 

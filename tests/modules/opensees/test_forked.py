@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybridsim.wire.contract import Session
+from hybridsim.wire.contract import ModuleError, Session
 from hybridsim.modules.opensees import OpenSeesModule
 from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
 
@@ -166,5 +166,34 @@ def test_imposing_does_not_grow_native_memory() -> None:
         for k in range(10000):
             assert model.impose(pattern[k % 50], 1)
         assert rss() - before < 256 * 1024
+    finally:
+        module.close()
+
+
+def test_a_checkpoint_is_bounded_and_restores_from_the_path_on_the_sites_disk(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    module = _spring()
+    try:
+        path = _path(300)
+        sizes = []
+        for n, u in enumerate(path):
+            step(module, n, [u])
+            if n in (9, 299):
+                sizes.append(len(module.checkpoint()))
+        assert sizes[0] < 400 and sizes[1] <= sizes[0] + 6              # bytes: only step numbers gain digits
+        saved = module.checkpoint()
+        step(module, 300, [-9 * EPS_Y])                                 # committed, then undone by restore
+        module.restore(saved)
+        force = step(module, 301, [EPS_Y])[0]
+        assert force == pytest.approx(steel01_bilinear(path + [EPS_Y])[-1], abs=1e-9)
+        module.checkpoint()                                              # (the rows are on disk)
+        (file,) = (tmp_path / "hybridsim" / "opensees").iterdir()
+        assert file.stat().st_size == 301 * 2 * 8                      # cut back to the checkpoint, then 1 row
+        with open(file, "r+b") as f:
+            f.seek(8)
+            f.write(np.float64(0.5).tobytes())
+        with pytest.raises(ModuleError, match=r"does not hold the checkpoint's 300 committed steps.*resume on the "
+                                              r"site that ran"):
+            module.restore(saved)
     finally:
         module.close()
