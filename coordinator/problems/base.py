@@ -25,11 +25,15 @@ import abc
 import argparse
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+import numpy as np
+
 R = TypeVar("R")
+CaseT = TypeVar("CaseT")
+OutcomeT = TypeVar("OutcomeT")
 Progress = Callable[[str], None]
 """takes one line about a finished part of a run (printed to stderr as it comes)"""
 
@@ -83,6 +87,25 @@ class Problem(abc.ABC, Generic[R]):
         return cls.evaluate is not Problem.evaluate
 
 
+# -- studies of named cases ---------------------------------------------------------------------------
+
+def case_options(parser: argparse.ArgumentParser, cases: Mapping[str, Any], duration: float) -> None:
+    """``--case KEY|all`` (default all) and ``--duration S`` (default ``duration``) of a study of ``cases``."""
+    parser.add_argument("--case", choices=(*cases, "all"), default="all", help="one case or all (default: all)")
+    parser.add_argument("--duration", type=float, default=duration,
+                        help=f"seconds of the record (default: {duration:g})")
+
+
+def run_cases(cases: Mapping[str, CaseT], choice: str, run: Callable[[CaseT], OutcomeT], progress: Progress,
+              line: Callable[[str, OutcomeT], str]) -> list[OutcomeT]:
+    """``run`` each of ``cases`` (or the one named ``choice``), a ``line(key, outcome)`` to ``progress`` after each."""
+    outcomes = []
+    for key in (list(cases) if choice == "all" else [choice]):
+        outcomes.append(run(cases[key]))
+        progress(line(key, outcomes[-1]))
+    return outcomes
+
+
 # -- output helpers ----------------------------------------------------------------------------------
 
 def finite(tree: Any) -> Any:
@@ -94,6 +117,16 @@ def finite(tree: Any) -> Any:
     if isinstance(tree, float):
         return float(tree) if math.isfinite(tree) else None
     return tree
+
+
+def write_history(out: Path, key: str, dt: float, columns: list[Any], header: list[str]) -> Path:
+    """A case's histories as ``out/KEY.csv`` ('/' in the key as '_'): t (s, every ``dt``), then the rows of
+    ``columns`` (arrays of the same length, side by side) under ``header`` (the names after t)."""
+    path = out / f"{key.replace('/', '_')}.csv"
+    rows = np.hstack([np.reshape(c, (len(c), -1)) for c in columns])
+    np.savetxt(path, np.hstack([dt * np.arange(rows.shape[0])[:, None], rows]), delimiter=",", comments="",
+               header=",".join(["t", *header]))
+    return path
 
 
 def write_json(path: Path, document: Any) -> None:

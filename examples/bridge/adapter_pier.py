@@ -26,15 +26,19 @@ def serve(port: int, penalty: float, part: str = "right") -> None:
     analyse(ops)
 
 
-def analyse(ops) -> None:
-    """Static steps until the adapter element's client says DIE (the element then ends the process)."""
+def analyse(ops, tolerance: float = 1e-14, iterations: int = 20, algorithm: str = "Newton",
+            accept: bool = False) -> None:
+    """Static steps until the adapter element's client says DIE (the element then ends the process): iterations
+    of ``algorithm`` (a Newton kind) to NormDispIncr <= ``tolerance`` (m), at most ``iterations`` a step;
+    ``accept``: a step still above the tolerance after them is taken as it is, with OpenSees' warning (its
+    test's print flag 5), instead of ending the process (an adapter element cannot revert)."""
     ops.timeSeries("Linear", 1)
     ops.pattern("Plain", 1, 1)
     ops.constraints("Plain")
     ops.numberer("Plain")
     ops.system("FullGeneral")
-    ops.test("NormDispIncr", 1e-14, 20)
-    ops.algorithm("Newton")  # the adapter answers from its last getResistingForce: Newton re-forms it
+    ops.test("NormDispIncr", tolerance, iterations, 5 if accept else 0)
+    ops.algorithm(algorithm)  # the adapter answers from its last getResistingForce: Newton re-forms it
     ops.integrator("LoadControl", 1.0)
     ops.analysis("Static")
     print("adapter ready", flush=True)

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,17 +202,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_adapter(port: int, script: Path = FOLDER / "adapter_pier.py") -> subprocess.Popen:
-    """The openseespy process of ``script`` (the right pier); its adapter element waits for the coordinator's
-    connection (the ``openfresco`` kind connects with retries while refused)."""
-    return subprocess.Popen([sys.executable, str(script), str(port), repr(PENALTY)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def start_process(args: Sequence[str]) -> subprocess.Popen:
+    """A Python program ``args`` (script and its arguments) in a process of its own, its stderr kept."""
+    return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 @contextlib.contextmanager
-def adapter_peer(port: int, script: Path = FOLDER / "adapter_pier.py") -> Iterator[subprocess.Popen]:
-    """:func:`start_adapter`, killed on the way out if it is still running."""
-    peer = start_adapter(port, script)
+def peer_process(args: Sequence[str]) -> Iterator[subprocess.Popen]:
+    """:func:`start_process`, killed on the way out if it is still running."""
+    peer = start_process(args)
     try:
         yield peer
     finally:
@@ -221,11 +219,20 @@ def adapter_peer(port: int, script: Path = FOLDER / "adapter_pier.py") -> Iterat
             peer.wait(10)
 
 
-def ended_on_die(peer: subprocess.Popen, what: str) -> None:
-    """RunStopped unless the adapter process ended as the client's DIE ends it."""
+def adapter_peer(port: int, script: Path = FOLDER / "adapter_pier.py", *extra: str
+                 ) -> contextlib.AbstractContextManager[subprocess.Popen]:
+    """The openseespy process of ``script`` (the right pier; arguments PORT PENALTY ``extra``), killed on the
+    way out if still running; its adapter element waits for the coordinator's connection (the ``openfresco``
+    kind connects with retries while refused)."""
+    return peer_process([str(script), str(port), repr(PENALTY), *extra])
+
+
+def ended_on_die(peer: subprocess.Popen, what: str, mark: str = "successfully completed") -> None:
+    """RunStopped unless the peer process ended as the client's DIE (or close) ends it: ``mark`` on its stderr
+    (OpenSees' words by default)."""
     _, err = peer.communicate(timeout=30)
-    if "successfully completed" not in err:
-        raise RunStopped(f"{what}'s OpenSees process did not end on DIE: {err[-2000:]}")
+    if mark not in err:
+        raise RunStopped(f"{what}'s process did not end on the client's last message: {err[-2000:]}")
 
 
 def model_constant(name: str) -> float:

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.problems.base import Problem, Progress, finite, pyplot, save_figure, write_json
+from hybridsim.coordinator.problems.base import (Problem, Progress, case_options, finite, pyplot, run_cases,
+                                                save_figure, write_history, write_json)
 
 
 class BridgeStudy(Problem[list]):
@@ -29,19 +30,14 @@ class BridgeStudy(Problem[list]):
     def arguments(self, parser: argparse.ArgumentParser) -> None:
         from hybridsim.coordinator.problems.bridge.cases import CASES
 
-        parser.add_argument("--case", choices=(*CASES, "all"), default="all", help="one case or all (default: all)")
-        parser.add_argument("--duration", type=float, default=4.0, help="seconds of the record (default: 4)")
+        case_options(parser, CASES, 4.0)
 
     def run(self, args: argparse.Namespace, progress: Progress) -> list:
         from hybridsim.coordinator.problems.bridge.cases import CASES, run_case
 
-        outcomes = []
-        for key in (list(CASES) if args.case == "all" else [args.case]):
-            outcome = run_case(CASES[key], args.duration)
-            progress(f"{key}: max_rel_diff {outcome.max_rel_diff:.3g} in {outcome.wall_s:.1f} s"
-                     + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
-            outcomes.append(outcome)
-        return outcomes
+        return run_cases(CASES, args.case, lambda case: run_case(case, args.duration), progress,
+                         lambda key, o: f"{key}: max_rel_diff {o.max_rel_diff:.3g} in {o.wall_s:.1f} s"
+                         + (f" (stopped: {o.stopped})" if o.stopped else ""))
 
     def summary(self, result: list) -> dict[str, Any]:
         """``{"cases": {key: {max_rel_diff, wall_s, force_rel_diff, reference, ...}}, "steel01_dt_convergence":
@@ -84,15 +80,12 @@ class BridgeStudy(Problem[list]):
 
         (out / "table.txt").write_text(self.table(result) + "\n")
         write_json(out / "results.json", self.summary(result))
+        header = [f"hybrid.{d}" for d in DOFS] + [f"monolithic.{d}" for d in DOFS] + [f"force.{d}" for d in DOFS]
         for o in result:
-            t = o.case.dt * np.arange(o.hybrid.shape[0])[:, None]
             lateral = o.lateral_forces
-            header = ",".join(["t"] + [f"hybrid.{d}" for d in DOFS] + [f"monolithic.{d}" for d in DOFS]
-                              + [f"force.{d}" for d in DOFS]
-                              + [f"{w}.{m}.lateral_force" for m in lateral for w in ("hybrid", "monolithic")])
-            columns = [t, o.hybrid, o.monolithic, o.restoring_force] + [v[:, None] for m in lateral for v in lateral[m]]
-            np.savetxt(out / f"{o.case.key.replace('/', '_')}.csv", np.hstack(columns), delimiter=",", header=header,
-                       comments="")
+            write_history(out, o.case.key, o.case.dt,
+                          [o.hybrid, o.monolithic, o.restoring_force] + [v for m in lateral for v in lateral[m]],
+                          header + [f"{w}.{m}.lateral_force" for m in lateral for w in ("hybrid", "monolithic")])
 
     def plots(self, result: list, out: Path) -> list[Path]:
         plt = pyplot()
