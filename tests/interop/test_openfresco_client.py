@@ -154,3 +154,27 @@ def test_a_restarted_server_whose_model_answers_another_force_is_refused(tmp_pat
     than 300 N: the force at the committed displacement differs, so the restore is refused, nothing resumed."""
     with pytest.raises(RunStopped, match="could not be restored: .*not the same elastic substructure"):
         checkpointed_adapter_run(tmp_path, 60, {"law": "steel01"})
+
+
+def test_an_element_server_site_killed_mid_run_is_restored_and_committed(tmp_path):
+    """The same through a hybridsim site's SimApp element server (a server that takes commits): the site is
+    killed (SIGKILL) at step 60 and started again on the same port; the restore's trial is committed there,
+    and the resumed run equals the module in process (< 1e-12, as uninterrupted)."""
+    local = in_process(tmp_path)
+    port = free_port()
+    module = openfresco(f"127.0.0.1:{port}", "elem-server")
+    module["config"]["path_independent"] = True
+    table = building(tmp_path, module, "elem-restarted")
+    table["output"]["checkpoint_every"] = 1
+    with site(tmp_path, "linear", LINEAR, extra=("--openfresco", f"127.0.0.1:{port}")) as lab:
+        def kill(n, _arrays):
+            if n == 60:
+                os.kill(lab.process.pid, signal.SIGKILL)
+                lab.process.wait()
+
+        with pytest.raises(RunStopped, match="OpenFresco elem-server"):
+            run_experiment(parse_experiment(table, base_dir=tmp_path), listeners=[kill])
+    with site(tmp_path, "linear", LINEAR, extra=("--openfresco", f"127.0.0.1:{port}")) as lab:
+        resumed = resume_run(tmp_path / "elem-restarted.h5")
+        lab.wait_log("closed by the OpenFresco")
+    assert relative(resumed.displacement, local.displacement) < 1e-12
