@@ -677,6 +677,7 @@ class ExperimentalModule(StepLedger):
         self._forget()
         out = []
         if record.keep and self._asked:
+            rows = max(rows, record.first)  # restored at sample `first`: nothing before it to give, not an error
             first = min(max(since, record.first), rows)
             count = self.site.setup.actuators
             actuators = tuple(f"actuator_{i + 1}" for i in range(count))
