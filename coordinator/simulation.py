@@ -325,7 +325,8 @@ class _Run:
         wall_start = time.perf_counter()
         try:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name,
-                                             takeover=self.takeover, records=exp.records))
+                                             takeover=self.takeover, records=exp.records,
+                                             iterating=integrator_class(exp.integrator).takes_back_trials))
             start = begin()
         except BaseException:
             partition.close()

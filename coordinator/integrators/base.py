@@ -48,6 +48,8 @@ class Integrator(abc.ABC):
     """State (d, v, a, r) at the last completed step and the step from n to n+1."""
 
     name: str = ""
+    takes_back_trials: ClassVar[bool] = False
+    """an iterative scheme: the modules take back every trial of a step but the last (the session says so)"""
     CONFIG: ClassVar[Schema] = Schema("integrator", "A scheme without options.")
     """the scheme's options, declared once: keyword arguments of the constructor and keys of ``[integrator]``
     (:mod:`hybridsim.modules.config_schema`); the experiment validates ``[integrator]`` with it before

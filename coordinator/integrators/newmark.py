@@ -45,6 +45,7 @@ class NewmarkImplicitIntegrator(Integrator):
     """Modified Newton on R(d) = 0; every array of a step is made once (see ``base``)."""
 
     name = "newmark"
+    takes_back_trials = True
     CONFIG = Schema("integrator 'newmark'", "Average acceleration, iterated to equilibrium with K_I.", {
         "tolerance": Key(Number(minimum=0.0, open_minimum=True), "relative residual that ends a step",
                          default=1e-10),

@@ -148,7 +148,8 @@ class ModuleBackend:
     can be taken back: the backend's state carries the plant's checkpoint at the start of step 1
     and, once a trial has been taken back (an iterating integrator), at the start of every step (one
     more call to the plant per step, only then); :meth:`set_state` restores it.  A state without it
-    (a trial taken back for the first time after step 1) is refused.
+    (a trial taken back for the first time after step 1) is refused, so a session with an iterating
+    integrator (``Session.iterating``) keeps it at every step from the start (:meth:`keep_every_step`).
     """
 
     def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
@@ -161,6 +162,10 @@ class ModuleBackend:
         self._with_plant = True
         """whether the next state() carries the plant's checkpoint"""
         self._rewound = False
+
+    def keep_every_step(self) -> None:
+        """Carry the plant's checkpoint in every state (trials will be taken back, at any step)."""
+        self._rewound = self._with_plant = True
 
     def _call(self, time: float, command: np.ndarray) -> np.ndarray:
         self._step += 1
@@ -521,6 +526,8 @@ class ExperimentalModule(StepLedger):
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
                                              setup if isinstance(setup, Mapping) else None)
+        if session.iterating and isinstance(backend, ModuleBackend):
+            backend.keep_every_step()
         self._asked = session.records
         self.site = build_site(self.config, backend, record=session.records or self.record_path is not None)
         self._collected = 0

@@ -80,20 +80,22 @@ class DescribeReply(_message.Message):
     def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., site: _Optional[str] = ..., kind: _Optional[str] = ..., dofs: _Optional[_Iterable[_Union[Dof, _Mapping]]] = ..., mass: _Optional[_Union[Matrix, _Mapping]] = ..., damping: _Optional[_Union[Matrix, _Mapping]] = ..., can_checkpoint: _Optional[bool] = ..., own_clock: _Optional[bool] = ..., control_dt: _Optional[float] = ..., info: _Optional[_Mapping[str, str]] = ..., role: _Optional[_Union[Role, str]] = ...) -> None: ...
 
 class OpenRequest(_message.Message):
-    __slots__ = ("version", "dt", "dof_names", "run_id", "tolerance", "no_records")
+    __slots__ = ("version", "dt", "dof_names", "run_id", "tolerance", "no_records", "iterating")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DT_FIELD_NUMBER: _ClassVar[int]
     DOF_NAMES_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TOLERANCE_FIELD_NUMBER: _ClassVar[int]
     NO_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    ITERATING_FIELD_NUMBER: _ClassVar[int]
     version: ProtocolVersion
     dt: float
     dof_names: _containers.RepeatedScalarFieldContainer[str]
     run_id: str
     tolerance: float
     no_records: bool
-    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., dt: _Optional[float] = ..., dof_names: _Optional[_Iterable[str]] = ..., run_id: _Optional[str] = ..., tolerance: _Optional[float] = ..., no_records: _Optional[bool] = ...) -> None: ...
+    iterating: bool
+    def __init__(self, version: _Optional[_Union[ProtocolVersion, _Mapping]] = ..., dt: _Optional[float] = ..., dof_names: _Optional[_Iterable[str]] = ..., run_id: _Optional[str] = ..., tolerance: _Optional[float] = ..., no_records: _Optional[bool] = ..., iterating: _Optional[bool] = ...) -> None: ...
 
 class OpenReply(_message.Message):
     __slots__ = ("version", "session_id")

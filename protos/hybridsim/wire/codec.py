@@ -174,12 +174,13 @@ def _role(value: int) -> Role:
 
 def session_to_proto(session: Session) -> pb.OpenRequest:
     return pb.OpenRequest(version=PROTOCOL, dt=session.dt, dof_names=session.dof_names,
-                          run_id=session.run_id, tolerance=session.tolerance, no_records=not session.records)
+                          run_id=session.run_id, tolerance=session.tolerance, no_records=not session.records,
+                          iterating=session.iterating)
 
 
 def session_from_proto(request: pb.OpenRequest) -> Session:
     return Session(dt=request.dt, dof_names=tuple(request.dof_names), run_id=request.run_id,
-                   tolerance=request.tolerance, records=not request.no_records)
+                   tolerance=request.tolerance, records=not request.no_records, iterating=request.iterating)
 
 
 def command_to_proto(command: Command) -> pb.Command:

@@ -114,6 +114,9 @@ class Session:
     """a remote site ends another coordinator's open session for this one (else it refuses while one is open)"""
     records: bool = True
     """the coordinator stores the module's own records (a module keeps none it is not asked for)"""
+    iterating: bool = False
+    """the coordinator's integrator takes trials back (an iterative scheme): a module that can go back only to
+    a state it kept (an experimental site whose plant is a daemon) keeps one at every step"""
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,37 @@ def test_iterated_trials_with_a_plant_daemon_equal_the_plant_in_process_and_chec
     finally:
         restored.close()
     np.testing.assert_array_equal(np.array(again), np.array(expected[20:]))
+
+
+def test_newmark_through_a_plant_daemon_first_iterating_long_after_step_1(tmp_path):
+    """Newmark over a yielding specimen converges in one trial while it is elastic: its first trial taken
+    back comes at the first yield (row 637 here), which the plant daemon must allow (the session says the
+    integrator iterates, so the site keeps the plant's state at every step); the run equals the plant in
+    the site's process."""
+    from hybridsim.coordinator.bench_longrun import MASS, STIFFNESS, YIELDING, repeated_record
+    from hybridsim.coordinator.experiment import parse_experiment
+    from hybridsim.coordinator.recorder import read_results
+    from hybridsim.coordinator.simulation import run_experiment
+
+    plant = {"dt": 0.01, "dofs": ["x"], "actuators": [{"model": "ideal"}], "specimen": {"kind": "spring", **YIELDING}}
+    motion = repeated_record(tmp_path, 8.0, 1)
+
+    def run(backend, name):
+        run_experiment(parse_experiment({
+            "experiment": {"name": name, "dt": 0.01},
+            "structure": {"dofs": ["x"], "mass_diagonal": [MASS], "influence": [1.0], "damping": {"rayleigh": [0.3, 1e-4]}},
+            "ground_motion": {"file": str(motion), "scale": 0.6},
+            "integrator": {"kind": "newmark"},
+            "modules": [{"name": "site", "kind": "experimental", "config": {
+                "dt": 0.01, "setup": {"kind": "none", "dofs": ["x"]}, "actuators": [{}],
+                "initial_stiffness": [[STIFFNESS]], "backend": backend}}],
+            "output": {"file": str(tmp_path / f"{name}.h5")}}, base_dir=tmp_path))
+        return read_results(tmp_path / f"{name}.h5")
+
+    daemon, process = run({"daemon": plant}, "daemon"), run({"plant": plant}, "process")
+    trials = np.diff(daemon["step_id"])
+    first_iterated = int(np.argmax(trials > 1)) + 1
+    assert 600 < first_iterated < daemon["time"].size  # long after step 1, and the run went on to its end
+    assert np.max(np.abs(daemon["displacement"])) > YIELDING["yield_displacement"]
+    np.testing.assert_array_equal(daemon["displacement"], process["displacement"])
+    np.testing.assert_array_equal(daemon["step_id"], process["step_id"])
