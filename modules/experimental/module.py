@@ -388,14 +388,14 @@ def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
 
 
 def build_backend(table: Mapping[str, Any], sample_period: float, stack: contextlib.ExitStack,
-                  base_dir: Path | None = None, setup: Mapping[str, Any] | None = None
+                  base_dir: Path | None = None, setup: Mapping[str, Any] | None = None, records: bool = True
                   ) -> tuple[ControlBackend, Module | None]:
     """(backend, plant module to close) for the site's ``backend`` table (:func:`plant_place`), started by the
     wire's starter table; what it starts (a daemon, a connection) ``stack`` stops.
 
     A plant in this process is the lab itself (no module interface between the site and it, every sample);
     a plant daemon is driven through its module, one step per control sample; ``generic_tcp``: a lab's
-    controller over OpenFresco's generic TCP protocol."""
+    controller over OpenFresco's generic TCP protocol.  ``records``: a plant daemon keeps its DAQ log."""
     place = plant_place(table, base_dir, setup)
     if "generic_tcp" in table:
         return _generic_tcp(table, sample_period)
@@ -409,7 +409,7 @@ def build_backend(table: Mapping[str, Any], sample_period: float, stack: context
         return plant, None
     assert isinstance(plant, RemoteModule)
     names = plant.describe().dof_names
-    plant.open(Session(sample_period, names))
+    plant.open(Session(sample_period, names, records=records))
     return ModuleBackend(plant, sample_period, len(names)), plant
 
 
@@ -525,7 +525,7 @@ class ExperimentalModule(StepLedger):
         prime_site(self.config)
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
-                                             setup if isinstance(setup, Mapping) else None)
+                                             setup if isinstance(setup, Mapping) else None, session.records)
         if session.iterating and isinstance(backend, ModuleBackend):
             backend.keep_every_step()
         self._asked = session.records
@@ -696,6 +696,8 @@ class ExperimentalModule(StepLedger):
                 unit = "N" if name == "measured_loads" else "mm"
                 out.append(Record(name, record.array(name, rows, first), (unit,) * len(columns), columns,
                                   RECORD_FIELDS[name], first))
+        if self._plant is not None:  # a plant daemon's DAQ log, streamed as the site's record
+            out += [replace(r, name=f"plant/{r.name}") for r in module_records(self._plant, since, final)]
         if not final:
             return out
         for i, compensator in enumerate(self.site.compensators, 1):
@@ -704,9 +706,7 @@ class ExperimentalModule(StepLedger):
                 out.append(Record(f"compensator_{i}/parameters", parameters.reshape(1, -1), ("1",) * parameters.size,
                                   tuple(f"p{j}" for j in range(parameters.size)),
                                   f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
-        out += self._clock_records(rows)
-        plant_records = module_records(self._plant) if self._plant is not None else []  # a plant daemon's DAQ log
-        return out + [replace(r, name=f"plant/{r.name}") for r in plant_records]
+        return out + self._clock_records(rows)
 
     def _clock_records(self, rows: int) -> list[Record]:
         """On its own clock: per control sample after the start (samples 1 .. rows - 1) its lateness, test time

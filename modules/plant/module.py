@@ -205,6 +205,9 @@ class PlantModule(StepLedger):
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
         self._commands: list[np.ndarray] = []
+        """the commands of samples ``_first`` .. (the DAQ log not collected yet; none unless records are asked)"""
+        self._first = 0
+        self._keep = True
         """row k: the command (m) held over sample k, as committed (the DAQ log)"""
 
     @classmethod
@@ -226,6 +229,8 @@ class PlantModule(StepLedger):
         self.lab = build_lab(self.config, self.base_dir)
         self._committed = None
         self._commands = []
+        self._first = 0
+        self._keep = session.records
 
     def _sample_of(self, step: int, command: Command) -> int:
         n = round(command.time / self.control_dt)
@@ -252,8 +257,8 @@ class PlantModule(StepLedger):
 
     def _accept(self, step: int) -> None:
         self._committed = self.lab.state()
-        if self._committed["tick"] > 0:
-            del self._commands[self._committed["tick"] - 1:]
+        if self._committed["tick"] > 0 and self._keep:
+            del self._commands[max(self._committed["tick"] - 1 - self._first, 0):]
             self._commands.append(self._proposed[1].displacement.copy())  # type: ignore[index]
 
     def _discard(self) -> None:
@@ -267,21 +272,28 @@ class PlantModule(StepLedger):
         self._committed = state  # type: ignore[assignment]
         if state is not None:
             self.lab.set_state(state)  # type: ignore[arg-type]
-        del self._commands[0 if state is None else state["tick"]:]  # type: ignore[index]
+        tick = 0 if state is None else state["tick"]  # type: ignore[index]
+        if not self._first <= tick <= self._first + len(self._commands):  # restored outside what it holds (a fresh
+            self._commands, self._first = [], tick                       # daemon resumed): the log goes on from there
+        del self._commands[tick - self._first:]
 
     def records(self, since: int = 0, final: bool = True) -> list[Record]:
-        """The DAQ log of the committed samples, whole, at the end (``final``): row k, the command held over
-        sample k (plant units, mm for the maRTHS plant) and its servo volts before saturation (what the
-        realizability check reads)."""
-        if not final:
+        """The DAQ log of the committed samples, streamed (see :class:`hybridsim.wire.contract.Record`): row k,
+        the command held over sample k (plant units, mm for the maRTHS plant) and its servo volts before
+        saturation (what the realizability check reads), from row ``since`` on; the rows before are stored,
+        and forgotten here."""
+        if not self._keep:
             return []
+        drop = min(max(since - self._first, 0), len(self._commands))
+        del self._commands[:drop]
+        self._first += drop
         units = self.lab.units_per_metre
         commands = np.array(self._commands, float).reshape(-1, len(self.dofs)) * units
         names = tuple(d.name for d in self.dofs)
         unit = "mm" if units == 1000.0 else f"m/{units:g}"
-        return [Record("commands", commands, (unit,) * len(names), names, "command held over sample k"),
+        return [Record("commands", commands, (unit,) * len(names), names, "command held over sample k", self._first),
                 Record("volts", self.lab.daq.volts(commands), ("V",) * len(names), names,
-                       "servo command volts of sample k, before saturation")]
+                       "servo command volts of sample k, before saturation", self._first)]
 
     def close(self) -> dict[str, float]:
         stats = super().close()

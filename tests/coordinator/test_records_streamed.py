@@ -5,7 +5,7 @@ The two-storey building of tests/coordinator/test_refusal_keeps_every_step.py (s
 site with a virtual lab, one control sample per step).  The reference is the same run with the site in
 the coordinator's process and its record collected once, at the end (the site holds it whole).  With the
 collection every 256 steps (the run's default is every 8192) the record is the same number for number,
-through a site daemon too; the in-process site never holds more than two collections' samples; a run that
+through a site daemon too (and its plant daemon's DAQ log); the in-process site never holds more than two collections' samples; a run that
 the site stops keeps the blocks collected before (the stopped module's last rows are not asked for); and
 ``output.records = false`` leaves the file without records and the site without a log.
 """
@@ -13,6 +13,9 @@ the site stops keeps the blocks collected before (the stopped module's last rows
 from __future__ import annotations
 
 from pathlib import Path
+
+import copy
+from typing import Any
 
 import h5py
 import numpy as np
@@ -23,16 +26,31 @@ from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
-from tests.coordinator.test_refusal_keeps_every_step import experiment
+from tests.coordinator.test_refusal_keeps_every_step import experiment as building
 
 FIELDS = ("sample_time", "target_strokes", "commands", "measured_strokes", "measured_loads")
 EVERY = 256
 
 
+def experiment(output: Path, where: dict[str, str], limit: float | None = None, plant_daemon: bool = False) -> Any:
+    """The building with the site's initial stiffness given (a plant daemon cannot be probed before the test;
+    the storey spring between the floors), its plant in the site's process or a daemon of the site's."""
+    table = copy.deepcopy(building(output, where, limit).table)
+    site = table["modules"][1]["config"]
+    site["initial_stiffness"] = [[5.0e5, -5.0e5], [-5.0e5, 5.0e5]]
+    if plant_daemon:
+        site["backend"] = {"daemon": site["backend"]["plant"]}
+    return parse_experiment(table, base_dir=output.parent)
+
+
 def site_records(path: Path) -> dict[str, np.ndarray]:
     with h5py.File(path) as f:
         group = f["modules/second"]
-        return {name: group["records"][name][()] for name in FIELDS} if "records" in group else {}
+        out: dict[str, np.ndarray] = {}
+        if "records" in group:
+            group["records"].visititems(lambda name, obj: out.update({name: obj[()]}) if isinstance(obj, h5py.Dataset)
+                                        else None)
+        return out
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +81,12 @@ def test_a_streamed_record_equals_the_whole_one_and_the_site_holds_two_collectio
     assert whole["measured_strokes"].shape == (steps, 2)  # one sample per step, and sample 0 at rest
     monkeypatch.setattr(simulation, "RECORDS_EVERY", EVERY)
 
-    run_experiment(experiment(tmp_path / "daemon.h5", {"address": "local"}))
+    run_experiment(experiment(tmp_path / "daemon.h5", {"address": "local"}, plant_daemon=True))
     streamed = site_records(tmp_path / "daemon.h5")
     for name in FIELDS:
         np.testing.assert_array_equal(streamed[name], whole[name], err_msg=name)
+    # the plant daemon's DAQ log is streamed through the site the same way: row k, the command of sample k
+    np.testing.assert_array_equal(streamed["plant/commands"], whole["commands"][:steps - 1])
 
     held = HeldSamples()
     start_modules = simulation._start_modules
