@@ -25,7 +25,11 @@ one process so that ratios compare like with like:
 - ``long_run``: every integrator with every module kind, in process and as a daemon, over a record
   repeated ten times: steps/s over the first and last tenth, memory of the coordinator and the
   daemons at 10, 50 and 100 %, checkpoint sizes, and a real-time 1024 Hz run of two daemons
-  (``hybridsim.coordinator.bench_longrun``; benchmarks/long_run.py runs it longer).
+  (``hybridsim.coordinator.bench_longrun``; benchmarks/long_run.py runs it longer);
+- ``wan``: for emulated round trips of 0, 5, 20 and 60 ms (jitter a tenth), the maRTHS test with its site on its
+  own clock across the path: mean step over its target, % slowed steps, % held samples, and the benchmark's J2
+  and J7 across it, beside OpenFresco's published 19.88 vs 19.53 ms and 0.8 % (``hybridsim.coordinator.bench_wan``;
+  about 15 minutes, most of it the J runs: a 1024 Hz loop cannot step faster than the round trip).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import numpy as np
 from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.bench_longrun import long_run_figures
+from hybridsim.coordinator.bench_wan import wan_figures
 from hybridsim.coordinator.partition import ModuleSlot, Partition
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.coordinator.simulation import run_experiment
@@ -335,7 +340,9 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     late_at_site = realtime_late_steps(duration, plant_daemon=False)
     long = long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0)
     clock = site_clock_figures(duration)
-    return {**wire, "long_run": long, "site_clock": clock, "marths_realtime_factor": realtime, "dof_scaling": scaling,
+    wan = wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0)
+    return {**wire, "long_run": long, "site_clock": clock, "wan": wan, "marths_realtime_factor": realtime,
+            "dof_scaling": scaling,
             "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
             "details": {"marths_loop": marths_loop, "hybrid_over_monolithic": hybrid, "realtime": late,
                         "realtime_grpc": late_grpc, "realtime_plant_at_site": late_at_site}}

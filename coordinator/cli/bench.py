@@ -65,6 +65,11 @@ def format_table(f: dict[str, Any]) -> str:
                      + " % (lockstep " + " / ".join(f"{v:.2f}" for v in c["J2_lockstep"]) + "), J7 "
                      + " / ".join(f"{v:.2f}" for v in c["J7_own"]) + " % (lockstep "
                      + " / ".join(f"{v:.2f}" for v in c["J7_lockstep"]) + ")")
+    if "wan" in f:
+        from hybridsim.coordinator.bench_wan import format_wan
+
+        lines += ["across an emulated network (the maRTHS test, its site on its own clock; J2/J7 of the benchmark's "
+                  "loop across it):", format_wan(f["wan"])]
     if "long_run" in f:
         from hybridsim.coordinator.bench_longrun import format_long_run
 

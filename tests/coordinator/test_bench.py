@@ -21,3 +21,12 @@ def test_the_raw_tcp_echo_floor_is_a_positive_round_trip():
 def test_dof_scaling_times_every_size():
     scaling = dof_scaling((10, 40), steps=50)
     assert scaling["dofs"] == [10, 40] and len(scaling["step_us"]) == 2 and min(scaling["step_us"]) > 0
+
+
+@pytest.mark.parametrize("round_trip_s, jitter_s, samples", [(0.0, 0.0, 20), (0.005, 0.0005, 20), (0.020, 0.002, 48),
+                                                             (0.060, 0.006, 130)])
+def test_the_step_a_path_meets_is_its_round_trip_and_work_over_the_slow_share(round_trip_s, jitter_s, samples):
+    """M = ceil((R + 2 J + 4 ms) / (0.6 / 1024 s)), at least OpenFresco's 20 samples: e.g. 28 ms / 0.5859 ms = 47.8."""
+    from hybridsim.coordinator.bench_wan import samples_per_step
+
+    assert samples_per_step(round_trip_s, jitter_s) == samples

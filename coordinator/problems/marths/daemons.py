@@ -26,6 +26,7 @@ import h5py
 from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.coordinator.problems.marths import loop, parts
 from hybridsim.modules.experimental.clock import realtime_thread, step_rows
+from hybridsim.wire.network import Network
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire.contract import Session
 
@@ -37,13 +38,15 @@ LOOP_PRIORITY = 70
 
 
 def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, transport: str = "link",
-                   timings: dict[str, float] | None = None, clock: bool = False) -> loop.History:
+                   timings: dict[str, float] | None = None, clock: bool = False,
+                   network: Network | None = None) -> loop.History:
     """One run with the plant and the experimental site each in its own daemon.
 
     ``transport`` = "link": every control sample crosses both hops (loop -> site, site -> plant) on the
     daemons' step links (hybridsim.wire.channels.link); "stream": on their gRPC Steps streams.  ``timings``, if
     given, receives the wall times (s) of starting the daemons and opening the session ("start_s"), of
-    the loop ("loop_s") and of closing and stopping ("stop_s").
+    the loop ("loop_s") and of closing and stopping ("stop_s").  ``network``: an emulated path between the loop
+    and the site (hybridsim.wire.network; the link then goes over TCP through it).
     """
     if transport not in ("link", "stream"):
         raise ValueError(f"transport must be 'link' or 'stream', not {transport!r}")
@@ -63,7 +66,8 @@ def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, transport: str 
             backend = {"address": plant.address, "deadline_s": deadline_s, "transport": transport}
         site_config = {**loop.site_config(spec, backend=backend, record=record_path.name), **(CLOCK if clock else {})}
         with LocalDaemon("experimental", site_config, base_dir=Path(folder), name="marths-site") as site:
-            module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s, transport=transport)
+            module = RemoteModule(site.address, name="marths-site", deadline_s=deadline_s, transport=transport,
+                                  network=network)
             try:
                 module.open(Session(parts.DT, parts.SITE_DOFS, run_id="marths"))
                 looping = time.perf_counter()
