@@ -57,8 +57,9 @@ def networked(module: Mapping[str, Any]) -> bool:
     return "address" in module or module.get("kind") in CLIENT_KINDS
 
 
-def parse_option(text: str) -> tuple[str | None, dict[str, Any]]:
-    """``[MODULE:]key=value,key=value`` of ``--network``: the module named (None: all) and the table."""
+def parse_option(text: str, option: str = "--network") -> tuple[str | None, dict[str, Any]]:
+    """``[MODULE:]key=value,key=value`` of ``option`` (``--network``; ``hybridsim network``'s ``--path``): the module
+    named (None: all) and the table."""
     name, colon, rest = text.partition(":")
     if not colon or "=" in name:
         name, rest = None, text
@@ -66,14 +67,14 @@ def parse_option(text: str) -> tuple[str | None, dict[str, Any]]:
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, equals, value = item.partition("=")
         if not equals:
-            raise ConfigError("", f"--network {text}", f": give key=value pairs (e.g. round_trip_s=0.02,jitter_s=0.002), "
-                                                       f"not {item!r}")
+            raise ConfigError("", f"{option} {text}", f": give key=value pairs (e.g. round_trip_s=0.02,jitter_s=0.002), "
+                                                      f"not {item!r}")
         try:
             table[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
         except ValueError:
-            raise ConfigError("", f"--network {text}", f": {key.strip()} must be a number, not {value!r}") from None
+            raise ConfigError("", f"{option} {text}", f": {key.strip()} must be a number, not {value!r}") from None
     if not table:
-        raise ConfigError("", f"--network {text}", ": give key=value pairs, e.g. round_trip_s=0.02")
+        raise ConfigError("", f"{option} {text}", ": give key=value pairs, e.g. round_trip_s=0.02")
     return name, table
 
 

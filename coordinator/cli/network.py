@@ -34,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
     from hybridsim.wire.network import NetworkEmulator
 
     try:
-        name, table = parse_option(args.path)
+        name, table = parse_option(args.path, "--path")
         if name is not None:
             raise UsageError(f"--path {args.path}: give the path's keys only (no module name)")
         network = network_of(table, "--path")

@@ -170,6 +170,20 @@ def test_a_bad_network_is_one_line_naming_the_key_and_exit_code_2(tmp_path, caps
     assert not (tmp_path / "out.h5").exists()
 
 
+@pytest.mark.parametrize("path, expected", [
+    ("round_trip_s=fast", "--path round_trip_s=fast: round_trip_s must be a number, not 'fast'"),
+    ("0.02", "--path 0.02: give key=value pairs"),
+    ("rtt=0.02", "unknown key --path.rtt; allowed: jitter_s, loss, retransmit_s, round_trip_s, seed"),
+    ("lab:round_trip_s=0.02", "--path lab:round_trip_s=0.02: give the path's keys only (no module name)"),
+])
+def test_hybridsim_network_names_its_own_option_in_a_refusal(capsys, path, expected):
+    """`hybridsim network` has --path, not --network: its one-line refusals name the option the user typed."""
+    code = main(["network", "--to", "127.0.0.1:9", "--path", path])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert expected in err and "--network" not in err
+
+
 def test_network_on_the_command_line_replaces_the_file_s_table_and_is_stored_for_resume(tmp_path):
     path = tmp_path / "experiment.toml"
     path.write_text(LOCAL.replace('address = "local"', 'address = "local"\nnetwork = { round_trip_s = 0.06 }'))
