@@ -289,7 +289,8 @@ def _actuator_tables(config: Mapping[str, Any], count: int) -> list[Mapping[str,
         tables = [{"compensator": c, **({} if guards is None else {"guard": guards[i]})}
                   for i, c in enumerate(compensators)]
     if len(tables) != count:
-        raise ValueError(f"the setup has {count} actuators: give one table per actuator, not {len(tables)}")
+        raise ValueError(f"the setup has {count} actuator{'s' if count != 1 else ''}: give one table per actuator "
+                         f"(actuators = [...]), not {len(tables)}")
     return tables
 
 
@@ -387,6 +388,18 @@ def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
                  float(table.get("deadline_s", 10.0)), transport)
 
 
+def _same_sample(table: Mapping[str, Any], sample_period: float) -> None:
+    """Refuse a plant table (``backend.plant`` or ``backend.daemon``) whose control sample ``dt`` is not the
+    site's (s): the site drives its lab one sample per control sample, so another dt would integrate the
+    actuators' dynamics over the wrong interval."""
+    for place in ("plant", "daemon"):
+        plant = table.get(place)
+        if isinstance(plant, Mapping) and isinstance(plant.get("dt"), (int, float)) \
+                and abs(float(plant["dt"]) - sample_period) > 1e-12 * sample_period:
+            raise ModuleError(f"experimental module: backend.{place}.dt ({plant['dt']} s) must be the site's dt "
+                              f"({sample_period} s): the site drives its lab one control sample at a time")
+
+
 def build_backend(table: Mapping[str, Any], sample_period: float, stack: contextlib.ExitStack,
                   base_dir: Path | None = None, setup: Mapping[str, Any] | None = None, records: bool = True
                   ) -> tuple[ControlBackend, Module | None]:
@@ -474,7 +487,12 @@ class ExperimentalModule(StepLedger):
         self.config = dict(config)
         CONFIG.check(self.config)
         self.base_dir = base_dir
-        self.dofs = interface_dofs(self.config, site_setup(self.config))
+        rig = site_setup(self.config)
+        self.dofs = interface_dofs(self.config, rig)
+        try:
+            _actuator_tables(self.config, rig.actuators)
+        except ValueError as exc:
+            raise ModuleError(f"experimental module: {exc}") from None
         if "dt" not in self.config:
             raise ModuleError("experimental module: give dt, the control sample (s)")
         self.control_dt = float(self.config["dt"])
@@ -483,6 +501,7 @@ class ExperimentalModule(StepLedger):
             raise ModuleError("experimental module: give a backend (plant = {...} or address = ...)")
         setup = self.config.get("setup")
         plant_place(self.config["backend"], base_dir, setup if isinstance(setup, Mapping) else None)
+        _same_sample(self.config["backend"], self.control_dt)
         self.clock_settings = ClockSettings.from_config(self.config)
         """None: lockstep; else the site runs on its own clock (:mod:`hybridsim.modules.experimental.clock`)"""
         self.clock: SiteClock | None = None

@@ -109,6 +109,24 @@ def test_a_bad_site_table_is_one_line_naming_the_key(change: dict, message: str)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(("place", "change", "message"), [
+    ("plant", {"actuators": [{"compensator": {"kind": "none"}}] * 3}, "the setup has 2 actuators: give one table per "
+                                                                        "actuator (actuators = [...]), not 3"),
+    ("plant", {"plant_dt": 2 * DT}, "backend.plant.dt (0.002 s) must be the site's dt (0.001 s)"),
+    ("daemon", {"plant_dt": DT / 2}, "backend.daemon.dt (0.0005 s) must be the site's dt (0.001 s)"),
+])
+def test_a_table_that_cannot_drive_its_rig_is_refused_before_anything_starts(place: str, change: dict,
+                                                                               message: str) -> None:
+    """Refused when the site is built from its table (what `hybridsim run` validates, exit 2), not at the first
+    step: a lab sampled at another dt than the site's would integrate its actuators over the wrong interval."""
+    config = site_config()
+    plant = config["backend"].pop("plant")
+    config["backend"][place] = {**plant, "dt": change.pop("plant_dt", DT)}
+    with pytest.raises(ModuleError) as info:
+        build_module("experimental", {**config, **change})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
 def test_a_daemon_control_that_cannot_probe_asks_for_the_initial_stiffness(tmp_path: Path) -> None:
     plant = {"dt": DT, "dofs": ["a1", "a2"], "actuators": [{"model": "ideal"}] * 2,
              "specimen": {"kind": "linear", "stiffness": STIFFNESS}}
