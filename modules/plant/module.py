@@ -97,7 +97,8 @@ DAQ = Schema("daq", "The command DAQ: plant units to volts, saturation, quantiza
 })
 CONFIG = Schema("plant", "A virtual lab driven one control sample per step: actuator strokes in (m), measured "
                 "strokes and load-cell forces out.", {
-                    "dt": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
+                    "dt": Key(Number("s", 0, open_minimum=True), "control sample (an experimental site's lab: the site's dt)",
+                              required=True),
                     "units_per_metre": Key(Number("plant units/m", 0, open_minimum=True), "plant units per metre",
                                            default=1000.0),
                     "dofs": Key(Names(), "actuator names", default=["actuator_1", "actuator_2"]),
