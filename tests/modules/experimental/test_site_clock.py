@@ -99,6 +99,18 @@ def test_a_site_on_its_own_clock_cannot_take_a_step_back() -> None:
     module.close()
 
 
+def test_a_sample_the_site_refuses_stops_the_clock_and_reaches_the_coordinator() -> None:
+    """A stroke limit of 1 mm: the sine passes it in step 1 (d_1 = 1.26 mm); the clock stops before sending that
+    command and the coordinator's execute gets the site's one-line reason."""
+    config = site_config(clock="own")
+    config["actuators"] = [{"compensator": {"kind": "none"}, "stroke": 0.001}]
+    module = build_module("experimental", config)
+    with pytest.raises(ModuleError, match="^actuator 1: target stroke 1.253 mm beyond its limit 1 mm at sample 1; "
+                                          "nothing was sent$"):
+        drive(module, DT, 3, sine_hz=20.0)
+    module.close()
+
+
 def test_with_the_arrival_fixed_the_commands_equal_the_lockstep_predictor_corrector(tmp_path: Path) -> None:
     """Dt = 8 samples, order 2, arrival 0.5: every step whose target arrived before its 5th sample (the record
     says which) is commanded exactly as the lockstep site commands it: 4 predicted samples, 4 corrected."""
