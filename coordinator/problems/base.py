@@ -96,6 +96,24 @@ def case_options(parser: argparse.ArgumentParser, cases: Mapping[str, Any], dura
                         help=f"seconds of the record (default: {duration:g})")
 
 
+def check_duration(duration: float, record: str) -> None:
+    """Refuse a study's ``--duration`` (s) that is not positive or ends before the ground motion ``record`` (a file,
+    ``hybridsim:NAME`` for a shipped one) first moves: every response would be zero and every relative
+    difference 0/0 (the shipped El Centro is at rest for its first 5 s)."""
+    from hybridsim.coordinator.errors import UsageError
+    from hybridsim.coordinator.motion import read_motion
+    from hybridsim.shipped import resolve
+
+    if not duration > 0:
+        raise UsageError(f"--duration must be > 0 s, not {duration:g}")
+    motion = read_motion(resolve(record, Path.cwd()))
+    moving = np.flatnonzero(motion.acceleration)
+    lead = motion.dt * moving[0] if moving.size else math.inf
+    if duration <= lead:
+        raise UsageError(f"--duration: the record ({record}) is at rest for its first {lead:g} s, so {duration:g} s "
+                         f"would compare zeros; give more, e.g. --duration {max(8.0, math.ceil(lead) + 3.0):g}")
+
+
 def run_cases(cases: Mapping[str, CaseT], choice: str, run: Callable[[CaseT], OutcomeT], progress: Progress,
               line: Callable[[str, OutcomeT], str]) -> list[OutcomeT]:
     """``run`` each of ``cases`` (or the one named ``choice``), a ``line(key, outcome)`` to ``progress`` after each."""

@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.problems.base import check_duration
 
 FOLDER = Path(__file__).resolve().parents[3] / "examples" / "bridge"
 MODEL = FOLDER / "bridge_model.py"
@@ -407,8 +408,7 @@ def monolithic(case: Case, experiment: Any, implicit: bool) -> np.ndarray:
 def run_case(case: Case, duration: float) -> Outcome:
     """Run the hybrid (starting the right pier's OpenSees process, and the left pier's site daemon for a case
     with ``left = "port"``) and the monolithic model."""
-    if duration <= 0:
-        raise UsageError(f"--duration must be > 0 s, not {duration}")
+    check_duration(duration, RECORD_FILE)
     name = case.key.replace("/", "_")
     with tempfile.TemporaryDirectory(prefix="bridge-") as scratch, contextlib.ExitStack() as stack:
         folder = Path(scratch)

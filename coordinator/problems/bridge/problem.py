@@ -30,7 +30,7 @@ class BridgeStudy(Problem[list]):
     def arguments(self, parser: argparse.ArgumentParser) -> None:
         from hybridsim.coordinator.problems.bridge.cases import CASES
 
-        case_options(parser, CASES, 4.0)
+        case_options(parser, CASES, 8.0)
 
     def run(self, args: argparse.Namespace, progress: Progress) -> list:
         from hybridsim.coordinator.problems.bridge.cases import CASES, run_case

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.problems.base import check_duration
 from hybridsim.coordinator.problems.bridge.cases import (ALPHA, RECORD_FILE, adapter_peer, ended_on_die, free_port,
                                                          peer_process)
 
@@ -183,8 +184,7 @@ def run_case(case: Case, duration: float) -> Outcome:
     from hybridsim.coordinator.recorder import read_results
     from hybridsim.coordinator.simulation import run_experiment
 
-    if duration <= 0:
-        raise UsageError(f"--duration must be > 0 s, not {duration}")
+    check_duration(duration, RECORD_FILE)
     with tempfile.TemporaryDirectory(prefix="ssi-") as scratch:
         out = Path(scratch) / "ssi.h5"
         soil_port, frame_port = free_port(), free_port()

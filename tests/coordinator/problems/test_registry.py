@@ -51,3 +51,17 @@ def test_every_executor_returns_the_results_in_the_jobs_order() -> None:
     forked: list[bool] = []
     assert execute(operator.pow, jobs, Resources(workers=2), before_fork=lambda: forked.append(True)) == [1024, 243, 49]
     assert forked == [True]
+
+
+def test_a_study_duration_that_ends_before_the_record_moves_is_refused_before_anything_starts(capsys) -> None:
+    """The shipped El Centro is at rest until t = 5 s (its first non-zero sample): a bridge or SSI study that
+    stops by then would compare zeros (max_rel_diff 0/0, null in --json), so it exits 2 naming --duration;
+    the bridge's default is 8 s, the length of its documented figures."""
+    for argv in (["bridge", "--case", "linear-ideal", "--duration", "5"], ["ssi", "--case", "elastic",
+                                                                           "--duration", "4.99"]):
+        assert main(["study", *argv, "--no-files"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--duration: the record" in err and "first 5 s" in err
+    assert main(["study", "bridge", "--duration", "0", "--no-files"]) == 2
+    assert "--duration must be > 0 s, not 0" in capsys.readouterr().err
+    assert build_parser("study").parse_args(["study", "bridge"]).duration == 8.0
