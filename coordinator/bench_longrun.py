@@ -108,7 +108,9 @@ def _module(kind: str, folder: Path, daemon: bool, dt: float) -> dict[str, Any]:
     else:
         (folder / "steel01.py").write_text(STEEL01_MODEL)
         module = {"kind": "opensees", "config": {"model": "steel01.py", "control": [{"name": "x", "node": 2, "dof": 1}]}}
-    return {"name": kind, **module, **({"address": "local"} if daemon else {})}
+    # a site daemon with a plant daemon starts that daemon in its open: as examples/marths.toml, 30 s for it
+    deadline = {"deadline_s": 30.0} if kind == "experimental" else {}
+    return {"name": kind, **module, **({"address": "local", **deadline} if daemon else {})}
 
 
 class _Probe:
