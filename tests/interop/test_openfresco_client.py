@@ -92,6 +92,18 @@ def test_a_protocol_kind_needs_an_address_and_no_transport(tmp_path, key, value,
         parse_experiment(building(tmp_path, module, "bad"), base_dir=tmp_path)
 
 
+def test_a_server_that_is_not_running_is_named_with_what_to_start():
+    """examples/bridge/bridge.toml run before its adapter process: the refusal says nothing listens there."""
+    from hybridsim.modules.registry import build_module
+    from hybridsim.wire.contract import ModuleError, Session
+
+    address = f"127.0.0.1:{free_port()}"
+    module = build_module("openfresco", {"address": address, "dofs": ["x"], "server": "adapter", "deadline_s": 0.2})
+    with pytest.raises(ModuleError, match=f"cannot connect within 0.2 s: Connection refused \\(nothing listens at "
+                                          f"{address}: start its server first\\)"):
+        module.open(Session(0.01, ("x",)))
+
+
 def test_checkpoints_are_refused_for_a_server_not_declared_path_independent(tmp_path):
     module = openfresco("127.0.0.1:1", "adapter")
     table = {**building(tmp_path, module, "checkpointed"), "output": {"file": str(tmp_path / "c.h5"), "checkpoint_every": 10}}

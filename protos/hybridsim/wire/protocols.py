@@ -71,7 +71,8 @@ def connect(address: str, deadline_s: float, label: str) -> socket.socket:
             break
         except ConnectionRefusedError as exc:
             if time.monotonic() + 0.05 > deadline:
-                raise ModuleError(f"{label}: cannot connect within {deadline_s:g} s: {exc.strerror}") from None
+                raise ModuleError(f"{label}: cannot connect within {deadline_s:g} s: {exc.strerror} (nothing listens "
+                                  f"at {address}: start its server first)") from None
             time.sleep(0.05)
         except (OSError, ValueError) as exc:
             raise ModuleError(f"{label}: cannot connect: {exc}") from None
