@@ -24,8 +24,17 @@ def main(args: argparse.Namespace) -> int:
     figures = run_all(args.calls, args.quick)
     figures["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
                           "cpus": os.cpu_count(), "load_average": os.getloadavg()}
-    print(json.dumps(figures) if args.json else format_table(figures))
+    print(as_json(figures) if args.json else format_table(figures))
     return 0
+
+
+def as_json(figures: dict[str, Any]) -> str:
+    """The figures as one strict JSON object: a figure that is not finite (a J over a record still at rest, as
+    ``--quick``'s 1 s of maRTHS behind the emulated networks) becomes null, never ``Infinity`` or ``NaN``,
+    which JSON parsers refuse."""
+    from hybridsim.coordinator.problems.base import finite
+
+    return json.dumps(finite(figures), allow_nan=False)
 
 
 def format_table(f: dict[str, Any]) -> str:

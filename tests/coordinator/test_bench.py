@@ -30,3 +30,18 @@ def test_the_step_a_path_meets_is_its_round_trip_and_work_over_the_slow_share(ro
     from hybridsim.coordinator.bench_wan import samples_per_step
 
     assert samples_per_step(round_trip_s, jitter_s) == samples
+
+
+def test_the_json_of_the_figures_is_strict_json_with_null_for_a_figure_that_is_not_finite():
+    """`hybridsim bench --quick --json` printed ``"J7": [Infinity, Infinity]`` (its wan runs take 1 s of maRTHS,
+    inside the record's rest), which json.loads(..., parse_constant=refuse) and every strict parser refuse."""
+    import json
+    import math
+
+    from hybridsim.coordinator.cli.bench import as_json
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    text = as_json({"wan": {"J7": [math.inf, 7.7], "J2": (math.nan, 3.2)}, "samples": 5324})
+    assert json.loads(text, parse_constant=refuse) == {"wan": {"J7": [None, 7.7], "J2": [None, 3.2]}, "samples": 5324}
