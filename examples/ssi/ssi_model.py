@@ -25,7 +25,7 @@ COLUMN_HEIGHT = 3.0                    # m
 STEEL_E, COLUMN_A, COLUMN_I = 200e9, 1.0e-2, 1.0e-4
 CONCRETE_E, FOOTING_A, FOOTING_I = 30e9, 1.0, 1.0 / 12.0   # a 1 m x 1 m footing beam
 TOP_MASS = 20000.0                     # kg, horizontal
-FOOTING_MASS = 1600.0                  # kg per footing node, x and y: the 2 m x 1 m x 1 m concrete beam (4.8 t) in thirds
+FOOTING_MASS = 1600.0                  # kg per footing node, x and y: the 4.8 t concrete beam in thirds
 SOIL_MATERIAL = 1
 
 

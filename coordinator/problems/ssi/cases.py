@@ -11,6 +11,7 @@ the direct static condensation of the soil's stiffness as OpenSees assembles it.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from dataclasses import dataclass
@@ -39,7 +40,6 @@ DAMPING = 0.5        # 1/s, mass-proportional
 TOLERANCE = 1e-8     # m, NormDispIncr of the Newmark-Newton reference; the multi-yield soil's iterations stall
                      # at 1e-8 to 2e-7 m in a few steps (its stress update is not smooth where the active yield
                      # surface changes): those steps are taken after 50 iterations
-FRAMES = ("opensees", "pynite")
 
 
 def model_constants() -> Any:
@@ -188,15 +188,17 @@ def run_case(case: Case, duration: float) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="ssi-") as scratch:
         out = Path(scratch) / "ssi.h5"
         soil_port, frame_port = free_port(), free_port()
-        frame_args = [str(PYNITE), str(frame_port)] if case.frame == "pynite" else ["-c", "pass"]
-        with adapter_peer(soil_port, SOIL, case.law) as soil, peer_process(frame_args) as frame:
+        with contextlib.ExitStack() as peers:
+            soil = peers.enter_context(adapter_peer(soil_port, SOIL, case.law))
+            frame = (peers.enter_context(peer_process([str(PYNITE), str(frame_port)])) if case.frame == "pynite"
+                     else None)
             table = experiment_table(case, duration, f"127.0.0.1:{soil_port}", f"127.0.0.1:{frame_port}", out)
             experiment = parse_experiment(table, base_dir=FOLDER)
             start = time.perf_counter()
             run_experiment(experiment, output=out, overwrite=True)
             wall = time.perf_counter() - start
             ended_on_die(soil, "the soil")
-            if case.frame == "pynite":
+            if frame is not None:
                 ended_on_die(frame, "PyNite's interface program", "session closed")
         stored = read_results(out)
         hybrid, forces = stored["displacement"], stored["modules/soil/force"]
