@@ -327,22 +327,58 @@ def site_clock_figures(duration: float = 20.0) -> dict[str, Any]:
             "priority": stats["clock_priority"], **figures}
 
 
+class Sections:
+    """Runs the bench's measurements one by one; one that raises is named in ``failed`` (with its error's first
+    line) and gives None, so the others' figures are still printed."""
+
+    def __init__(self) -> None:
+        self.failed: dict[str, str] = {}
+
+    def __call__(self, name: str, measure: Callable[[], Any]) -> Any:
+        try:
+            return measure()
+        except Exception as exc:  # noqa: BLE001 -- a failed measurement is reported, the bench goes on
+            self.failed[name] = (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0]
+            return None
+
+
 def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
-    """Every figure of `hybridsim bench`, in the JSON shape of the issue (plus the details behind each)."""
+    """Every figure of `hybridsim bench`, in the JSON shape of the issue (plus the details behind each).
+
+    A section that fails does not take the others with it: its figures are missing and ``failed`` names it
+    with its error (one line each)."""
     duration = 8.0 if quick else 20.0
-    wire = wire_figures(200 if quick else calls)
-    scaling = dof_scaling((10, 100, 300) if quick else (10, 30, 100, 300, 1000, 2000), 100 if quick else 400)
-    marths_loop = marths_realtime_factor(duration)
-    realtime = {key: marths_loop[key] for key in ("inprocess", "daemons")}  # the issue's shape; the rest in details
-    hybrid = hybrid_over_monolithic(1.0 if quick else 5.0)
-    late = realtime_late_steps(duration)
-    late_grpc = realtime_late_steps(duration, grpc_only=True)
-    late_at_site = realtime_late_steps(duration, plant_daemon=False)
-    long = long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0)
-    clock = site_clock_figures(duration)
-    wan = wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0)
-    return {**wire, "long_run": long, "site_clock": clock, "wan": wan, "marths_realtime_factor": realtime,
-            "dof_scaling": scaling,
-            "hybrid_over_monolithic": hybrid["ratio"], "realtime_late_steps_pct": late["late_steps_pct"],
-            "details": {"marths_loop": marths_loop, "hybrid_over_monolithic": hybrid, "realtime": late,
-                        "realtime_grpc": late_grpc, "realtime_plant_at_site": late_at_site}}
+    section = Sections()
+    failed = section.failed
+    figures: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    wire = section("wire", lambda: wire_figures(200 if quick else calls))
+    figures.update(wire or {})
+    scaling = section("dof_scaling", lambda: dof_scaling((10, 100, 300) if quick else (10, 30, 100, 300, 1000, 2000),
+                                                         100 if quick else 400))
+    marths_loop = section("marths_realtime_factor", lambda: marths_realtime_factor(duration))
+    hybrid = section("hybrid_over_monolithic", lambda: hybrid_over_monolithic(1.0 if quick else 5.0))
+    late = section("realtime", lambda: realtime_late_steps(duration))
+    late_grpc = section("realtime_grpc", lambda: realtime_late_steps(duration, grpc_only=True))
+    late_at_site = section("realtime_plant_at_site", lambda: realtime_late_steps(duration, plant_daemon=False))
+    long = section("long_run", lambda: long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0))
+    clock = section("site_clock", lambda: site_clock_figures(duration))
+    wan = section("wan", lambda: wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0))
+    for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling)):
+        if value is not None:
+            figures[key] = value
+    if marths_loop is not None:
+        figures["marths_realtime_factor"] = {key: marths_loop[key] for key in ("inprocess", "daemons")}
+        details["marths_loop"] = marths_loop
+    if hybrid is not None:
+        figures["hybrid_over_monolithic"] = hybrid["ratio"]
+        details["hybrid_over_monolithic"] = hybrid
+    if late is not None:
+        figures["realtime_late_steps_pct"] = late["late_steps_pct"]
+    for key, value in (("realtime", late), ("realtime_grpc", late_grpc), ("realtime_plant_at_site", late_at_site)):
+        if value is not None:
+            details[key] = value
+    figures["details"] = details
+    if failed:
+        figures["failed"] = failed
+    return figures

@@ -25,7 +25,7 @@ def main(args: argparse.Namespace) -> int:
     figures["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
                           "cpus": os.cpu_count(), "load_average": os.getloadavg()}
     print(as_json(figures) if args.json else format_table(figures))
-    return 0
+    return 1 if "failed" in figures else 0
 
 
 def as_json(figures: dict[str, Any]) -> str:
@@ -38,33 +38,39 @@ def as_json(figures: dict[str, Any]) -> str:
 
 
 def format_table(f: dict[str, Any]) -> str:
-    echo = f["echo_us"]
     lines = [f"machine: {f['machine']['platform']}, {f['machine']['cpus']} CPUs, load average "
-             + ", ".join(f"{v:.1f}" for v in f["machine"]["load_average"]),
-             f"loopback round trip p50: gRPC echo {echo['grpc']:.0f} us (grpc.aio {echo['grpc_asyncio']:.0f} us), "
-             f"raw TCP echo {echo['tcp']:.0f} us (gRPC / TCP {echo['grpc'] / echo['tcp']:.1f})",
-             f"{'daemons':>8}{'step p50 us':>13}{'/ gRPC echo':>13}{'link p50 us':>13}{'/ TCP echo':>12}"]
-    for count, us in f["step_us"].items():
-        lines.append(f"{count:>8}{us:>13.0f}{f['step_over_echo'][count]:>13.2f}"
-                     f"{f['step_us_link'][count]:>13.0f}{f['step_link_over_tcp_echo'][count]:>12.2f}")
-    rt = f["details"]["marths_loop"]
-    lines.append(f"maRTHS benchmark loop: {rt['inprocess']:.1f}x real time in process (first 1 s run with its "
-                 f"one-time work: {rt['first_run_s']:.2f} s); with the site and the plant as daemons, start-up "
-                 f"included: {rt['daemons']:.2f}x on the step links, {rt['daemons_grpc']:.2f}x on gRPC streams")
-    scaling = f["dof_scaling"]
-    lines.append("in-process alpha-OS step: " + ", ".join(
-        f"{n} DOFs {us:.0f} us" for n, us in zip(scaling["dofs"], scaling["step_us"]))
-        + f"; fitted exponent {scaling['exponent']:.2f}")
-    hybrid = f["details"]["hybrid_over_monolithic"]
-    lines.append(f"hybrid OpenSees frame (2 site daemons + linear portal) {hybrid['hybrid_s']:.2f} s "
-                 f"({hybrid['hybrid_grpc_s']:.2f} s on gRPC) vs monolithic OpenSees AlphaOS "
-                 f"{hybrid['monolithic_s']:.2f} s: ratio {f['hybrid_over_monolithic']:.1f}")
-    for label, late in (("plant daemon", f["details"]["realtime"]),
-                        ("plant daemon, every step on gRPC", f["details"]["realtime_grpc"]),
-                        ("plant in the site's process", f["details"]["realtime_plant_at_site"])):
-        lines.append(f"real-time maRTHS (Dt = 10/1024 s, site at 1024 Hz, {label}, {late['steps']} steps): "
-                     f"{late['late_steps_pct']:.2f} % late, step p50 {late['step_p50_us']:.0f} us, "
-                     f"p99 {late['step_p99_us']:.0f} us")
+             + ", ".join(f"{v:.1f}" for v in f["machine"]["load_average"])]
+    details = f["details"]
+    if "echo_us" in f:
+        echo = f["echo_us"]
+        lines += [f"loopback round trip p50: gRPC echo {echo['grpc']:.0f} us (grpc.aio {echo['grpc_asyncio']:.0f} us), "
+                  f"raw TCP echo {echo['tcp']:.0f} us (gRPC / TCP {echo['grpc'] / echo['tcp']:.1f})",
+                  f"{'daemons':>8}{'step p50 us':>13}{'/ gRPC echo':>13}{'link p50 us':>13}{'/ TCP echo':>12}"]
+        for count, us in f["step_us"].items():
+            lines.append(f"{count:>8}{us:>13.0f}{f['step_over_echo'][count]:>13.2f}"
+                         f"{f['step_us_link'][count]:>13.0f}{f['step_link_over_tcp_echo'][count]:>12.2f}")
+    if "marths_loop" in details:
+        rt = details["marths_loop"]
+        lines.append(f"maRTHS benchmark loop: {rt['inprocess']:.1f}x real time in process (first 1 s run with its "
+                     f"one-time work: {rt['first_run_s']:.2f} s); with the site and the plant as daemons, start-up "
+                     f"included: {rt['daemons']:.2f}x on the step links, {rt['daemons_grpc']:.2f}x on gRPC streams")
+    if "dof_scaling" in f:
+        scaling = f["dof_scaling"]
+        lines.append("in-process alpha-OS step: " + ", ".join(
+            f"{n} DOFs {us:.0f} us" for n, us in zip(scaling["dofs"], scaling["step_us"]))
+            + f"; fitted exponent {scaling['exponent']:.2f}")
+    if "hybrid_over_monolithic" in details:
+        hybrid = details["hybrid_over_monolithic"]
+        lines.append(f"hybrid OpenSees frame (2 site daemons + linear portal) {hybrid['hybrid_s']:.2f} s "
+                     f"({hybrid['hybrid_grpc_s']:.2f} s on gRPC) vs monolithic OpenSees AlphaOS "
+                     f"{hybrid['monolithic_s']:.2f} s: ratio {f['hybrid_over_monolithic']:.1f}")
+    for label, key in (("plant daemon", "realtime"), ("plant daemon, every step on gRPC", "realtime_grpc"),
+                       ("plant in the site's process", "realtime_plant_at_site")):
+        if key in details:
+            late = details[key]
+            lines.append(f"real-time maRTHS (Dt = 10/1024 s, site at 1024 Hz, {label}, {late['steps']} steps): "
+                         f"{late['late_steps_pct']:.2f} % late, step p50 {late['step_p50_us']:.0f} us, "
+                         f"p99 {late['step_p99_us']:.0f} us")
     if "site_clock" in f:
         c = f["site_clock"]
         lines.append(f"maRTHS site on its own clock at 1024 Hz (coordinator, frame, plant running; SCHED_FIFO "
@@ -84,4 +90,5 @@ def format_table(f: dict[str, Any]) -> str:
 
         lines += ["long runs (record repeated ten times; steps/s over the first and last tenth):",
                   format_long_run(f["long_run"])]
+    lines += [f"FAILED {name}: {error}" for name, error in f.get("failed", {}).items()]
     return "\n".join(lines)

@@ -45,3 +45,18 @@ def test_the_json_of_the_figures_is_strict_json_with_null_for_a_figure_that_is_n
 
     text = as_json({"wan": {"J7": [math.inf, 7.7], "J2": (math.nan, 3.2)}, "samples": 5324})
     assert json.loads(text, parse_constant=refuse) == {"wan": {"J7": [None, 7.7], "J2": [None, 3.2]}, "samples": 5324}
+
+
+def test_a_failed_bench_section_is_named_and_the_others_are_kept():
+    from hybridsim.coordinator.bench import Sections
+    from hybridsim.coordinator.cli.bench import format_table
+
+    section = Sections()
+    kept = section("dof_scaling", lambda: {"dofs": [10], "step_us": [12.0], "exponent": 1.0})
+    lost = section("wan", lambda: 1 / 0)
+    assert lost is None and kept["dofs"] == [10]
+    assert section.failed == {"wan": "ZeroDivisionError: division by zero"}
+    table = format_table({"machine": {"platform": "p", "cpus": 2, "load_average": (1.0, 1.0, 1.0)},
+                          "dof_scaling": kept, "details": {}, "failed": section.failed})
+    assert "in-process alpha-OS step: 10 DOFs 12 us" in table
+    assert table.splitlines()[-1] == "FAILED wan: ZeroDivisionError: division by zero"
