@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_problem(problem, args: argparse.Namespace) -> int:
     """Check --out, run, write the files, print the table or the JSON, then draw the plots."""
     out = None if args.no_files else writable_directory(args.out)
-    start = time.perf_counter()
+    start, started_at = time.perf_counter(), time.time() - 1.0
     result = problem.run(args, _progress)
     wall = time.perf_counter() - start
     if out is not None:
@@ -58,10 +58,13 @@ def run_problem(problem, args: argparse.Namespace) -> int:
         print()
     else:
         print(problem.table(result))
-        print(f"\nwall time {wall:.1f} s" + (f"; {problem.outputs} in {out}" if out is not None else ""))
+        print(f"\nwall time {wall:.1f} s")
     if args.plots and out is not None:
         sys.stdout.flush()
         problem.plots(result, out)
+    if out is not None and not args.json:
+        written = sorted(p.name for p in out.iterdir() if p.is_file() and p.stat().st_mtime >= started_at)
+        print(f"written in {out}: {', '.join(written) or 'nothing'}")
     return 0
 
 
