@@ -103,6 +103,8 @@ class ModuleSpec:
     recorded); True: ``config`` must equal what the site reports"""
     network: Network | None = None
     """the emulated network path to the module (None: none added)"""
+    config_file: str = ""
+    """the file its config was read from, as the experiment names it ("": given in the experiment)"""
 
 
 @dataclass(frozen=True)
@@ -357,7 +359,7 @@ def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
             except ConfigError as exc:
                 raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
         out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
-                              "config" in spec or "config_file" in spec, network))
+                              "config" in spec or "config_file" in spec, network, spec.get("config_file", "")))
     return tuple(out)
 
 

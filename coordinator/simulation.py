@@ -183,7 +183,8 @@ def _named(spec: ModuleSpec) -> Iterator[None]:
     try:
         yield
     except ModuleError as exc:
-        raise UsageError(f"module {spec.name!r} ({spec.kind}): {exc}") from None
+        origin = f", config {spec.config_file}" if spec.config_file else ""
+        raise UsageError(f"module {spec.name!r} ({spec.kind}{origin}): {exc}") from None
 
 
 @dataclass

@@ -116,3 +116,14 @@ def test_a_plant_module_describes_itself_as_a_control_backend_and_is_refused_as_
     assert err.endswith("is a plant module, a control backend that describes no substructure: use it as an "
                         "experimental site's backend (backend = {daemon = {...}} or {address = ...}), not in [[modules]]")
     assert not (tmp_path / "out.h5").exists()
+
+
+def test_an_error_found_while_building_a_module_names_its_config_file(tmp_path, capsys):
+    (tmp_path / "column.toml").write_text('dofs = ["x"]\nstiffness = [[1.0, 2.0], [3.0, 4.0]]\n')
+    text = BASE.replace('config = { dofs = ["x"], stiffness = [[39478.417604357434]] }', 'config_file = "column.toml"')
+    code = main(["run", str(write(tmp_path, text)), "--quiet", "--output", str(tmp_path / "out.h5")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("hybridsim run: error: module 'column' (linear, config column.toml): ")
+    assert "stiffness must be 1x1" in err
+    assert not (tmp_path / "out.h5").exists()
