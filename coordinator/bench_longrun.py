@@ -240,7 +240,7 @@ def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
 def format_long_run(figures: Mapping[str, Any]) -> str:
     """The table of :func:`long_run_figures`."""
     lines = [f"{'integrator':<19}{'kind':<13}{'where':<11}{'steps':>7}{'steps/s first':>14}{'last':>8}{'ratio':>7}"
-             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 10/50/100 %':>21}{'MB/100k c, d':>18}{'ckpt B 90/100 %':>17}"]
+             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 1 10/50/100 %':>23}{'MB/100k c, d':>26}{'ckpt B 90/100 %':>17}"]
     for r in figures["runs"]:
         rss, s = r["rss_mb"], r["steps_per_s"]
         coord = "/".join(f"{rss[p]['coordinator']:.1f}" for p in ("10%", "50%", "100%"))
@@ -248,7 +248,7 @@ def format_long_run(figures: Mapping[str, Any]) -> str:
         grow = _growth(r["rss_growth_mb_per_100k_steps"])
         ckpt = f"{r['checkpoint_bytes']['90%']}/{r['checkpoint_bytes']['100%']}"
         lines.append(f"{r['integrator']:<19}{r['kind']:<13}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
-                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>21}{grow:>18}{ckpt:>17}")
+                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>26}{ckpt:>17}")
     rt = figures["realtime_two_daemons"]
     lines.append(f"real time at 1024 Hz, two daemons (linear + spring), {rt['steps']} steps: {rt['late_steps']} late "
                  f"({rt['late_steps_pct']:.2f} %), worst {rt['max_lateness_us']:.0f} us late; step p50 "
