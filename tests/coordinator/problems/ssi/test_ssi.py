@@ -131,3 +131,22 @@ def test_the_yielding_soils_difference_shrinks_with_dt() -> None:
 def test_lumping_a_share_of_the_soils_mass_at_the_footing_brings_the_hybrid_nearer_the_model_with_it() -> None:
     ignored, lumped = run_case(CASES["soil-mass-ignored"], 12.0), run_case(CASES["soil-mass-lumped-half"], 12.0)
     assert lumped.max_rel_diff < ignored.max_rel_diff
+
+
+def test_the_example_experiment_is_the_study_elastic_pynite_case(tmp_path) -> None:
+    """examples/ssi/ssi.toml describes the study's elastic-pynite run: the same structure, record, integrator and
+    module configurations, so `hybridsim run examples/ssi/ssi.toml` (its two programs started as its header
+    says) runs what the study verifies."""
+    from hybridsim.coordinator.experiment import load_experiment, parse_experiment
+    from hybridsim.coordinator.problems.ssi.cases import FOLDER
+
+    example = load_experiment(FOLDER / "ssi.toml")
+    frame, soil = (m.config["address"] for m in example.modules)
+    study = parse_experiment(experiment_table(CASES["elastic-pynite"], 12.0, soil, frame, tmp_path / "x.h5"),
+                             base_dir=FOLDER)
+    for a, b in zip(example.modules, study.modules, strict=True):
+        assert (a.name, a.kind, a.address, a.deadline_s, a.config) == (b.name, b.kind, b.address, b.deadline_s,
+                                                                        b.config)
+    assert (example.dofs, example.dt, example.integrator) == (study.dofs, study.dt, study.integrator)
+    assert np.array_equal(example.motion.acceleration, study.motion.acceleration)
+    assert json.dumps(example.table["structure"]) == json.dumps(study.table["structure"])
