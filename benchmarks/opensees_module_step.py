@@ -7,8 +7,9 @@ sinusoidal displacement history at every control DOF (the work of one
 alpha-OS step at that site).  "in process" calls the module directly;
 "daemon" goes through `hybridsim site opensees` on 127.0.0.1 and
 RemoteModule's Steps stream, exactly as a run with ``address = "local"``.
-Also measured: the discard of a trial after N committed steps, which for a
-path-dependent model rebuilds it and replays the N steps.
+Also measured: the first discard of a trial after N committed steps, which for a
+path-dependent model starts a new worker process and replays the N steps (once: from
+then on its commits keep a copy; benchmarks/opensees_long_run.py discard measures those).
 
 models
   spring   one Steel01 zeroLength spring, 1 DOF (path-dependent)
@@ -75,7 +76,8 @@ def step_times(module: Module, steps: int, first: int = 0) -> np.ndarray:
 
 
 def discard_time(make: Callable[[], OpenSeesModule], committed: int) -> float:
-    """Wall time (s) of a trial discarded after ``committed`` committed steps (rebuild and replay if path-dependent)."""
+    """Wall time (s) of the first trial discarded after ``committed`` committed steps (path-dependent: a new
+    worker process and a replay)."""
     module = make()
     try:
         step_times(module, committed - WARMUP)

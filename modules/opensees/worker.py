@@ -9,9 +9,9 @@ output goes to stderr).  Requests: ``("build", spec, label)``,
 
 After answering a build, a replay or a commit that asks for one, the worker
 forks its *snapshot*: a copy of the committed state that waits on a pipe.  A
-discard writes ``p`` to it and exits; the snapshot forks a snapshot of its
-own (a copy of the committed state again), answers the discard and is the
-worker from then on.  The next commit kills the snapshot.  A commit that
+discard writes ``p`` to it and exits; the snapshot answers the discard, forks
+a snapshot of its own (a copy of the committed state again: it reads no
+request before) and is the worker from then on.  The next commit kills the snapshot.  A commit that
 asks for none (a scheme that has not discarded) kills it too and forks
 nothing; a later discard is then answered ``False`` (the module rebuilds).
 """
@@ -56,8 +56,8 @@ class _Worker:
                 continue
             self._answer(result)
             if request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
-                if self._snapshot():          # in the snapshot, promoted later: it answers that discard
-                    self._answer(True)
+                while self._snapshot():       # in the snapshot, promoted later: it answers that discard, then
+                    self._answer(True)        # forks its own snapshot while the module goes on
             elif request[0] == "commit":
                 self._drop_snapshot()         # the old copy is no longer the committed state
 
@@ -106,7 +106,6 @@ class _Worker:
         os.close(to_snapshot)
         self._wait(from_worker)
         os.close(from_worker)
-        self._snapshot()                      # a copy of the committed state before anything moves
         return True
 
     def _wait(self, fd: int) -> None:
