@@ -80,7 +80,7 @@ class ForkedModel:
         life_read, self._lifeline = os.pipe()
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         try:
-            self._keeper = subprocess.Popen([sys.executable, "-m", "hybridsim.modules.opensees.worker",
+            self._keeper = subprocess.Popen([sys.executable, "-P", "-m", "hybridsim.modules.opensees.worker",
                                              str(life_read)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             pass_fds=(life_read,), env=env, bufsize=0)
         finally:
