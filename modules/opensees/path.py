@@ -12,7 +12,8 @@ digest, cuts off the rows committed after the checkpoint and replays the rest
 (a restore costs a replay of the run; nothing else can restore the state).
 
 Folder: ``$XDG_STATE_HOME/hybridsim/opensees`` (default
-``~/.local/state/hybridsim/opensees``), mode 0700; one file per opened
+``~/.local/state/hybridsim/opensees``; without a writable home
+``<tmp>/hybridsim-opensees-<uid>``), mode 0700; one file per opened
 session, ``<32 hex>.path``, float64 rows of the targets followed by the
 number of increments.  Files are not deleted (a stopped run is resumed from
 them); remove old ones by hand.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -34,11 +36,19 @@ _NAME = re.compile(r"[0-9a-f]{32}\.path")
 
 
 def default_folder() -> Path:
-    """Where the site keeps committed paths (created, mode 0700)."""
+    """Where the site keeps committed paths (created, mode 0700); a user without a writable home gets
+    ``hybridsim-opensees-UID`` in the temporary folder."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    folder = Path(state) / "hybridsim" / "opensees"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return folder
+    for folder in (Path(state) / "hybridsim" / "opensees",
+                   Path(tempfile.gettempdir()) / f"hybridsim-opensees-{os.getuid()}"):
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    raise ModuleError(f"no writable folder for the committed path: {state}/hybridsim/opensees and the "
+                      "temporary folder are not writable; set XDG_STATE_HOME to a writable folder")
 
 
 class CommittedPath:
