@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -10,6 +11,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 MARTHS_DATA = ROOT / "coordinator" / "data" / "marths"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _site_state_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Path-dependent OpenSees sites keep their committed paths under $XDG_STATE_HOME
+    (modules/opensees/path.py): the tests' sites and daemons keep theirs out of the user's home."""
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
 
 
 @pytest.fixture
