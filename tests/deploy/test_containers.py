@@ -83,6 +83,14 @@ def shortened(path: Path) -> Experiment:
     return parse_experiment(table, base_dir=path.parent)
 
 
+def volume_race(done: subprocess.CompletedProcess) -> bool:
+    """Whether ``up`` failed on the Docker engine's own race: two containers of the project filling the same new
+    named volume from the image at once ("failed to mkdir .../_data/...: file exists"); the second ``up`` finds
+    the volume filled, so the services are started again once (the race is the engine's, not hybridsim's)."""
+    text = done.stdout + done.stderr
+    return done.returncode != 0 and "failed to mkdir" in text and "file exists" in text
+
+
 class Project:
     """One compose project (``-p NAME -f FILE``) on the engine; ``shortened``: the services whose experiment
     file (``run FILE``) is replaced, by a bind mount, with the same file over :data:`RECORD_S` of the record."""
@@ -106,6 +114,8 @@ class Project:
 
     def compose(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
         done = self.engine.run([*self.args, *args], cwd=ROOT, timeout=timeout)
+        if args[:1] == ("up",) and volume_race(done):
+            done = self.engine.run([*self.args, *args], cwd=ROOT, timeout=timeout)
         assert done.returncode == 0, f"docker-compose {' '.join(args)}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
         return done
 
@@ -115,8 +125,10 @@ class Project:
     def up(self, service: str) -> float:
         """Run ``service`` and what it depends on to its exit (code 0); the wall time (s)."""
         started = time.monotonic()
-        done = self.engine.run([*self.args, "up", "--no-build", "--abort-on-container-exit", "--exit-code-from",
-                                service, service], cwd=ROOT)
+        command = [*self.args, "up", "--no-build", "--abort-on-container-exit", "--exit-code-from", service, service]
+        done = self.engine.run(command, cwd=ROOT)
+        if volume_race(done):
+            done = self.engine.run(command, cwd=ROOT)
         if done.returncode != 0:
             logs = self.engine.run([*self.args, "logs", "--no-color", "--tail", "20"], cwd=ROOT).stdout
             pytest.fail(f"docker-compose up {service} exited {done.returncode}:\n{done.stderr[-3000:]}\n{logs}")
