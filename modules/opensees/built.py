@@ -8,11 +8,11 @@ runs path-dependent models in a process of their own.
 from __future__ import annotations
 
 import numpy as np
-import openseespy.opensees as ops
 
 from hybridsim.modules.opensees import domain
 from hybridsim.modules.opensees.config import OpenSeesSpec
 from hybridsim.modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls
+from hybridsim.modules.opensees.lazy import ops
 from hybridsim.wire.contract import ModuleError
 
 

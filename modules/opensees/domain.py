@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import openseespy.opensees as ops
-
+from hybridsim.modules.opensees.lazy import ops, opensees
 from hybridsim.wire.contract import ModuleError
 
 ModelBuilder = Callable[..., None]
@@ -95,7 +94,7 @@ def build_model(build: ModelBuilder, parameters: Mapping[str, Any], origin: Path
                           f"it accepts {[k for k in accepted if k != 'ops']}")
     ops.wipe()
     try:
-        build(ops, **parameters)
+        build(opensees(), **parameters)  # the real module: a user's file may use any of it
     except Exception as exc:  # the user's file: report any error with its origin
         raise ModuleError(f"OpenSees model file {origin}: build() failed: {type(exc).__name__}: {exc}") from exc
     ops.wipeAnalysis()

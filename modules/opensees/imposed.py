@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import openseespy.opensees as ops
 
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.opensees.config import AnalysisSettings, ControlDof
+from hybridsim.modules.opensees.lazy import ops
 
 RESERVED_TAG = 1_900_000_000
 """first time-series, pattern and parameter tag the module uses (one per control DOF from here up);

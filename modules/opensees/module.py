@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openseespy.opensees as ops
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
@@ -41,6 +40,7 @@ from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.forked import ForkedModel
 from hybridsim.modules.opensees.imposed import dof_kind
 from hybridsim.modules.opensees.path import CommittedPath
+from hybridsim.modules.opensees.lazy import ops
 
 
 def _encode(values: np.ndarray) -> str:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openseespy.opensees as ops
 
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees.lazy import ops
 
 _SERIES, _PATTERN = 1_900_000_001, 1_900_000_001
 

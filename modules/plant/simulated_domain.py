@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openseespy.opensees as ops
 
 from hybridsim.modules.base import resolve_config_path
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Schema, Tables
 from hybridsim.modules.opensees import config as opensees_config
 from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees.lazy import ops
 from hybridsim.modules.plant.specimen_kinds import specimen_schema
 from hybridsim.wire.contract import ModuleError
 
