@@ -204,6 +204,10 @@ class _Start:
     """peak displacements over every row (updated by the results writer as it writes them)"""
     compute: Durations = field(default_factory=Durations)
     """compute time (issue to commit) of the steps of this loop"""
+    evaluations: int = 0
+    """module evaluations (trials, each sent to every module) of the steps of this loop"""
+    most_evaluations: int = 0
+    """the most evaluations one step of this loop took"""
 
     def observe(self, first: int, rows: dict[str, np.ndarray]) -> None:
         """What the summary needs from rows ``first ..`` (called for every block the recorder writes)."""
@@ -402,7 +406,7 @@ class _Run:
             t0 = time.perf_counter() if pacer is None else pacer.wait()
             t = n * dt
             try:
-                step_id += 1
+                first_id = step_id = step_id + 1
                 trial = integrator.predict(np.multiply(load_shape, ground[n], out=load))
                 while trial is not None:
                     force = partition.restoring_force(step_id, t, reduction.expand(trial, full_trial))
@@ -418,6 +422,8 @@ class _Run:
                 status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
+            start.evaluations += step_id - first_id + 1
+            start.most_evaluations = max(start.most_evaluations, step_id - first_id + 1)
             committed = time.perf_counter()
             self._put(start, ground[n], committed - t0)
             if recorder.failure is not None:
@@ -628,6 +634,8 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durat
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
+        "module_evaluations": {"per_step": start.evaluations / looped if looped else 0.0,
+                               "max_in_a_step": start.most_evaluations},
         "pretest_asymmetry": start.asymmetry,
         "step_time_us": step_times.quantiles_us(),
         "compute_time_us": start.compute.quantiles_us(),
