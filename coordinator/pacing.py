@@ -161,12 +161,18 @@ class ProgressBar:
         self._terminal = bool(getattr(stream, "isatty", lambda: False)())
         self._every_s = 0.1 if self._terminal else log_every_s
         self._open = False
+        self._done = self._drawn = self._total = 0
+        """the steps of the last call, of the last line drawn, and the total"""
 
     def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if done < total and now - self._last < self._every_s:
+        self._done, self._total = done, total
+        if done == self._drawn or done < total and now - self._last < self._every_s:
             return
-        self._last = now
+        self._draw(done, total, now)
+
+    def _draw(self, done: int, total: int, now: float) -> None:
+        self._last, self._drawn = now, done
         filled = int(self.width * done / max(total, 1))
         rate = done / max(now - self._start, 1e-9)
         line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s"
@@ -178,7 +184,10 @@ class ProgressBar:
         self.stream.flush()
 
     def end(self) -> None:
-        """End the bar's line (after a run that stopped before its last step), so the next message starts clean."""
+        """After a run that stopped before its last step: the line shows the steps of the last call (the run
+        makes it with the steps its results file holds), and it is ended, so the next message starts clean."""
+        if self._done != self._drawn:
+            self._draw(self._done, self._total, time.perf_counter())
         if self._open:
             self.stream.write("\n")
             self.stream.flush()

@@ -82,6 +82,8 @@ class RunResult:
 
 
 ProgressCallback = Callable[[int, int], None]
+"""``progress(done, total)``: after every step (``done``: the steps completed, of ``total``); a run that stops
+early calls it once more with the steps its results file holds if that differs from the last call"""
 
 
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
@@ -233,6 +235,8 @@ class _Run:
         """why real-time steps were late (a real-time run's)"""
         self.output = output
         self.progress = progress
+        self.reported = -1
+        """the steps of the last progress call"""
         self.control = control
         self.listeners = tuple(listeners)
         dofs = experiment.dofs
@@ -361,6 +365,8 @@ class _Run:
                 partition.close()
             if any(records) and start.recorder.failure is None:
                 write_records(self.output, *records)
+            if self.progress is not None and start.recorder.rows - 1 != self.reported:  # an early stop
+                self.progress(start.recorder.rows - 1, exp.steps)
         if exp.evaluation is not None:
             summary["evaluation"] = _evaluate(exp, self.output)
         return RunResult(exp.dofs, start.reduction.stiffness, summary, self.output)
@@ -441,6 +447,7 @@ class _Run:
                 listener(n, window.view)
             if progress is not None:
                 progress(n, last)
+                self.reported = n
             end = time.perf_counter()
             step_times.add(end - t0)
             if pacer is not None:

@@ -41,3 +41,13 @@ def test_in_a_log_it_writes_whole_lines_and_few_of_them():
     assert len(lines) == 3 and lines[2] == ""  # the first call and the last, each a whole line
     assert lines[0].startswith("[" + "." * 30 + "] 1/1000 steps, ")
     assert lines[1].startswith("[" + "#" * 30 + "] 1000/1000 steps, ")
+
+
+def test_a_stopped_run_ends_its_line_on_the_steps_of_the_last_call_not_of_the_last_redraw():
+    stream = Terminal()
+    bar = ProgressBar(stream)
+    for done in range(1, 501):  # within a tenth of a second: only the first is drawn
+        bar(done, 1000)
+    bar.end()
+    assert stream.getvalue().split("\r")[-1].startswith("[" + "#" * 15 + "." * 15 + "] 500/1000 steps, ")
+    assert stream.getvalue().endswith("\n") and stream.getvalue().count("\n") == 1

@@ -7,6 +7,9 @@ same steps of the uninterrupted run. tests/deploy/test_containers.py does the sa
 from __future__ import annotations
 
 import dataclasses
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -50,3 +53,45 @@ def written_steps(path: Path) -> int:
         return int(read_attributes(path).get("completed_steps", 0))
     except OSError:  # not created yet, or locked while the writer creates it
         return 0
+
+
+def test_after_ctrl_c_the_progress_line_shows_the_steps_on_disk(tmp_path):
+    """On a terminal the bar is redrawn at most ten times a second, so the line left by a Ctrl-C showed the
+    steps of its last redraw, hundreds fewer than the run completed; it now ends on the steps the file holds
+    (its rows less the initial state at t = 0)."""
+    output = tmp_path / "stopped.h5"
+    controller, terminal = pty.openpty()
+    run = subprocess.Popen([str(HYBRIDSIM), "run", str(EXAMPLES / "frame_three_linear.toml"), "--output", str(output)],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    shown = bytearray()
+    try:
+        deadline = time.monotonic() + 60
+        while written_steps(output) == 0:
+            assert run.poll() is None and time.monotonic() < deadline, "the run wrote no step within 60 s"
+            shown += _read_some(controller)
+        run.send_signal(signal.SIGINT)
+        while True:  # to the end of what the run writes (EIO once it has exited and closed the terminal)
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert run.wait(timeout=30) == 130
+    finally:
+        os.close(controller)
+        if run.poll() is None:
+            run.kill()
+    lines = shown.decode().replace("\r\n", "\n").split("\n")
+    assert lines[-2:] == ["hybridsim run: interrupted", ""]
+    last = lines[-3].split("\r")[-1]  # what the terminal shows: the last redraw of the bar's line
+    total = load_experiment(EXAMPLES / "frame_three_linear.toml").steps
+    rows = int(read_attributes(output)["completed_steps"])
+    assert last.startswith("[") and f"] {rows - 1}/{total} steps, " in last, (last, rows)
+
+
+def _read_some(fd: int) -> bytes:
+    """What the terminal has for us within 50 ms (b"" if nothing)."""
+    return os.read(fd, 65536) if select.select([fd], [], [], 0.05)[0] else b""
