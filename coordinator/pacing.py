@@ -8,7 +8,7 @@ import gc
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 SLICE_S = 3e-4
@@ -148,6 +148,14 @@ def format_site_clock(name: str, stats: dict[str, float]) -> str:
             f"max {stats.get('clock_lateness_max_us', 0.0):.0f} us")
 
 
+def format_counters(name: str, counters: Mapping[str, float]) -> str:
+    """A site clock's live event counters in a few words: ``site lab: 2 slowed steps, 15 held, 40 late samples``."""
+    words = [f"{counters[key]:.0f} {label}" for key, label in
+             (("clock_slowed_steps", "slowed steps"), ("clock_held_samples", "held"),
+              ("clock_late_samples", "late samples")) if key in counters]
+    return f"site {name}: {', '.join(words)}"
+
+
 class ProgressBar:
     """A one-line progress bar on a stream (stderr), redrawn at most ten times a second.
 
@@ -157,6 +165,7 @@ class ProgressBar:
 
     def __init__(self, stream: Any = sys.stderr, width: int = 30, log_every_s: float = 10.0) -> None:
         self.stream, self.width, self._last = stream, width, 0.0
+        self._counters: Mapping[str, Mapping[str, float]] = {}
         self._start = time.perf_counter()
         self._terminal = bool(getattr(stream, "isatty", lambda: False)())
         self._every_s = 0.1 if self._terminal else log_every_s
@@ -176,12 +185,18 @@ class ProgressBar:
         filled = int(self.width * done / max(total, 1))
         rate = done / max(now - self._start, 1e-9)
         line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s"
+        line += "".join(f"; {format_counters(name, values)}" for name, values in self._counters.items())
         if self._terminal:
             self.stream.write(f"\r{line}" + ("\n" if done == total else ""))
             self._open = done < total
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def watch(self, n: int, arrays: Any) -> None:
+        """A step listener (``run_experiment(listeners=[bar.watch])``): the line also shows the modules' event
+        counters as the run's window holds them (a site on its own clock: slowed steps, held and late samples)."""
+        self._counters = arrays.counters
 
     def end(self) -> None:
         """After a run that stopped before its last step: the line shows the steps of the last call (the run

@@ -504,9 +504,11 @@ class _Run:
         a["velocity"][i] = reduction.expand(integrator.velocity, full)
         a["acceleration"][i] = reduction.expand(integrator.acceleration, full)
         a["restoring_force"][i] = reduction.place(integrator.restoring_force, full)
-        for (disp, force), result in zip(window.modules, self.partition.last_results):
+        for slot, (disp, force), result in zip(self.partition.slots, window.modules, self.partition.last_results):
             disp[i] = result.displacement
             force[i] = result.force
+            if result.counters:  # only when they changed: a site clock's slowed steps, held and late samples
+                window.counters[slot.name] = {**window.counters.get(slot.name, {}), **result.counters}
         window.rows = n + 1
 
     def _peak_order(self) -> list[tuple[int, str, str]]:

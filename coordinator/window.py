@@ -51,6 +51,9 @@ class RowWindow:
                        for key, width in self.columns.items()}
         self.modules = [(self.arrays[f"modules/{name}/displacement"], self.arrays[f"modules/{name}/force"])
                         for name in modules]
+        self.counters: dict[str, dict[str, float]] = {}
+        """per module, the event counters its step results carried, as they stand at the last row
+        (:attr:`hybridsim.wire.contract.StepResult.counters`: a site clock's slowed steps, held and late samples)"""
         self.rows = 0
         """rows complete (absolute count: the next row to write is ``rows``)"""
         self.view = WindowView(self)
@@ -112,6 +115,11 @@ class WindowView(Mapping[str, WindowColumn]):
     def first(self) -> int:
         """The oldest row still readable."""
         return self.window.first
+
+    @property
+    def counters(self) -> Mapping[str, Mapping[str, float]]:
+        """Per module, its event counters as they stand at the last row (see :attr:`RowWindow.counters`)."""
+        return self.window.counters
 
     def __getitem__(self, key: str) -> WindowColumn:
         return WindowColumn(self.window, key)

@@ -151,9 +151,15 @@ class StepLedger(abc.ABC):
         if self._proposed is None or self._proposed[0] != step:
             raise StepRefused(step, "execute without a matching propose")
         disp, force = self._trial(step, self._proposed[1])
-        self._executed = StepResult(step, np.array(disp, float), np.array(force, float))
+        self._executed = StepResult(step, np.array(disp, float), np.array(force, float), self._changed_counters())
         self.stats["executed"] += 1
         return self._executed
+
+    def _changed_counters(self) -> dict[str, float] | None:
+        """The module's event counters (cumulative) that changed since its previous result, carried with the
+        result to the coordinator during the run (:attr:`StepResult.counters`); None: none changed (a kind
+        that counts nothing keeps this)."""
+        return None
 
     def commit(self, step: int) -> None:
         self._require_open()

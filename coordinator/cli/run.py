@@ -61,8 +61,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
-            result = run_experiment(experiment, output=args.output, progress=progress, realtime=args.realtime,
-                                    overwrite=args.overwrite, takeover=args.takeover, **hooks)
+            result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
+                                    takeover=args.takeover, **with_bar(hooks, progress))
     return _report(args, result)
 
 
@@ -72,8 +72,8 @@ def resume_main(args: argparse.Namespace) -> int:
     experiment = stored_experiment(read_attributes(args.results))
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
-            result = resume_run(args.results, progress=progress, realtime=args.realtime,
-                                takeover=args.takeover, **hooks)
+            result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover,
+                                **with_bar(hooks, progress))
     return _report(args, result)
 
 
@@ -86,6 +86,14 @@ def _progress(args: argparse.Namespace) -> Iterator[ProgressBar | None]:
     finally:
         if bar is not None:
             bar.end()
+
+
+def with_bar(hooks: dict[str, Any], bar: ProgressBar | None) -> dict[str, Any]:
+    """The run's keyword arguments: the monitor's ``hooks`` and the progress bar, which also listens to the steps
+    (its line shows a site clock's counters as they change)."""
+    if bar is None:
+        return hooks
+    return {**hooks, "progress": bar, "listeners": [*hooks.get("listeners", []), bar.watch]}
 
 
 def _report(args: argparse.Namespace, result: RunResult) -> int:

@@ -108,6 +108,14 @@ class FrameBuilder:
         return progress
 
 
+def put_counters(progress: pb.Progress, counters: Mapping[str, Mapping[str, float]]) -> None:
+    """The modules' event counters as they stand (a site clock's slowed steps, held and late samples) into
+    ``progress``."""
+    del progress.counters[:]
+    for module, values in counters.items():
+        progress.counters.add(module=module, values=values)
+
+
 def _concat(limits: list[np.ndarray | None], widths: list[int]) -> np.ndarray | None:
     """One limit vector over all modules' DOFs (inf where a module declares none); None when none does."""
     if all(limit is None for limit in limits):

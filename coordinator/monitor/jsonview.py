@@ -39,6 +39,7 @@ def progress_json(progress: pb.Progress) -> dict[str, Any]:
         "mean_wall_step_s": progress.mean_wall_step_s, "elapsed_s": progress.elapsed_s, "eta_s": progress.eta_s,
         "dropped_frames": progress.dropped_frames, "step_time_counts": list(progress.step_time_counts),
         "displacement_margin": _plain(progress.displacement_margin), "force_margin": _plain(progress.force_margin),
+        "counters": {c.module: dict(c.values) for c in progress.counters},
     }
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.experiment import Experiment
-from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
+from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, put_counters, run_info
 from hybridsim.coordinator.monitor.layout import MAX_POINTS, layout_of_experiment
 from hybridsim.v1 import monitor_pb2 as pb
 
@@ -165,6 +165,7 @@ class Publisher:
                 elif state != last_state or now - last_sent >= self.heartbeat_s or final:
                     frame = pb.Frame(progress=builder.progress(n, float(arrays["time"][n])))  # type: ignore[index]
                 if frame is not None:
+                    put_counters(frame.progress, getattr(arrays, "counters", {}))
                     self._stamp(frame.progress, state, now)
                     self._publish(frame)
                     last_sent, last_state = now, state

@@ -49,6 +49,8 @@ LATE_SHARE = 0.1
 """a sample is late when its tick starts more than this share of dt after it was due"""
 PREDICT, CORRECT, SLOWED, HELD = 0, 1, 2, 3
 """what a sample's command was (records: clock/samples, column mode)"""
+COUNTERS = ("clock_slowed_steps", "clock_held_samples", "clock_late_samples")
+"""the event-driven counters a site on its own clock reports with every step's result while they change"""
 
 EVENT_DRIVEN = Schema("event_driven", "The event-driven strategy of a site on its own clock while the next "
                       "target is late (shares of the step, test time).", {
@@ -160,7 +162,9 @@ class SiteClock:
         self.started_at: float | None = None
         self._ready = threading.Condition()
         self._targets: dict[int, tuple[np.ndarray, float]] = {}
-        self._results: dict[int, Any] = {}
+        self._results: dict[int, tuple[Any, dict[str, float]]] = {}
+        self.counters = dict.fromkeys(COUNTERS, 0.0)
+        """the event-driven counters up to the last step that ended (what :meth:`stats` gives at the end)"""
         self._done = 0
         self._failure: BaseException | None = None
         self._stopping = False
@@ -207,8 +211,8 @@ class SiteClock:
             with _permitted():
                 os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(self.settings.priority - 1))
 
-    def result(self, step: int, timeout_s: float) -> Any:
-        """The site's response at the end of ``step``, once the clock has run it."""
+    def result(self, step: int, timeout_s: float) -> tuple[Any, dict[str, float]]:
+        """The site's response at the end of ``step``, once the clock has run it, and the counters then."""
         deadline = time.perf_counter() + timeout_s
         with self._ready:
             while step not in self._results and self._failure is None:
@@ -297,10 +301,13 @@ class SiteClock:
         self.started_at = origin
         tick, step_began, tau = 0, origin, 0.0
         switch: tuple[float, np.ndarray] | None = None
-        held, slowed, arrival = 0, False, math.nan
+        held, slowed, arrival, late = 0, False, math.nan, 0
+        late_us = LATE_SHARE * self.period * 1e6
         while not self._stopping:
             due = origin + tick * self.period
             now = self._wait(due)
+            lateness_us = 1e6 * (now - due)
+            late += lateness_us > late_us
             step = self._done + 1
             with self._ready:
                 delivered = self._targets.get(step)
@@ -328,7 +335,7 @@ class SiteClock:
                 command, mode = predicted(tau, history, p), PREDICT
             with self.lock:
                 response = self.advance(command)
-                self.sample_log.append(1e6 * (now - due), (step - 1 + tau) * self.period * self.samples
+                self.sample_log.append(lateness_us, (step - 1 + tau) * self.period * self.samples
                                        / settings.time_scale, mode, 1e6 * (time.perf_counter() - now))
             last = command
             tick += 1
@@ -338,11 +345,15 @@ class SiteClock:
                 self.step_log.append(tick, arrival, held, float(slowed), ended - step_began)
                 history = np.vstack((target, history[:-1]))
                 with self._ready:
+                    counters = self.counters
+                    counters["clock_slowed_steps"] += slowed
+                    counters["clock_held_samples"] += held
+                    counters["clock_late_samples"] += late
                     self._targets.pop(step, None)
-                    self._results[step] = response
+                    self._results[step] = (response, dict(counters))
                     self._done = step
                     self._ready.notify_all()
-                tau, switch, held, slowed, arrival, step_began = 0.0, None, 0, False, math.nan, ended
+                tau, switch, held, slowed, arrival, late, step_began = 0.0, None, 0, False, math.nan, 0, ended
 
 
 MEASURED = ("measured_strokes", "measured_loads")

@@ -515,6 +515,10 @@ class ExperimentalModule(StepLedger):
         """the committed targets, newest first: d_n, d_{n-1}, .. (zero before the start, at rest)"""
         self._committed_sample = -1
         self._start: SiteResponse | None = None
+        self._counters: dict[str, float] = {}
+        """the site clock's counters at the end of the last step it ran"""
+        self._reported: dict[str, float] = {}
+        """the counters as the last results carried them"""
         self._collected = 0
         """samples of the record the coordinator has stored (it asks for the rows from there on)"""
         self._filed = 0
@@ -561,6 +565,7 @@ class ExperimentalModule(StepLedger):
         self._targets = np.zeros((self.generator.history, len(self.dofs)))
         self._committed_sample = -1
         self._start = None
+        self._counters, self._reported = {}, {}
 
     def _clock_samples(self, samples: int) -> int:
         """M: the control samples of one step on the site's own clock (m time_scale); the command generation
@@ -630,7 +635,8 @@ class ExperimentalModule(StepLedger):
                 return probe.displacement, probe.force
             return self._start.displacement, self._start.force
         if self.clock is not None:
-            end = self.clock.result(self._step_of(step, command), 30.0 + 10 * self.clock.samples * self.control_dt)
+            end, self._counters = self.clock.result(self._step_of(step, command),
+                                                    30.0 + 10 * self.clock.samples * self.control_dt)
             return end.displacement, end.force
         if self._snapshot is None:
             self._snapshot = site.state()
@@ -640,6 +646,13 @@ class ExperimentalModule(StepLedger):
         for target in self.generator.commands(command.displacement, self._targets):
             response = site.advance(target)
         return response.displacement, response.force
+
+    def _changed_counters(self) -> dict[str, float] | None:
+        """On its own clock: the clock's counters (slowed steps, held and late samples) that changed with the
+        step just run, so the coordinator's monitor follows them during the run (docs/realtime.md)."""
+        changed = {k: v for k, v in self._counters.items() if self._reported.get(k) != v}
+        self._reported.update(changed)
+        return changed or None
 
     def _accept(self, step: int) -> None:
         site = self.site

@@ -240,8 +240,22 @@ const hybridsimMonitor = (() => {
     $("max-wall").textContent = fmt(p.max_wall_step_s * 1e3, 3);
     $("mean-wall").textContent = fmt(p.mean_wall_step_s * 1e3, 3);
     $("dropped").textContent = p.dropped_frames || 0;
+    renderCounters(p);
     renderMargins(p);
     if (typeof onState === "function") onState(state);
+  }
+
+  // a site on its own clock: "site lab: 2 slowed steps, 15 held samples, 40 late samples"
+  const COUNTER_NAMES = [["clock_slowed_steps", "slowed steps"], ["clock_held_samples", "held samples"],
+                         ["clock_late_samples", "late samples"]];
+
+  function renderCounters(p) {
+    const box = $("counters");
+    const sites = Object.entries(p.counters || {});
+    box.hidden = sites.length === 0;
+    box.textContent = sites.map(([site, values]) => `site ${site}: ` + COUNTER_NAMES
+      .filter(([key]) => key in values).map(([key, label]) => `${values[key]} ${label}`).join(", ")).join("; ");
+    box.className = sites.some(([, v]) => v.clock_held_samples > 0) ? "alert" : "";
   }
 
   function renderMargins(p) {

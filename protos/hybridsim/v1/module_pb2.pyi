@@ -118,14 +118,23 @@ class Command(_message.Message):
     def __init__(self, time: _Optional[float] = ..., displacement: _Optional[_Iterable[float]] = ..., velocity: _Optional[_Iterable[float]] = ..., acceleration: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class StepResult(_message.Message):
-    __slots__ = ("step", "displacement", "force")
+    __slots__ = ("step", "displacement", "force", "counters")
+    class CountersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     STEP_FIELD_NUMBER: _ClassVar[int]
     DISPLACEMENT_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
     step: int
     displacement: _containers.RepeatedScalarFieldContainer[float]
     force: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, step: _Optional[int] = ..., displacement: _Optional[_Iterable[float]] = ..., force: _Optional[_Iterable[float]] = ...) -> None: ...
+    counters: _containers.ScalarMap[str, float]
+    def __init__(self, step: _Optional[int] = ..., displacement: _Optional[_Iterable[float]] = ..., force: _Optional[_Iterable[float]] = ..., counters: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class ProposeRequest(_message.Message):
     __slots__ = ("session_id", "step", "command")

@@ -77,7 +77,7 @@ class Frame(_message.Message):
     def __init__(self, step: _Optional[_Iterable[int]] = ..., time_s: _Optional[_Iterable[float]] = ..., wall_step_s: _Optional[_Iterable[float]] = ..., ground_acceleration: _Optional[_Iterable[float]] = ..., response: _Optional[_Iterable[float]] = ..., command: _Optional[_Iterable[float]] = ..., measured: _Optional[_Iterable[float]] = ..., force: _Optional[_Iterable[float]] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ...) -> None: ...
 
 class Progress(_message.Message):
-    __slots__ = ("step", "time_s", "total_steps", "state", "late_steps", "max_wall_step_s", "mean_wall_step_s", "elapsed_s", "eta_s", "dropped_frames", "step_time_counts", "displacement_margin", "force_margin")
+    __slots__ = ("step", "time_s", "total_steps", "state", "late_steps", "max_wall_step_s", "mean_wall_step_s", "elapsed_s", "eta_s", "dropped_frames", "step_time_counts", "displacement_margin", "force_margin", "counters")
     STEP_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
     TOTAL_STEPS_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,7 @@ class Progress(_message.Message):
     STEP_TIME_COUNTS_FIELD_NUMBER: _ClassVar[int]
     DISPLACEMENT_MARGIN_FIELD_NUMBER: _ClassVar[int]
     FORCE_MARGIN_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
     step: int
     time_s: float
     total_steps: int
@@ -104,7 +105,23 @@ class Progress(_message.Message):
     step_time_counts: _containers.RepeatedScalarFieldContainer[int]
     displacement_margin: _containers.RepeatedScalarFieldContainer[float]
     force_margin: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, step: _Optional[int] = ..., time_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., state: _Optional[str] = ..., late_steps: _Optional[int] = ..., max_wall_step_s: _Optional[float] = ..., mean_wall_step_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., eta_s: _Optional[float] = ..., dropped_frames: _Optional[int] = ..., step_time_counts: _Optional[_Iterable[int]] = ..., displacement_margin: _Optional[_Iterable[float]] = ..., force_margin: _Optional[_Iterable[float]] = ...) -> None: ...
+    counters: _containers.RepeatedCompositeFieldContainer[ModuleCounters]
+    def __init__(self, step: _Optional[int] = ..., time_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., state: _Optional[str] = ..., late_steps: _Optional[int] = ..., max_wall_step_s: _Optional[float] = ..., mean_wall_step_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., eta_s: _Optional[float] = ..., dropped_frames: _Optional[int] = ..., step_time_counts: _Optional[_Iterable[int]] = ..., displacement_margin: _Optional[_Iterable[float]] = ..., force_margin: _Optional[_Iterable[float]] = ..., counters: _Optional[_Iterable[_Union[ModuleCounters, _Mapping]]] = ...) -> None: ...
+
+class ModuleCounters(_message.Message):
+    __slots__ = ("module", "values")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    module: str
+    values: _containers.ScalarMap[str, float]
+    def __init__(self, module: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class ControlRequest(_message.Message):
     __slots__ = ("token",)

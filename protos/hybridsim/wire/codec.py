@@ -219,6 +219,8 @@ def step_reply(step: int, result: StepResult | None) -> pb.StepReply:
         message.step = result.step
         message.displacement.extend(doubles(result.displacement))
         message.force.extend(doubles(result.force))
+        if result.counters:
+            message.counters.update(result.counters)
     return reply
 
 
@@ -238,8 +240,10 @@ def command_from_proto(message: pb.Command) -> Command:
 
 
 def result_to_proto(result: StepResult) -> pb.StepResult:
-    return pb.StepResult(step=result.step, displacement=doubles(result.displacement), force=doubles(result.force))
+    return pb.StepResult(step=result.step, displacement=doubles(result.displacement), force=doubles(result.force),
+                         counters=result.counters or {})
 
 
 def result_from_proto(message: pb.StepResult) -> StepResult:
-    return StepResult(step=message.step, displacement=vector(message.displacement), force=vector(message.force))
+    return StepResult(step=message.step, displacement=vector(message.displacement), force=vector(message.force),
+                      counters=dict(message.counters) or None)

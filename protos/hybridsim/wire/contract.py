@@ -27,6 +27,7 @@ These values are what ``hybridsim.v1``'s messages carry (``codec`` converts); un
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -139,6 +140,9 @@ class StepResult:
     """measured (reached) displacements (m, rad)"""
     force: np.ndarray
     """restoring forces (N, N*m)"""
+    counters: Mapping[str, float] | None = None
+    """the module's event counters (cumulative over the session) that changed since its previous result, e.g.
+    a site clock's ``clock_slowed_steps``; None when none did (the coordinator keeps the last value of each)"""
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ import stat
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -79,6 +79,7 @@ _STEP = struct.Struct("<BBqqdI")
 _RESULT = struct.Struct("<BqI")
 _DONE = struct.Struct("<Bq")
 _ERROR = struct.Struct("<BBqB")
+_COUNTER = struct.Struct("<d")
 HELLO_TIMEOUT_S = 5.0
 """how long a new connection may take to send its HELLO (s)"""
 IDLE_TIMEOUT_S = 600.0
@@ -171,7 +172,40 @@ def result_frame(step: int, result: StepResult | None) -> bytes:
         return _framed(_DONE.pack(DONE, step))
     n = len(result.displacement)
     values = np.concatenate((np.asarray(result.displacement, "<f8"), np.asarray(result.force, "<f8")))
-    return _framed(_RESULT.pack(RESULT, result.step, n) + values.tobytes())
+    return _framed(_RESULT.pack(RESULT, result.step, n) + values.tobytes() + _counters(result.counters))
+
+
+def _counters(counters: Mapping[str, float] | None) -> bytes:
+    """A RESULT's counters section: nothing without counters, else ``u8 count`` and per counter ``u8 len``, its
+    name, ``f64`` value (names of 1 to 255 bytes, at most 255 counters)."""
+    if not counters:
+        return b""
+    if len(counters) > 255:
+        raise ValueError(f"a step result carries at most 255 counters, not {len(counters)}")
+    out = bytearray((len(counters),))
+    for name, value in counters.items():
+        encoded = name.encode()
+        if not 0 < len(encoded) <= 255:
+            raise ValueError(f"a counter's name has 1 to 255 bytes, not {len(encoded)}: {name[:40]!r}")
+        out += bytes((len(encoded),)) + encoded + _COUNTER.pack(value)
+    return bytes(out)
+
+
+def _parse_counters(payload: bytes, at: int) -> dict[str, float] | None:
+    """The counters section of a RESULT from byte ``at`` on (None: none); MalformedFrame if it is not one."""
+    if at == len(payload):
+        return None
+    count, at, counters = payload[at], at + 1, {}
+    for _ in range(count):
+        length = payload[at] if at < len(payload) else 0
+        name, at = payload[at + 1:at + 1 + length], at + 1 + length
+        if at + _COUNTER.size > len(payload) or not length:
+            raise MalformedFrame("a RESULT's counters section is cut short")
+        counters[name.decode(errors="replace")] = _COUNTER.unpack_from(payload, at)[0]
+        at += _COUNTER.size
+    if at != len(payload) or not counters:
+        raise MalformedFrame("a RESULT's counters section does not end the frame")
+    return counters
 
 
 def error_frame(code: str, message: str, refused_step: int | None) -> bytes:
@@ -185,9 +219,10 @@ def parse_reply(payload: bytes) -> StepResult | int:
     kind = payload[0] if payload else None
     if kind == RESULT and len(payload) >= _RESULT.size:
         _, step, n = _RESULT.unpack_from(payload)
-        if len(payload) == _RESULT.size + 16 * n:
-            values = np.frombuffer(payload, dtype="<f8", offset=_RESULT.size).astype(float)
-            return StepResult(step, values[:n], values[n:])
+        end = _RESULT.size + 16 * n
+        if len(payload) >= end:
+            values = np.frombuffer(payload, dtype="<f8", offset=_RESULT.size, count=2 * n).astype(float)
+            return StepResult(step, values[:n], values[n:], _parse_counters(payload, end))
     elif kind == DONE and len(payload) == _DONE.size:
         return _DONE.unpack(payload)[1]
     elif kind == ERROR and len(payload) >= _ERROR.size:

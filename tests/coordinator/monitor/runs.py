@@ -13,9 +13,11 @@ from typing import Any
 
 import grpc
 
+from hybridsim.coordinator.cli.run import with_bar
 from hybridsim.coordinator.experiment import Experiment, parse_experiment
 from hybridsim.coordinator.monitor.publisher import Publisher
 from hybridsim.coordinator.monitor.session import monitoring
+from hybridsim.coordinator.pacing import ProgressBar
 from hybridsim.coordinator.simulation import RunResult, run_experiment
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
 from tests.conftest import EXAMPLES
@@ -49,9 +51,10 @@ class MonitoredRun:
 
 
 @contextlib.contextmanager
-def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = False,
+def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = False, bar: ProgressBar | None = None,
                   **publisher_options: Any) -> Iterator[MonitoredRun]:
-    """Start ``experiment`` on a monitor at a free loopback port; abort it at the end if still running."""
+    """Start ``experiment`` on a monitor at a free loopback port (with ``bar``: the progress bar of `hybridsim run`
+    too); abort it at the end if still running."""
     ready = threading.Event()
     state: dict[str, Any] = {}
 
@@ -62,7 +65,7 @@ def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = Fals
                 state["address"] = printed.getvalue().split(" on ")[1].split(";")[0]
                 state["hooks"] = hooks
                 ready.set()
-                state["result"] = run_experiment(experiment, output=output, realtime=realtime, **hooks)
+                state["result"] = run_experiment(experiment, output=output, realtime=realtime, **with_bar(hooks, bar))
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             state["error"] = exc
         finally:

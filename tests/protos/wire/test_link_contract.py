@@ -19,7 +19,7 @@ IN_FRAMES = {  # message -> its fields, each carried by the frames as step_link.
     pb.StepRequest: {name: f"`{name}`" for name in ("session_id", "step", "commit_step", "command", "execute")},
     pb.Command: {name: f"`command.{name}`" for name in ("time", "displacement", "velocity", "acceleration")},
     pb.StepReply: {name: f"`StepReply.{name}`" for name in ("step", "result")},
-    pb.StepResult: {name: f"`StepResult.{name}`" for name in ("step", "displacement", "force")},
+    pb.StepResult: {name: f"`StepResult.{name}`" for name in ("step", "displacement", "force", "counters")},
 }
 
 
@@ -67,11 +67,15 @@ def test_a_step_frame_carries_what_its_step_request_says(request: pb.StepRequest
     assert hello.endswith(len(request.session_id.encode()).to_bytes(2, "little") + request.session_id.encode())
 
 
+counter_sets = st.none() | st.dictionaries(st.text(min_size=1, max_size=20).filter(lambda t: len(t.encode()) <= 255),
+                                           doubles, max_size=5)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-2**63, 2**63 - 1), st.integers(0, 6).flatmap(
-    lambda n: st.none() | st.tuples(*[st.lists(doubles, min_size=n, max_size=n)] * 2)))
-def test_a_result_or_done_frame_carries_what_its_step_reply_says(step, vectors) -> None:
-    result = None if vectors is None else StepResult(step, np.array(vectors[0]), np.array(vectors[1]))
+    lambda n: st.none() | st.tuples(*[st.lists(doubles, min_size=n, max_size=n)] * 2)), counter_sets)
+def test_a_result_or_done_frame_carries_what_its_step_reply_says(step, vectors, counters) -> None:
+    result = None if vectors is None else StepResult(step, np.array(vectors[0]), np.array(vectors[1]), counters)
     expected = codec.step_result(codec.step_reply(step, result))
     answered = link.parse_reply(link.result_frame(step, result)[4:])
     if expected is None:
@@ -80,6 +84,21 @@ def test_a_result_or_done_frame_carries_what_its_step_reply_says(step, vectors) 
         assert isinstance(answered, StepResult) and answered.step == expected.step
         assert same_vector(answered.displacement, expected.displacement)
         assert same_vector(answered.force, expected.force)
+        assert (answered.counters is None) == (expected.counters is None)
+        for name, value in (expected.counters or {}).items():  # the same values, bit for bit (NaN included)
+            assert np.float64(answered.counters[name]).tobytes() == np.float64(value).tobytes()
+        assert set(answered.counters or {}) == set(expected.counters or {})
+
+
+def test_a_result_without_counters_costs_no_byte_and_a_cut_counters_section_is_malformed() -> None:
+    plain = link.result_frame(3, StepResult(3, np.zeros(2), np.ones(2)))
+    assert len(plain) == 4 + 13 + 32  # length, kind + step + n, two vectors of two doubles
+    counted = link.result_frame(3, StepResult(3, np.zeros(2), np.ones(2), {"clock_held_samples": 4.0}))
+    assert len(counted) == len(plain) + 1 + 1 + len("clock_held_samples") + 8
+    assert link.parse_reply(counted[4:]).counters == {"clock_held_samples": 4.0}
+    for cut in (1, 8, len(counted) - len(plain) - 1):
+        with pytest.raises(link.MalformedFrame):
+            link.parse_reply(counted[4:-cut])
 
 
 def test_an_error_frame_carries_the_status_the_stream_would_end_with() -> None:
