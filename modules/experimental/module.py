@@ -28,7 +28,9 @@ Config table (a generic site: any setup, one actuator table each, forces from th
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon (its load cells are its forces)
             | {daemon = {...}}                  # a plant config the site starts as a local daemon
                                                 # with a daemon: transport = "auto" (default), "link",
-                                                # "stream" or "unary" (as a module's in an experiment)
+                                                # "stream" or "unary" (as a module's in an experiment), and
+                                                # network = {round_trip_s, jitter_s, loss, retransmit_s, seed}:
+                                                # the site's link to it across an emulated path
             | {generic_tcp = "HOST:PORT", channels = 2}  # a lab's controller over OpenFresco's generic TCP
                                                 # protocol (ECGenericTCP; docs/interop.md)
     record = "site.h5"                          # optional: the site's record, also written into this file
@@ -75,6 +77,7 @@ from hybridsim.modules.experimental import clock, command_generation, guards, ki
 from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
 from hybridsim.modules.experimental.setups import kinds as setup_kinds
 from hybridsim.modules.plant import module as plant_module
+from hybridsim.modules.network import NETWORK, network_of
 from hybridsim.modules.registry import module_schema
 from hybridsim.wire.contract import (Command, Description, Dof, Module, ModuleError, Record, Session, StepRefused,
                                      module_records)
@@ -111,6 +114,8 @@ BACKEND = Schema("backend", "Where the control samples go: a plant in this proce
                                        default=10.0),
                      "transport": Key(Text(get_args(Transport)), "how samples reach a plant daemon, as a module's "
                                       "in an experiment (docs/wire_speed.md)", default="auto"),
+                     "network": Key(Table(NETWORK), "an emulated network path between the site and its plant daemon "
+                                    "(address or daemon), as a module's in an experiment (docs/realtime.md)"),
                  }, exactly_one=(("plant", "address", "daemon", "generic_tcp"),),
                  renamed={"link": "backend.transport (link = 'tcp' is transport = 'link', 'grpc' is 'stream', "
                                   "'auto' stays 'auto')"})
@@ -355,15 +360,15 @@ def _guarded(table: Mapping[str, Any] | None, compensator: Compensator, dt: floa
     return GuardedCompensator(compensator, Limits(**{k: float(v) for k, v in table.items()}), f"actuator {actuator}", dt)
 
 
-BACKEND_KEYS = ("plant", "daemon", "address", "generic_tcp", "name", "deadline_s", "transport", "channels")
+BACKEND_KEYS = ("plant", "daemon", "address", "generic_tcp", "name", "deadline_s", "transport", "channels", "network")
 
 
 def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
                 setup: Mapping[str, Any] | None = None) -> Place:
     """Where the site's plant runs, by its ``backend`` table: ``{plant = {...}}`` in this process (files relative
     to ``base_dir``), ``{daemon = {...}}`` a local daemon this site starts (and stops at close),
-    ``{address = "HOST:PORT"}`` a plant daemon; with either daemon ``transport`` and ``deadline_s`` (s), as a
-    module's in an experiment.  A specimen in DOF coordinates without a setup table takes ``setup``, the site's."""
+    ``{address = "HOST:PORT"}`` a plant daemon; with either daemon ``transport``, ``deadline_s`` (s) and ``network``
+    (an emulated path between the site and the daemon), as a module's in an experiment.  A specimen in DOF coordinates without a setup table takes ``setup``, the site's."""
     if "link" in table:
         raise ModuleError(f"experimental module: backend.link is now backend.transport (link = 'tcp' is transport = "
                           f"'link', 'grpc' is 'stream', 'auto' stays 'auto'); got link = {table['link']!r}")
@@ -379,13 +384,15 @@ def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
     if transport not in get_args(Transport):
         raise ModuleError(f"experimental module: backend.transport must be one of {', '.join(get_args(Transport))}, "
                           f"not {transport!r}")
-    if ("plant" in table or "generic_tcp" in table) and "transport" in table:
-        raise ModuleError("experimental module: backend.transport: a plant in this process or a lab's generic TCP "
-                          "controller has no transport; give daemon or address, or drop it")
+    for key in ("transport", "network"):
+        if ("plant" in table or "generic_tcp" in table) and key in table:
+            raise ModuleError(f"experimental module: backend.{key}: a plant in this process or a lab's generic TCP "
+                              f"controller has no {key}; give daemon or address, or drop it")
+    network = None if "network" not in table else network_of(table["network"], "backend.network")
     address = {"plant": None, "daemon": LOCAL, "address": str(table.get("address")), "generic_tcp": None}[places[0]]
     config = _with_setup(table["plant"] if "plant" in table else table.get("daemon", {}), setup)
     return Place(str(table.get("name", "plant")), "plant", config, base_dir, address,
-                 float(table.get("deadline_s", 10.0)), transport)
+                 float(table.get("deadline_s", 10.0)), transport, network=network)
 
 
 def _same_sample(table: Mapping[str, Any], sample_period: float) -> None:
@@ -687,7 +694,9 @@ class ExperimentalModule(StepLedger):
                 stats.update({f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(volts)})
             if self.record_path is not None:
                 self._file_record(self._committed_sample + 1, final=True)
-        stats.update({k: v for k, v in self._close_plant().items() if k.startswith("max_command_volts")})
+        plant = self._close_plant()
+        stats.update({k: v for k, v in plant.items() if k.startswith("max_command_volts")})
+        stats.update({f"plant_{k}": v for k, v in plant.items() if k.startswith("network_")})
         return stats
 
     def records(self, since: int = 0, final: bool = True) -> list[Record]:
