@@ -147,9 +147,11 @@ class Recorder:
         self._init_writer(0)
 
     @classmethod
-    def reopen(cls, path: str | Path, rows: int, streamed: Mapping[str, Sequence[Record]] | None = None) -> "Recorder":
+    def reopen(cls, path: str | Path, rows: int, streamed: Mapping[str, Sequence[Record]] | None = None,
+               attrs: Mapping[str, str] | None = None) -> "Recorder":
         """Continue writing a results file after its row ``rows - 1`` (later rows are dropped); the modules'
-        streamed records (``streamed``: their names and columns) are continued where the modules resume."""
+        streamed records (``streamed``: their names and columns) are continued where the modules resume;
+        ``attrs`` replace the file's attributes of those names (the experiment as resumed)."""
         self = cls.__new__(cls)
         self.path = Path(path)
         size = self.path.stat().st_size
@@ -174,6 +176,7 @@ class Recorder:
 
         self._file.visititems(truncate)
         _create_streamed(self._file, streamed or {})
+        self._file.attrs.update(attrs or {})
         self._file.attrs["status"] = "running"
         self._file.attrs.pop("stop", None)
         self._file.attrs["completed_steps"] = rows

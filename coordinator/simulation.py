@@ -30,7 +30,8 @@ import numpy as np
 from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.lateness import LateCauses
-from hybridsim.coordinator.experiment import Experiment, ModuleSpec, parse_experiment
+from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
+from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.pacing import Pacer, Slack, realtime_process
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
@@ -42,6 +43,7 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileErr
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
+from hybridsim.modules.config_schema import ConfigError
 from hybridsim.wire.contract import Module, ModuleError, Record, Session
 from hybridsim.wire.network import NetworkEmulator
 from hybridsim.wire.starters import launch
@@ -111,9 +113,12 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
 
 
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
-               listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False) -> RunResult:
+               listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False,
+               network: Sequence[str] = ()) -> RunResult:
     """Continue the run of a results file from its last checkpoint, writing into the same file (``takeover``:
-    as in :func:`run_experiment`; a site still in the session of the run that died needs it).
+    as in :func:`run_experiment`; a site still in the session of the run that died needs it).  ``network``:
+    ``--network`` options: the rest of the run goes across other emulated paths than the stopped run's (the file
+    keeps the experiment as resumed, so a later resume takes the same).
 
     The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
     restored from its checkpoint (a site that kept running returns to it, a restarted one loads
@@ -128,7 +133,7 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
         attrs = read_attributes(path)
         if attrs.get("status") == "completed":
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
-        experiment = stored_experiment(attrs)
+        experiment = stored_experiment(attrs, network)
         networks: dict[str, NetworkEmulator] = {}
         slots = _start_modules(experiment.modules, stack, networks)
         run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime, takeover,
@@ -145,10 +150,14 @@ def _describe_results(path: Path) -> str:
     return f"{attrs.get('experiment', '?')}: {attrs.get('status', '?')}, {attrs.get('completed_steps', '?')} rows"
 
 
-def stored_experiment(attrs: dict[str, Any]) -> Experiment:
-    """The experiment stored in a results file's attributes (:func:`hybridsim.coordinator.recorder.read_attributes`)."""
-    return parse_experiment(json.loads(attrs["experiment_table"]), base_dir=Path(attrs["base_dir"]),
-                            source=attrs["source"])
+def stored_experiment(attrs: dict[str, Any], network: Sequence[str] = ()) -> Experiment:
+    """The experiment stored in a results file's attributes (:func:`hybridsim.coordinator.recorder.read_attributes`);
+    ``network``: ``--network`` options that replace its modules' network tables (a resume across other paths)."""
+    try:
+        table = with_networks(json.loads(attrs["experiment_table"]), network)
+    except ConfigError as exc:
+        raise ExperimentError(str(exc)) from None
+    return parse_experiment(table, base_dir=Path(attrs["base_dir"]), source=attrs["source"])
 
 
 def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack,
@@ -324,7 +333,8 @@ class _Run:
                        float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof))
         scan_rows(self.output, rows, start.observe)
         streamed = self._streamed()
-        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed))
+        table = {"experiment_table": json.dumps(exp.table)}  # as resumed (its network may be another)
+        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
         return start
 
     # -- the run -----------------------------------------------------------

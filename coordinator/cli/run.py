@@ -29,10 +29,7 @@ def register(sub: Any) -> None:
                         help="replace the results file if it exists (never one a live run is writing)")
     parser.add_argument("--realtime", action="store_true",
                         help="pace the steps to the wall clock (dt per step); late steps are counted and reported")
-    parser.add_argument("--network", action="append", default=[], metavar="[MODULE:]KEY=VALUE,...",
-                        help="emulate the network to MODULE (default: every module at an address or local daemon): "
-                             "round_trip_s, jitter_s, loss, retransmit_s, seed, e.g. round_trip_s=0.02,jitter_s=0.002; "
-                             "replaces the module's network table; repeatable (docs/realtime.md)")
+    _network_option(parser, "")
     add_monitor_options(parser)
     _output_options(parser)
     parser.set_defaults(func=main)
@@ -41,9 +38,18 @@ def register(sub: Any) -> None:
                                         "(output.checkpoint_every), writing into the same file.")
     resume.add_argument("results", type=Path, help="results file (HDF5) of the stopped run")
     resume.add_argument("--realtime", action="store_true", help="pace the steps to the wall clock, as `run --realtime`")
+    _network_option(resume, " for the rest of the run (the stopped run's network otherwise); stored with the run, "
+                            "so a later resume takes it")
     add_monitor_options(resume)
     _output_options(resume)
     resume.set_defaults(func=resume_main)
+
+
+def _network_option(parser: argparse.ArgumentParser, more: str) -> None:
+    parser.add_argument("--network", action="append", default=[], metavar="[MODULE:]KEY=VALUE,...",
+                        help="emulate the network to MODULE (default: every module at an address or local daemon): "
+                             "round_trip_s, jitter_s, loss, retransmit_s, seed, e.g. round_trip_s=0.02,jitter_s=0.002; "
+                             f"replaces the module's network table{more}; repeatable (docs/realtime.md)")
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
@@ -69,10 +75,10 @@ def main(args: argparse.Namespace) -> int:
 def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
-    experiment = stored_experiment(read_attributes(args.results))
+    experiment = stored_experiment(read_attributes(args.results), args.network)
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
         with _progress(args) as progress:
-            result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover,
+            result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
                                 **with_bar(hooks, progress))
     return _report(args, result)
 
