@@ -552,6 +552,7 @@ class ExperimentalModule(StepLedger):
                               f"control samples ({self.control_dt} s)")
         self._close_plant()
         samples = self._clock_samples(round(ratio))
+        self._refuse_amplified_kinks(samples)
         prime_site(self.config)
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
@@ -573,6 +574,23 @@ class ExperimentalModule(StepLedger):
         self._committed_sample = -1
         self._start = None
         self._counters, self._reported = {}, {}
+
+    def _refuse_amplified_kinks(self, samples: int) -> None:
+        """Refuse an RLS adaptive compensator behind the predictor-corrector of order 2 or 3 when samples are
+        predicted: ``samples`` M > 1 per step and an arrival past the step's start, or on the site's own clock.
+        The predictor's error bends the command at every switch to the corrector, once per step; the compensator's
+        adapted inverse FIR has a gain of some hundreds at a few hundred Hz, where those bends are, and drives
+        the servo into saturation within seconds on the maRTHS design card (docs/realtime.md, "Limits")."""
+        clocked = self.clock_settings is not None
+        generator = self._generator(samples)
+        predicts = samples > 1 and (clocked or getattr(generator, "predicted", 0) > 0)
+        kinds = [t.get("compensator", {}).get("kind") for t in _actuator_tables(self.config, site_setup(self.config)
+                                                                                .actuators)]
+        if predicts and generator.order >= 2 and "rls" in kinds:
+            raise ModuleError(f"experimental module: command_generation order {generator.order} with an RLS adaptive "
+                              f"compensator (actuator {kinds.index('rls') + 1}) saturates the servo: the predictor's "
+                              "error bends the command at every switch to the corrector and the compensator's inverse "
+                              "amplifies it; use command_generation order = 1 (docs/realtime.md, Limits)")
 
     def _clock_samples(self, samples: int) -> int:
         """M: the control samples of one step on the site's own clock (m time_scale); the command generation
