@@ -205,6 +205,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     _only(pretest, "pretest", {"amplitude"})
     amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
     _checkpointable(modules, checkpoint_every)
+    _steppable(modules, dt)
     evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
     return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
                       amplitude, condense, checkpoint_every, evaluation, base_dir, source, table, records=records)
@@ -384,6 +385,18 @@ def _checkpointable(modules: tuple[ModuleSpec, ...], checkpoint_every: int) -> N
         refusal = getattr(module_class(spec.kind), "checkpoint_refusal", lambda config: None)(spec.config)
         if refusal is not None:
             raise ExperimentError(f"output.checkpoint_every: module {spec.name!r} cannot take checkpoints: {refusal}")
+
+
+def _steppable(modules: tuple[ModuleSpec, ...], dt: float) -> None:
+    """Refuse a module whose configuration cannot run steps of ``experiment.dt`` (e.g. an experimental site's
+    ``time_scale`` that makes a step no whole number of control samples)."""
+    for spec in modules:
+        if not spec.config_given:
+            continue  # a site at an address without config: its own configuration answers when it opens
+        refusal = getattr(module_class(spec.kind), "session_refusal", lambda config, dt: None)(spec.config, dt)
+        if refusal is not None:
+            origin = f"config {spec.config_file}" if spec.config_file else "its config"
+            raise ExperimentError(f"module {spec.name!r} ({origin}): {refusal}")
 
 
 def _client_config(spec: dict[str, Any], where: str, config: dict[str, Any], address: str | None,

@@ -206,6 +206,12 @@ class StepLedger(abc.ABC):
         checkpoints (``output.checkpoint_every``) is refused with it before anything starts."""
         return None
 
+    @classmethod
+    def session_refusal(cls, config: Mapping[str, Any], dt: float) -> str | None:
+        """Why a module of ``config`` cannot run steps of ``dt`` (s) (None: it can); an experiment whose
+        ``experiment.dt`` it cannot run is refused with it before anything starts."""
+        return None
+
     # -- for subclasses ------------------------------------------------------
     def _on_open(self, session: Session) -> None:
         """Prepare for a test (allocate state); default: nothing."""

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -407,6 +408,43 @@ def _same_sample(table: Mapping[str, Any], sample_period: float) -> None:
                               f"({sample_period} s): the site drives its lab one control sample at a time")
 
 
+def _step_samples(config: Mapping[str, Any], settings: ClockSettings | None, dt: float) -> tuple[int, int]:
+    """(m, M) for steps of ``dt`` (s): m control samples (config ``dt``) per step, M of them on the site's own
+    clock (m time_scale; M = m in lockstep); refuses a step that is not a whole number of samples, and more
+    than one sample per step on its own clock without a predicting command generation."""
+    control_dt = float(config["dt"])
+    ratio = dt / control_dt
+    if ratio < 1 - 1e-9 or abs(ratio - round(ratio)) > 1e-9:
+        raise ModuleError(f"experimental module: the session dt ({dt} s) must be a whole number of "
+                          f"control samples ({control_dt} s)")
+    samples = round(ratio)
+    if settings is None:
+        return samples, samples
+    scaled = samples * settings.time_scale
+    if abs(scaled - round(scaled)) > 1e-9 * scaled:
+        nearest = [f"{k / samples:g}" for k in (math.floor(scaled), math.ceil(scaled)) if k >= samples]
+        raise ModuleError(f"experimental module: time_scale {settings.time_scale:g} times the {samples} control "
+                          f"samples of a step ({dt:g} s / dt {control_dt:g} s) must be a whole number of samples, "
+                          f"not {scaled:g} (e.g. time_scale = {' or '.join(nearest)})")
+    if round(scaled) > 1 and _command_generator(config, settings, round(scaled)).scheme != "predictor-corrector":
+        raise ModuleError("experimental module: a site on its own clock with more than one control sample per "
+                          "step needs command_generation = {scheme = \"predictor-corrector\", order = 2}: the "
+                          "actuators move on predictions until the next target arrives")
+    return samples, round(scaled)
+
+
+def _command_generator(config: Mapping[str, Any], settings: ClockSettings | None, samples: int) -> CommandGenerator:
+    """The command generation of ``samples`` per step; on its own clock (``settings``) the predictor-corrector's
+    arrival is optional (absent: the real arrival of each target decides)."""
+    generation = config.get("command_generation", "interpolate")
+    if settings is not None and isinstance(generation, Mapping):
+        generation = {"arrival": 0.0, **generation}
+    try:
+        return CommandGenerator.from_config(generation, samples)
+    except ValueError as exc:
+        raise ModuleError(f"experimental module: {exc}") from None
+
+
 def build_backend(table: Mapping[str, Any], sample_period: float, stack: contextlib.ExitStack,
                   base_dir: Path | None = None, setup: Mapping[str, Any] | None = None, records: bool = True
                   ) -> tuple[ControlBackend, Module | None]:
@@ -545,13 +583,21 @@ class ExperimentalModule(StepLedger):
                                  "J(q)^T f at the measured pose q",
                                  "step": "the target of t_n; the result is measured at t_n (t = 0: at rest)"})
 
+    @classmethod
+    def session_refusal(cls, config: Mapping[str, Any], dt: float) -> str | None:
+        """Why a site of ``config`` cannot run steps of ``dt`` (s): not a whole number of its control samples,
+        or a ``time_scale`` that makes a step no whole number of samples on its own clock (None: it can)."""
+        if not isinstance(config.get("dt"), (int, float)):
+            return None  # building the site names the missing dt
+        try:
+            _step_samples(config, ClockSettings.from_config(config), dt)
+        except ModuleError as exc:
+            return str(exc).removeprefix("experimental module: ")
+        return None
+
     def _on_open(self, session: Session) -> None:
-        ratio = session.dt / self.control_dt
-        if ratio < 1 - 1e-9 or abs(ratio - round(ratio)) > 1e-9:
-            raise ModuleError(f"experimental module: the session dt ({session.dt} s) must be a whole number of "
-                              f"control samples ({self.control_dt} s)")
+        ratio, samples = _step_samples(self.config, self.clock_settings, session.dt)
         self._close_plant()
-        samples = self._clock_samples(round(ratio))
         self._refuse_amplified_kinks(samples)
         prime_site(self.config)
         setup = self.config.get("setup")
@@ -563,7 +609,7 @@ class ExperimentalModule(StepLedger):
         self.site = build_site(self.config, backend, record=session.records or self.record_path is not None)
         self._collected = 0
         self._filed = 0
-        self._samples_per_step = round(ratio)
+        self._samples_per_step = ratio
         self.generator = self._generator(self._samples_per_step)
         if self.clock_settings is not None:
             clocked = self._generator(samples)
@@ -592,32 +638,8 @@ class ExperimentalModule(StepLedger):
                               "error bends the command at every switch to the corrector and the compensator's inverse "
                               "amplifies it; use command_generation order = 1 (docs/realtime.md, Limits)")
 
-    def _clock_samples(self, samples: int) -> int:
-        """M: the control samples of one step on the site's own clock (m time_scale); the command generation
-        must predict when M > 1."""
-        settings = self.clock_settings
-        if settings is None:
-            return samples
-        scaled = samples * settings.time_scale
-        if abs(scaled - round(scaled)) > 1e-9 * scaled:
-            raise ModuleError(f"experimental module: time_scale {settings.time_scale:g} times the {samples} control "
-                              f"samples of a step must be a whole number of samples, not {scaled:g}")
-        if round(scaled) > 1 and self._generator(round(scaled)).scheme != "predictor-corrector":
-            raise ModuleError("experimental module: a site on its own clock with more than one control sample per "
-                              "step needs command_generation = {scheme = \"predictor-corrector\", order = 2}: the "
-                              "actuators move on predictions until the next target arrives")
-        return round(scaled)
-
     def _generator(self, samples: int) -> CommandGenerator:
-        """The command generation of ``samples`` per step; on its own clock the predictor-corrector's arrival is
-        optional (absent: the real arrival of each target decides)."""
-        generation = self.config.get("command_generation", "interpolate")
-        if self.clock_settings is not None and isinstance(generation, Mapping):
-            generation = {"arrival": 0.0, **generation}
-        try:
-            return CommandGenerator.from_config(generation, samples)
-        except ValueError as exc:
-            raise ModuleError(f"experimental module: {exc}") from None
+        return _command_generator(self.config, self.clock_settings, samples)
 
     def _step_of(self, step: int, command: Command) -> int:
         n = round(command.time / self.session.dt)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.experiment import load_experiment
 from tests.conftest import EXAMPLES
 
 BASE = (EXAMPLES / "sdof.toml").read_text()
@@ -127,3 +128,29 @@ def test_an_error_found_while_building_a_module_names_its_config_file(tmp_path, 
     assert err.startswith("hybridsim run: error: module 'column' (linear, config column.toml): ")
     assert "stiffness must be 1x1" in err
     assert not (tmp_path / "out.h5").exists()
+
+
+@pytest.mark.parametrize("address", [None, "local"])
+def test_a_site_clock_time_scale_that_makes_a_step_no_whole_number_of_samples_is_refused_at_load(tmp_path, capsys,
+                                                                                                 address):
+    """5 control samples of 1 ms per 5 ms step, 2.5 times slower: 12.5 samples.  Refused when the experiment is
+    read (it was refused only when the site opened its session: exit 1, 'stopped at step 0'); 2.4 runs."""
+    site = (EXAMPLES / "setups" / "one_actuator_site.toml").read_text().replace(
+        "dt = 0.001 ", 'clock = "own"\ncommand_generation = { scheme = "predictor-corrector", order = 2 }\n'
+                      "time_scale = 2.5\ndt = 0.001 ", 1)
+    (tmp_path / "one_actuator_site.toml").write_text(site)
+    experiment = (EXAMPLES / "setups" / "one_actuator.toml").read_text()
+    if address is not None:
+        experiment = experiment.replace('config_file = "one_actuator_site.toml"',
+                                        f'config_file = "one_actuator_site.toml"\naddress = "{address}"')
+    path = tmp_path / "one_actuator.toml"
+    path.write_text(experiment)
+    code = main(["run", str(path), "--quiet", "--output", str(tmp_path / "out.h5")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err == (f"hybridsim run: error: {path}: module 'column' (config one_actuator_site.toml): time_scale 2.5 "
+                   "times the 5 control samples of a step (0.005 s / dt 0.001 s) must be a whole number of samples, "
+                   "not 12.5 (e.g. time_scale = 2.4 or 2.6)")
+    assert not (tmp_path / "out.h5").exists()
+    (tmp_path / "one_actuator_site.toml").write_text(site.replace("time_scale = 2.5", "time_scale = 2.4"))
+    assert load_experiment(path).modules[0].config["time_scale"] == 2.4
