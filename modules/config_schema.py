@@ -449,16 +449,10 @@ def _nested(keys: Mapping[str, Key], level: int, seen: set[int]) -> list[str]:
 
 
 def main() -> None:
-    """Print the reference page of every kind's configuration (docs/config_reference.md)."""
-    from hybridsim.modules.registry import KINDS, module_schema
-
-    print("# Configuration reference\n")
-    print("Generated from the declarations in the code (`python -m hybridsim.modules.config_schema > "
-          "docs/config_reference.md`); `hybridsim site KIND --describe-config` prints one kind.  Unknown "
-          "keys are errors everywhere; units are SI unless a key says otherwise.\n")
-    seen: set[int] = set()
-    for kind in KINDS:
-        print(module_schema(kind).reference(2, seen))
+    """Print the reference page of every kind's configuration and of the experiment's integrator table
+    (docs/config_reference.md); :mod:`hybridsim.reference` builds it, at the namespace's level, since the
+    integrators are the coordinator's."""
+    resolve("hybridsim.reference:main")()
 
 
 if __name__ == "__main__":
