@@ -33,6 +33,7 @@ from hybridsim.coordinator.lateness import LateCauses
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
+from hybridsim.coordinator.interrupts import stop_point
 from hybridsim.coordinator.pacing import Pacer, Slack, realtime_process
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
@@ -409,6 +410,7 @@ class _Run:
         pacer, holds = self.pacer, control.holds
         lent = pacer.slack.open if pacer is not None and pacer.slack is not None else contextlib.nullcontext
         for n in range(first, last + 1):
+            stop_point()  # a SIGINT or SIGTERM stops the run here, between two steps
             try:
                 with lent():  # a hold: the results writer need not wait for the loop's slack
                     control.gate()

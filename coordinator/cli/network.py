@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from hybridsim.coordinator.interrupts import interrupted_once
+    from hybridsim.coordinator.interrupts import interrupted_once, stop_point
     from hybridsim.coordinator.network import network_of, parse_option
     from hybridsim.modules.config_schema import ConfigError
     from hybridsim.wire.network import NetworkEmulator
@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
             with interrupted_once():
                 while True:
                     signal.pause()
+                    stop_point()
         except KeyboardInterrupt:
             pass
         counters = emulator.stats()
