@@ -32,6 +32,7 @@ from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.physical_frame import FeedbackForce
 from hybridsim.modules.experimental.setups.base import Setup
+from hybridsim.modules.rowlog import RowLog
 
 MM_PER_M = 1000.0
 
@@ -159,7 +160,8 @@ class SiteRecord:
 
     It holds the samples from :attr:`first` on: :meth:`forget` drops earlier ones once they are stored
     elsewhere (the coordinator's results file, the site's record file), so a long run's record stays
-    bounded.  With ``keep`` False it holds nothing (nobody asked for a record).
+    bounded (:class:`~hybridsim.modules.rowlog.RowLog`: no allocation once grown).  With ``keep`` False it
+    holds nothing (nobody asked for a record).
     """
 
     FIELDS = ("target_strokes", "commands", "measured_strokes")
@@ -168,65 +170,55 @@ class SiteRecord:
                  cells: int | None = None, keep: bool = True) -> None:
         self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
         self.keep = keep
-        self.arrays = {name: np.full((capacity if keep else 0, actuators if name != "measured_loads"
-                                      else cells or actuators), np.nan) for name in self.fields}
-        self.first = 0
-        """the first sample held (the ones before were forgotten)"""
+        self.logs = {name: RowLog(actuators if name != "measured_loads" else cells or actuators,
+                                  capacity if keep else 0) for name in self.fields}
         self.samples = 0
         """number of samples with a measurement"""
 
-    def _reserve(self, k: int) -> int:
-        """The row of sample k in the arrays (grown to hold it)."""
-        row = k - self.first
-        size = self.arrays["measured_strokes"].shape[0]
-        if row >= size:
-            for name, old in self.arrays.items():
-                grown = np.full((max(2 * size, row + 1), old.shape[1]), np.nan)
-                grown[:size] = old
-                self.arrays[name] = grown
-        return row
+    @property
+    def first(self) -> int:
+        """the first sample held (the ones before were forgotten)"""
+        return self.logs["measured_strokes"].first
 
     def measured(self, k: int, strokes_mm: np.ndarray, loads: np.ndarray) -> None:
         self.samples = k + 1
         if not self.keep:
             return
-        row = self._reserve(k)
-        self.arrays["measured_strokes"][row] = strokes_mm
-        if "measured_loads" in self.arrays:
-            self.arrays["measured_loads"][row] = loads
+        self.logs["measured_strokes"].at(k)[:] = strokes_mm
+        if "measured_loads" in self.logs:
+            self.logs["measured_loads"].at(k)[:] = loads
 
     def commanded(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray) -> None:
-        if not self.keep:
+        if not self.keep or k < self.first:  # restarted at k + 1 (restored): sample k is not this record's
             return
-        row = self._reserve(k)
-        self.arrays["target_strokes"][row] = targets_mm
-        self.arrays["commands"][row] = commands_mm
+        self.logs["target_strokes"].at(k)[:] = targets_mm
+        self.logs["commands"].at(k)[:] = commands_mm
 
     def array(self, name: str, samples: int | None = None, start: int = 0) -> np.ndarray:
         """A logged signal (samples x actuators): samples ``start`` .. ``samples`` - 1 (default: all measured;
         ``start`` at least :attr:`first`)."""
         stop = self.samples if samples is None else samples
-        if self.keep and start < self.first:
-            raise ValueError(f"site record: samples before {self.first} were stored and forgotten, "
-                             f"not {start}")
-        return self.arrays[name][start - self.first:stop - self.first].copy()
+        log = self.logs[name]
+        if not self.keep:
+            return log.values[:0].copy()
+        if start < log.first:
+            raise ValueError(f"site record: samples before {log.first} were stored and forgotten, not {start}")
+        out = np.full((max(stop - start, 0), log.values.shape[1]), np.nan)  # rows not logged yet: NaN
+        held = log.head(min(stop, log.rows), start)
+        out[: len(held)] = held
+        return out
 
     def restart(self, at: int) -> None:
         """Hold nothing; the next sample logged is ``at`` (a site restored from a checkpoint)."""
-        for name, values in self.arrays.items():
-            values[:] = np.nan
-        self.first = self.samples = at
+        for log in self.logs.values():
+            log.restart(at)
+        self.samples = at
 
     def forget(self, below: int) -> None:
         """Drop the samples before ``below`` (they are stored elsewhere)."""
-        drop = min(below, self.samples) - self.first
-        if drop <= 0 or not self.keep:
-            return
-        for name, values in self.arrays.items():
-            kept = values[drop:]
-            self.arrays[name] = np.full_like(values, np.nan, shape=(max(len(kept), 1024), values.shape[1]))
-            self.arrays[name][:len(kept)] = kept
-        self.first += drop
+        if self.keep:
+            for log in self.logs.values():
+                log.forget(min(below, self.samples))
 
 
 class ExperimentalSite:

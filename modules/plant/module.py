@@ -49,6 +49,7 @@ from hybridsim.modules.plant.lab import VirtualLab
 from hybridsim.modules.plant.sensors import Sensor, SensorNoise
 from hybridsim.modules.plant import specimen_kinds
 from hybridsim.modules.plant.virtual_specimen import build_specimen
+from hybridsim.modules.rowlog import RowLog
 
 
 _POSITIVE = Number(minimum=0, open_minimum=True)
@@ -205,11 +206,10 @@ class PlantModule(StepLedger):
                               "run this lab in the site's process (backend.plant)")
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
-        self._commands: list[np.ndarray] = []
-        """the commands of samples ``_first`` .. (the DAQ log not collected yet; none unless records are asked)"""
-        self._first = 0
+        self._commands = RowLog(len(self.dofs))
+        """the DAQ log not collected yet (none unless records are asked): row k, the command (m) held over
+        sample k, as committed"""
         self._keep = True
-        """row k: the command (m) held over sample k, as committed (the DAQ log)"""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "PlantModule":
@@ -229,8 +229,7 @@ class PlantModule(StepLedger):
         self.lab.close()
         self.lab = build_lab(self.config, self.base_dir)
         self._committed = None
-        self._commands = []
-        self._first = 0
+        self._commands = RowLog(len(self.dofs))
         self._keep = session.records
 
     def _sample_of(self, step: int, command: Command) -> int:
@@ -258,9 +257,10 @@ class PlantModule(StepLedger):
 
     def _accept(self, step: int) -> None:
         self._committed = self.lab.state()
-        if self._committed["tick"] > 0 and self._keep:
-            del self._commands[max(self._committed["tick"] - 1 - self._first, 0):]
-            self._commands.append(self._proposed[1].displacement.copy())  # type: ignore[index]
+        tick = self._committed["tick"]
+        if tick > 0 and self._keep:
+            self._commands.truncate(tick - 1)
+            self._commands.at(tick - 1)[:] = self._proposed[1].displacement  # type: ignore[index]
 
     def _discard(self) -> None:
         if self._committed is not None:
@@ -274,9 +274,9 @@ class PlantModule(StepLedger):
         if state is not None:
             self.lab.set_state(state)  # type: ignore[arg-type]
         tick = 0 if state is None else state["tick"]  # type: ignore[index]
-        if not self._first <= tick <= self._first + len(self._commands):  # restored outside what it holds (a fresh
-            self._commands, self._first = [], tick                       # daemon resumed): the log goes on from there
-        del self._commands[tick - self._first:]
+        if not self._commands.first <= tick <= self._commands.rows:  # restored outside what it holds (a fresh
+            self._commands.restart(tick)                                # daemon resumed): the log goes on from there
+        self._commands.truncate(tick)
 
     def records(self, since: int = 0, final: bool = True) -> list[Record]:
         """The DAQ log of the committed samples, streamed (see :class:`hybridsim.wire.contract.Record`): row k,
@@ -285,16 +285,15 @@ class PlantModule(StepLedger):
         and forgotten here."""
         if not self._keep:
             return []
-        drop = min(max(since - self._first, 0), len(self._commands))
-        del self._commands[:drop]
-        self._first += drop
+        log = self._commands
+        log.forget(min(since, log.rows))
         units = self.lab.units_per_metre
-        commands = np.array(self._commands, float).reshape(-1, len(self.dofs)) * units
+        commands = log.head() * units
         names = tuple(d.name for d in self.dofs)
         unit = "mm" if units == 1000.0 else f"m/{units:g}"
-        return [Record("commands", commands, (unit,) * len(names), names, "command held over sample k", self._first),
+        return [Record("commands", commands, (unit,) * len(names), names, "command held over sample k", log.first),
                 Record("volts", self.lab.daq.volts(commands), ("V",) * len(names), names,
-                       "servo command volts of sample k, before saturation", self._first)]
+                       "servo command volts of sample k, before saturation", log.first)]
 
     def close(self) -> dict[str, float]:
         stats = super().close()
