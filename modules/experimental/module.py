@@ -519,6 +519,16 @@ RECORD_FILE_BLOCK = 65536
 """samples the site holds before it appends them to its record file (``record = "site.h5"``)"""
 
 
+def _append(f: Any, name: str, start: int, values: np.ndarray) -> None:
+    """Rows ``values`` at ``start`` of the growing dataset ``name`` of the open HDF5 file ``f`` (created at the
+    first call: unfilled rows NaN)."""
+    if name not in f:
+        f.create_dataset(name, shape=(0, values.shape[1]), maxshape=(None, values.shape[1]),
+                         chunks=(4096, values.shape[1]), dtype=np.float64, fillvalue=np.nan)
+    f[name].resize(start + values.shape[0], axis=0)
+    f[name][start:start + values.shape[0]] = values
+
+
 class ExperimentalModule(StepLedger):
     """An :class:`ExperimentalSite` as a module, rebuilt at every ``open``."""
 
@@ -708,7 +718,7 @@ class ExperimentalModule(StepLedger):
         if self._step_of(step, command) == 0 and np.any(command.displacement != 0.0):
             raise StepRefused(step, "a pre-test probe at t = 0 is never committed: commit zero (the rest state)")
         if self.clock is not None and self.clock.running:  # the clock has committed the step's samples
-            self._committed_sample = int(self.clock.step_log.values[self.clock.step_log.rows - 1, 0])
+            self._committed_sample = int(self.clock.step_log.last()[0])
         else:
             site.commit()
             self._committed_sample = site.sample
@@ -716,6 +726,10 @@ class ExperimentalModule(StepLedger):
         if self.record_path is not None and self._committed_sample - self._filed >= RECORD_FILE_BLOCK:
             with self._site_lock():
                 self._file_record(self._committed_sample)  # the last sample's target comes with the next step
+        elif (self.clock is not None and not self._asked and self.record_path is None
+              and self._committed_sample - self.clock.sample_log.first >= RECORD_FILE_BLOCK):
+            with self._site_lock():  # nobody keeps the clock's records: only its stats
+                self._forget()
         self._targets = np.vstack((self._proposed[1].displacement, self._targets[:-1]))
 
     def _discard(self) -> None:
@@ -733,7 +747,7 @@ class ExperimentalModule(StepLedger):
             if volts is not None:
                 stats.update({f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(volts)})
             if self.record_path is not None:
-                self._file_record(self._committed_sample + 1, final=True)
+                self._file_record(self._committed_sample + 1)
         plant = self._close_plant()
         stats.update({k: v for k, v in plant.items() if k.startswith("max_command_volts")})
         stats.update({f"plant_{k}": v for k, v in plant.items() if k.startswith("network_")})
@@ -779,6 +793,8 @@ class ExperimentalModule(StepLedger):
                                   RECORD_FIELDS[name], first))
         if self._plant is not None:  # a plant daemon's DAQ log, streamed as the site's record
             out += [replace(r, name=f"plant/{r.name}") for r in module_records(self._plant, since, final)]
+        if self._asked:
+            out += self._clock_records(since, rows)
         if not final:
             return out
         for i, compensator in enumerate(self.site.compensators, 1):
@@ -787,34 +803,41 @@ class ExperimentalModule(StepLedger):
                 out.append(Record(f"compensator_{i}/parameters", parameters.reshape(1, -1), ("1",) * parameters.size,
                                   tuple(f"p{j}" for j in range(parameters.size)),
                                   f"the adapted parameters of {compensator.name or 'compensator'} {i} at the end"))
-        return out + self._clock_records(rows)
+        return out
 
-    def _clock_records(self, rows: int) -> list[Record]:
-        """On its own clock: per control sample after the start (samples 1 .. rows - 1) its lateness, test time
-        and mode (0 predicted, 1 corrected, 2 slowed, 3 held); per committed step its end sample, the target's
+    def _clock_records(self, start: int, stop: int) -> list[Record]:
+        """On its own clock, streamed as the site's record (from sample ``start`` to ``stop`` - 1): per control
+        sample k >= 1 (row k - 1) its lateness, test time and mode (0 predicted, 1 corrected, 2 slowed, 3 held);
+        per step (row j: the clock's step j + 1) that ended on one of these samples its end sample, the target's
         arrival, held samples, slowed, wall time."""
         if self.clock is None:
             return []
-        steps = self.clock.step_log.head()
-        steps = steps[steps[:, 0] <= rows - 1]
-        return [Record("clock/samples", self.clock.sample_log.head(max(rows - 1, 0)), ("us", "s", "1", "us"),
+        samples, log = self.clock.sample_log, self.clock.step_log
+        first = max(start - 1, samples.first, 0)
+        ended = log.head()[:, 0]
+        steps = slice(*np.searchsorted(ended, [start, stop]))
+        return [Record("clock/samples", samples.head(max(stop - 1, first), first), ("us", "s", "1", "us"),
                        SAMPLE_COLUMNS, "per control sample k = 1, 2, ..: how late its tick started, the test time of "
                        "its command, what the command was (0 predicted, 1 corrected, 2 slowed, 3 held), how long the "
-                       "sample took (command, plant, measurement)"),
-                Record("clock/steps", steps, ("1", "1", "1", "1", "s"), STEP_COLUMNS,
+                       "sample took (command, plant, measurement)", first),
+                Record("clock/steps", log.head()[steps], ("1", "1", "1", "1", "s"), STEP_COLUMNS,
                        "per step: the sample measured at its end, when its target arrived (share of the step), its "
-                       "held samples, whether it was slowed (1), its wall time")]
+                       "held samples, whether it was slowed (1), its wall time", log.first + steps.start)]
 
     def _forget(self) -> None:
-        """Drop the samples both the coordinator (if it asks for records) and the record file have."""
+        """Drop the samples both the coordinator (if it asks for records) and the record file have (the
+        committed ones if neither keeps them)."""
         assert self.site is not None
         stored = [self._collected] if self._asked else []
         stored += [self._filed] if self.record_path is not None else []
-        self.site.record.forget(min(stored, default=0))
+        below = min(stored, default=self._committed_sample)
+        self.site.record.forget(below)
+        if self.clock is not None:
+            self.clock.forget(below)
 
-    def _file_record(self, stop: int, final: bool = False) -> None:
-        """Append the samples up to ``stop`` - 1 to the site's record file (the first call creates it); at the
-        end (``final``) the site clock's records too."""
+    def _file_record(self, stop: int) -> None:
+        """Append the samples up to ``stop`` - 1 to the site's record file (the first call creates it), and the
+        site clock's records of those samples."""
         import h5py
 
         assert self.site is not None and self.record_path is not None
@@ -823,14 +846,9 @@ class ExperimentalModule(StepLedger):
         with h5py.File(self.record_path, "a" if self._filed else "w") as f:
             f.attrs["control_dt"] = self.control_dt
             for name in record.fields:
-                values = record.array(name, stop, start)
-                if name not in f:
-                    f.create_dataset(name, shape=(0, values.shape[1]), maxshape=(None, values.shape[1]),
-                                     chunks=(4096, values.shape[1]), dtype=np.float64, fillvalue=np.nan)
-                f[name].resize(stop, axis=0)
-                f[name][start:stop] = values
-            for clocked in self._clock_records(stop) if final else []:
-                f.create_dataset(clocked.name, data=clocked.values)
+                _append(f, name, start, record.array(name, stop, start))
+            for clocked in self._clock_records(start, stop):
+                _append(f, clocked.name, int(clocked.first_row or 0), clocked.values)
         self._filed = stop
         self._forget()
 
