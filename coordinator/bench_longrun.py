@@ -8,6 +8,9 @@ the site's process, or, as daemons, the site a local daemon that starts its plan
 own) in the coordinator's process and as a local daemon, and the run reports:
 
 - ``steps_per_s``: over the first and the last tenth, and their ratio (1: constant cost);
+- ``cpu_us_per_step``: CPU time (user + system, every thread) per step of the coordinator and of each
+  daemon over the first and the last tenth, and their ratio: on a shared machine the wall clock's
+  ratio measures the other users' load as much as our cost, a process's CPU time far less;
 - ``rss_mb``: resident memory of the coordinator and of each daemon at 10 %, 50 % and 100 %, and
   the growth per 100,000 steps over the second half (after the warm-up: the window filled, the
   caches grown);
@@ -22,6 +25,7 @@ main job with its site and plant as daemons under ``newmark`` (:func:`marths_dae
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import tempfile
@@ -62,6 +66,42 @@ def rss_mb(pid: int | None = None) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def cpu_s(pid: int | None = None) -> float:
+    """CPU time (user + system, all its threads, those ended included) of a process so far (s; this one
+    by default); NaN once it has ended. The process CPU clock (clock_getcpuclockid): nanoseconds, not
+    /proc's 10 ms ticks."""
+    if pid is None:
+        return time.process_time()
+    clock = ctypes.c_int()
+    if _LIBC.clock_getcpuclockid(pid, ctypes.byref(clock)):
+        return float("nan")
+    try:
+        return time.clock_gettime(clock.value)
+    except OSError:  # it ended in between
+        return float("nan")
+
+
+def preemptions(pid: int | None = None) -> int:
+    """Involuntary context switches of a process's live threads so far (the scheduler gave their CPU to
+    another process before they blocked); 0 once it has ended."""
+    total = 0
+    folder = f"/proc/{pid or 'self'}/task"
+    try:
+        tasks = os.listdir(folder)
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"{folder}/{task}/status") as status:
+                total += next(int(line.split()[1]) for line in status if line.startswith("nonvoluntary_ctxt_switches"))
+        except (OSError, StopIteration):
+            continue
+    return total
 
 
 def children() -> list[int]:
@@ -114,17 +154,28 @@ def _module(kind: str, folder: Path, daemon: bool, dt: float) -> dict[str, Any]:
 
 
 class _Probe:
-    """A step listener that notes the wall clock at every tenth and the memory at 10 %, 50 % and 100 %."""
+    """A step listener that notes, at every tenth, the wall clock, the load average and each process's
+    preemptions, and the memory at 10 %, 50 % and 100 %; and each process's CPU time every 1/16 of a tenth
+    (a window)."""
+
+    WINDOWS = 16
+    """windows per tenth"""
 
     def __init__(self, steps: int) -> None:
         self.steps = steps
         self.marks = {max(round(steps * k / 10), 1): k for k in range(11)}  # listeners start at step 1
+        self.window = max(steps // (10 * self.WINDOWS), 1)
         self.clock: dict[int, float] = {}
+        self.load: dict[int, float] = {}
+        self.pids: list[int] = []
+        self.cpu: dict[int, dict[str, tuple[int | None, float]]] = {}
+        """step -> process -> (ID, CPU time s) at every window's end and at every tenth"""
+        self.preempted: dict[int, dict[str, tuple[int | None, int]]] = {}
         self.rss: dict[str, dict[str, float]] = {}
 
     def figures(self) -> dict[str, Any]:
-        """steps, steps/s over the first and last tenth, RSS at 10/50/100 % and its growth per 100k steps
-        over the second half."""
+        """steps, steps/s over the first and last tenth, CPU time per step, RSS at 10/50/100 % and its growth
+        per 100k steps over the second half."""
         marks = {k: n for n, k in self.marks.items()}
         first = (marks[1] - marks[0]) / (self.clock[1] - self.clock[0])
         last = (marks[10] - marks[9]) / (self.clock[10] - self.clock[9])
@@ -132,16 +183,59 @@ class _Probe:
                   for who, mb in self.rss["50%"].items() if who in self.rss["100%"]}
         return {"steps": self.steps, "steps_per_s": {"first_tenth": first, "last_tenth": last,
                                                      "last_over_first": last / first},
+                "cpu_us_per_step": self._cpu_per_step(marks),
+                "load_average": [self.load[k] for k in range(11)],
                 "rss_mb": self.rss, "rss_growth_mb_per_100k_steps": growth}
+
+    def _cpu_per_step(self, marks: Mapping[int, int]) -> dict[str, dict[str, Any]]:
+        """Per process (the ones that lived through the run: the same ID at both ends) and tenth: CPU time per
+        step (us) over the tenth (``tenths``), and the lower quartile over its windows (``quiet``: a step's
+        cost when the machine disturbed it least; other processes taking the CPU make a step cost more CPU
+        time, cache refills, preemptions, never less); first, last and their ratios; and the preemptions
+        (involuntary context switches: another process was given the CPU) per 1000 steps."""
+        def per_step(a: int, b: int) -> dict[str, float]:
+            x, y = self.cpu[a], self.cpu[b]
+            return {who: (y[who][1] - x[who][1]) * 1e6 / (b - a) for who in x if who in y and x[who][0] == y[who][0]}
+        steps = sorted(self.cpu)
+        tenths, quiet = [], []
+        for k in range(1, 11):
+            tenths.append(per_step(marks[k - 1], marks[k]))
+            inside = [n for n in steps if marks[k - 1] <= n <= marks[k]]
+            windows = [per_step(a, b) for a, b in zip(inside, inside[1:])]
+            quiet.append({who: float(np.nanpercentile([w.get(who, np.nan) for w in windows], 25))
+                          for who in tenths[-1]})
+        out = {}
+        for who in tenths[0]:
+            if not all(who in t for t in tenths):
+                continue
+            mean, low = [t[who] for t in tenths], [q[who] for q in quiet]
+            x, y = self.preempted[marks[0]], self.preempted[marks[10]]
+            out[who] = {"first_tenth": mean[0], "last_tenth": mean[9], "last_over_first": _ratio(mean[9], mean[0]),
+                        "quiet_first": low[0], "quiet_last": low[9], "quiet_last_over_first": _ratio(low[9], low[0]),
+                        "tenths": mean, "quiet_tenths": low,
+                        "preempted_per_1000_steps": [
+                            (self.preempted[marks[k]][who][1] - self.preempted[marks[k - 1]][who][1]) * 1e3
+                            / (marks[k] - marks[k - 1]) for k in range(1, 11)] if who in x and who in y else None}
+        return out
 
     def __call__(self, n: int, _window: Mapping[str, Any]) -> None:
         tenth = self.marks.get(n)
-        if tenth is None:
-            return
-        self.clock[tenth] = time.perf_counter()
-        if tenth in (1, 5, 10):
-            self.rss[f"{10 * tenth}%"] = {"coordinator": rss_mb(), **{f"daemon {i + 1}": rss_mb(pid)
-                                                                     for i, pid in enumerate(children())}}
+        if tenth is not None:
+            self.clock[tenth] = time.perf_counter()
+            self.load[tenth] = os.getloadavg()[0]
+            self.pids = children()
+            self.preempted[n] = {"coordinator": (None, preemptions()),
+                                 **{f"daemon {i + 1}": (pid, preemptions(pid)) for i, pid in enumerate(self.pids)}}
+            if tenth in (1, 5, 10):
+                self.rss[f"{10 * tenth}%"] = {"coordinator": rss_mb(), **{f"daemon {i + 1}": rss_mb(pid)
+                                                                         for i, pid in enumerate(self.pids)}}
+        if tenth is not None or n % self.window == 0:
+            self.cpu[n] = {"coordinator": (None, cpu_s()),
+                           **{f"daemon {i + 1}": (pid, cpu_s(pid)) for i, pid in enumerate(self.pids)}}
+
+
+def _ratio(last: float, first: float) -> float:
+    return last / first if first > 0 else float("nan")
 
 
 def long_run(integrator: str, kind: str, daemon: bool, seconds: float = 8.0, dt: float = 0.01,
@@ -240,7 +334,8 @@ def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
 def format_long_run(figures: Mapping[str, Any]) -> str:
     """The table of :func:`long_run_figures`."""
     lines = [f"{'integrator':<19}{'kind':<13}{'where':<11}{'steps':>7}{'steps/s first':>14}{'last':>8}{'ratio':>7}"
-             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 1 10/50/100 %':>23}{'MB/100k c, d':>26}{'ckpt B 90/100 %':>17}"]
+             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 1 10/50/100 %':>23}{'MB/100k c, d':>26}{'ckpt B 90/100 %':>17}"
+             f"  CPU us/step first/last tenth (ratio; ratio of the quietest quarter): coordinator; daemons  [load average]"]
     for r in figures["runs"]:
         rss, s = r["rss_mb"], r["steps_per_s"]
         coord = "/".join(f"{rss[p]['coordinator']:.1f}" for p in ("10%", "50%", "100%"))
@@ -248,7 +343,8 @@ def format_long_run(figures: Mapping[str, Any]) -> str:
         grow = _growth(r["rss_growth_mb_per_100k_steps"])
         ckpt = f"{r['checkpoint_bytes']['90%']}/{r['checkpoint_bytes']['100%']}"
         lines.append(f"{r['integrator']:<19}{r['kind']:<13}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
-                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>26}{ckpt:>17}")
+                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>26}{ckpt:>17}"
+                     f"  {_cpu(r)}")
     rt = figures["realtime_two_daemons"]
     lines.append(f"real time at 1024 Hz, two daemons (linear + spring), {rt['steps']} steps: {rt['late_steps']} late "
                  f"({rt['late_steps_pct']:.2f} %), worst {rt['max_lateness_us']:.0f} us late; step p50 "
@@ -265,6 +361,7 @@ def format_long_run(figures: Mapping[str, Any]) -> str:
             r, s = figures[key], figures[key]["steps_per_s"]
             lines.append(f"{label}: {r['steps']} steps, no stop; steps/s first tenth {s['first_tenth']:.0f}, last "
                          f"{s['last_tenth']:.0f} ({s['last_over_first']:.2f}); MB/100k steps {_growth(r['rss_growth_mb_per_100k_steps'])}"
+                         + f"; CPU us/step {_cpu(r)}"
                          + (f"; J2 {r['J']['J2'][0]:.2f}/{r['J']['J2'][1]:.2f} %, J7 {r['J']['J7'][0]:.2f}/"
                             f"{r['J']['J7'][1]:.2f} %" if r.get("J") else ""))
     return "\n".join(lines)
@@ -274,3 +371,17 @@ def _growth(growth: Mapping[str, float]) -> str:
     """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons)."""
     daemons = "/".join(f"{v:.2f}" for k, v in growth.items() if k != "coordinator") or "-"
     return f"{growth['coordinator']:.2f}, {daemons}"
+
+
+def _cpu(run: Mapping[str, Any]) -> str:
+    """CPU time per step over the first and last tenth: the coordinator's, then each daemon's; the load average
+    over the first and the last tenth."""
+    cpu, load = run.get("cpu_us_per_step", {}), run.get("load_average")
+
+    def one(who: str) -> str:
+        c = cpu[who]
+        ratios = f"{c['last_over_first']:.2f}; {c['quiet_last_over_first']:.2f}"
+        return f"{c['first_tenth']:.0f}/{c['last_tenth']:.0f} ({ratios})"
+    daemons = ", ".join(one(k) for k in cpu if k != "coordinator") or "-"
+    loads = f"  [load {(load[0] + load[1]) / 2:.1f}/{(load[9] + load[10]) / 2:.1f}]" if load else ""
+    return (f"{one('coordinator')}; {daemons}" if "coordinator" in cpu else "-") + loads
