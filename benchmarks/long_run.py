@@ -1,6 +1,6 @@
 """Long runs at constant cost: every integrator x module kind x placement over a record repeated ten times.
 
-    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--newmark-repeats 120] [--marths-newmark-s 41] [--json]
+    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--newmark-repeats 120] [--marths-newmark-s S] [--json]
 
 Each run shakes a 1-DOF structure with the first SECONDS of El Centro, ten times over, and prints
 steps/s over the first and last tenth (the same phase of the record), the resident memory of the
@@ -9,7 +9,8 @@ half, and the sizes of the last two checkpoints (one per repetition); then a rea
 daemons at 1024 Hz for REALTIME_S seconds gives its late steps and their causes.  Then the long
 demonstrations: the yielding spring under newmark over the whole record NEWMARK_REPEATS times
 (120: 494,160 steps; 0 skips it) and the maRTHS main job with its site and plant as daemons under
-newmark over MARTHS_NEWMARK_S seconds (0 skips it).  `hybridsim bench --json` has the matrix and
+newmark over MARTHS_NEWMARK_S seconds (default the whole record; 0 skips it): J2/J7, module
+evaluations per step, wall time.  `hybridsim bench --json` has the matrix and
 the real-time run, shorter, under "long_run" (see hybridsim.coordinator.bench_longrun).
 """
 
@@ -20,26 +21,28 @@ import json
 import os
 import platform
 
-from hybridsim.coordinator.bench_longrun import (format_long_run, long_run_figures, marths_daemons_newmark,
-                                                 newmark_yielding)
+from hybridsim.coordinator.bench_longrun import (format_long_run, marths_daemons_newmark, matrix, newmark_yielding,
+                                                 realtime_two_daemons)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=41.0, help="seconds of record per repetition (default 41)")
+    parser.add_argument("--seconds", type=float, default=41.0, help="seconds of record per repetition (default 41; 0: no matrix)")
     parser.add_argument("--newmark-opensees-seconds", type=float, default=2.0,
                         help="the same for newmark over the path-dependent OpenSees spring (its discards replay)")
-    parser.add_argument("--realtime-s", type=float, default=60.0, help="length of the real-time run (s)")
+    parser.add_argument("--realtime-s", type=float, default=60.0, help="length of the real-time run (s; 0: none)")
     parser.add_argument("--newmark-repeats", type=int, default=120,
                         help="whole records of the newmark yielding-spring run (a multiple of 10; 0: skip)")
-    parser.add_argument("--marths-newmark-s", type=float, default=41.0,
-                        help="seconds of the maRTHS daemons run under newmark (0: skip)")
+    parser.add_argument("--marths-newmark-s", type=float, default=None,
+                        help="seconds of the maRTHS daemons run under newmark (default: the whole record; 0: skip)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
-    figures = long_run_figures(args.seconds, args.realtime_s, args.newmark_opensees_seconds)
+    figures: dict = {"runs": matrix(args.seconds, args.newmark_opensees_seconds) if args.seconds else []}
+    if args.realtime_s:
+        figures["realtime_two_daemons"] = realtime_two_daemons(args.realtime_s)
     if args.newmark_repeats:
         figures["newmark_yielding"] = newmark_yielding(args.newmark_repeats)
-    if args.marths_newmark_s:
+    if args.marths_newmark_s != 0:
         figures["marths_newmark"] = marths_daemons_newmark(args.marths_newmark_s)
     figures["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()}
     print(json.dumps(figures) if args.json else format_long_run(figures))

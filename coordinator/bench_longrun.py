@@ -287,7 +287,8 @@ def marths_daemons_newmark(duration: float | None = None) -> dict[str, Any]:
                              output=Path(name) / "marths_newmark.h5")
         probe = _Probe(experiment.steps)
         summary = run_experiment(experiment, listeners=[probe]).summary
-    return {**probe.figures(), "summary_steps_per_s": summary["steps_per_second"],
+    return {**probe.figures(), "summary_steps_per_s": summary["steps_per_second"], "wall_s": summary["wall_s"],
+            "module_evaluations": summary["module_evaluations"],
             "J": summary.get("evaluation", {}).get("J"), "trials": summary["modules"]}
 
 
@@ -316,19 +317,20 @@ def realtime_two_daemons(duration: float = 20.0) -> dict[str, Any]:
 
 def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
                      newmark_opensees_seconds: float = 1.0) -> dict[str, Any]:
-    """Every integrator x module kind x placement, and the real-time run.
+    """Every integrator x module kind x placement (:func:`matrix`), and the real-time run."""
+    return {"runs": matrix(seconds, newmark_opensees_seconds), "realtime_two_daemons": realtime_two_daemons(realtime_s)}
 
-    ``newmark`` over the path-dependent OpenSees spring discards trials, which the OpenSees module
-    undoes by replaying its committed path (issue 17, item 1, not solved): its run is
-    ``newmark_opensees_seconds`` of record per repetition, or it would not end.
-    """
+
+def matrix(seconds: float = 8.0, newmark_opensees_seconds: float = 1.0) -> list[dict[str, Any]]:
+    """Every integrator x module kind x placement, ``seconds`` of record per repetition (``newmark`` over the
+    path-dependent OpenSees spring: ``newmark_opensees_seconds``, its trials discarded at a fork's cost)."""
     runs = []
     for integrator in INTEGRATORS:
         for kind in KINDS:
             length = newmark_opensees_seconds if (integrator, kind) == ("newmark", "opensees") else seconds
             for daemon in (False, True):
                 runs.append(long_run(integrator, kind, daemon, length))
-    return {"runs": runs, "realtime_two_daemons": realtime_two_daemons(realtime_s)}
+    return runs
 
 
 def format_long_run(figures: Mapping[str, Any]) -> str:
@@ -345,26 +347,35 @@ def format_long_run(figures: Mapping[str, Any]) -> str:
         lines.append(f"{r['integrator']:<19}{r['kind']:<13}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
                      f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>26}{ckpt:>17}"
                      f"  {_cpu(r)}")
-    rt = figures["realtime_two_daemons"]
-    lines.append(f"real time at 1024 Hz, two daemons (linear + spring), {rt['steps']} steps: {rt['late_steps']} late "
-                 f"({rt['late_steps_pct']:.2f} %), worst {rt['max_lateness_us']:.0f} us late; step p50 "
-                 f"{rt['step_time_us']['p50']:.0f} us, p99 {rt['step_time_us']['p99']:.0f} us, "
-                 f"max {rt['step_time_us']['max']:.0f} us")
-    causes = rt.get("late_causes")
-    if causes:
-        lines.append("  late episodes by cause: " + ", ".join(f"{k} {v}" for k, v in causes["episodes"].items())
-                     + f"; per 1000 steps: {causes['rate_during_writes']:.0f} during results writes "
-                     f"({causes['steps_during_writes']} steps), {causes['rate_outside_writes']:.0f} outside; "
-                     f"{causes['gc_collections']} collections; writer busy {causes['writer_busy_pct']:.2f} %")
+    if figures.get("realtime_two_daemons"):
+        lines += _realtime_lines(figures["realtime_two_daemons"])
     for key, label in (("newmark_yielding", "newmark, yielding spring"), ("marths_newmark", "maRTHS daemons, newmark")):
         if key in figures:
             r, s = figures[key], figures[key]["steps_per_s"]
             lines.append(f"{label}: {r['steps']} steps, no stop; steps/s first tenth {s['first_tenth']:.0f}, last "
                          f"{s['last_tenth']:.0f} ({s['last_over_first']:.2f}); MB/100k steps {_growth(r['rss_growth_mb_per_100k_steps'])}"
                          + f"; CPU us/step {_cpu(r)}"
+                         + (f"; {r['module_evaluations']['per_step']:.2f} module evaluations per step (most "
+                            f"{r['module_evaluations']['max_in_a_step']}), wall {r['wall_s']:.0f} s"
+                            if "module_evaluations" in r else "")
                          + (f"; J2 {r['J']['J2'][0]:.2f}/{r['J']['J2'][1]:.2f} %, J7 {r['J']['J7'][0]:.2f}/"
                             f"{r['J']['J7'][1]:.2f} %" if r.get("J") else ""))
     return "\n".join(lines)
+
+
+def _realtime_lines(rt: Mapping[str, Any]) -> list[str]:
+    """The real-time run's late steps and the causes of its late episodes."""
+    lines = [f"real time at 1024 Hz, two daemons (linear + spring), {rt['steps']} steps: {rt['late_steps']} late "
+             f"({rt['late_steps_pct']:.2f} %), worst {rt['max_lateness_us']:.0f} us late; step p50 "
+             f"{rt['step_time_us']['p50']:.0f} us, p99 {rt['step_time_us']['p99']:.0f} us, "
+             f"max {rt['step_time_us']['max']:.0f} us"]
+    causes = rt.get("late_causes")
+    if causes:
+        lines.append("  late episodes by cause: " + ", ".join(f"{k} {v}" for k, v in causes["episodes"].items())
+                     + f"; per 1000 steps: {causes['rate_during_writes']:.0f} during results writes "
+                     f"({causes['steps_during_writes']} steps), {causes['rate_outside_writes']:.0f} outside; "
+                     f"{causes['gc_collections']} collections; writer busy {causes['writer_busy_pct']:.2f} %")
+    return lines
 
 
 def _growth(growth: Mapping[str, float]) -> str:
