@@ -1,12 +1,14 @@
 """Long runs at constant cost: every integrator x module kind x placement over a record repeated ten times.
 
-    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--newmark-repeats 120] [--marths-newmark-s S] [--json]
+    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--pair-repeats 73] [--newmark-repeats 120]
+                                  [--marths-newmark-s S] [--json]
 
 Each run shakes a 1-DOF structure with the first SECONDS of El Centro, ten times over, and prints
 steps/s over the first and last tenth (the same phase of the record), the resident memory of the
 coordinator and of its daemon at 10, 50 and 100 % with the growth per 100,000 steps over the second
 half, and the sizes of the last two checkpoints (one per repetition); then a real-time run of two
-daemons at 1024 Hz for REALTIME_S seconds gives its late steps and their causes.  Then the long
+daemons at 1024 Hz for REALTIME_S seconds gives its late steps and their causes; PAIR_REPEATS adds a
+long run of the experimental site + plant daemon pair (the memory of three processes).  Then the long
 demonstrations: the yielding spring under newmark over the whole record NEWMARK_REPEATS times
 (120: 494,160 steps; 0 skips it) and the maRTHS main job with its site and plant as daemons under
 newmark over MARTHS_NEWMARK_S seconds (default the whole record; 0 skips it): J2/J7, module
@@ -21,8 +23,8 @@ import json
 import os
 import platform
 
-from hybridsim.coordinator.bench_longrun import (format_long_run, marths_daemons_newmark, matrix, newmark_yielding,
-                                                 realtime_two_daemons)
+from hybridsim.coordinator.bench_longrun import (RECORD_S, format_long_run, long_run, marths_daemons_newmark, matrix,
+                                                 newmark_yielding, realtime_two_daemons)
 
 
 def main() -> None:
@@ -35,11 +37,16 @@ def main() -> None:
                         help="whole records of the newmark yielding-spring run (a multiple of 10; 0: skip)")
     parser.add_argument("--marths-newmark-s", type=float, default=None,
                         help="seconds of the maRTHS daemons run under newmark (default: the whole record; 0: skip)")
+    parser.add_argument("--pair-repeats", type=int, default=0,
+                        help="whole records of a longer run of the experimental site + plant daemon pair under "
+                             "alpha-os, a row of its own (73: 300,612 steps; default 0: none)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     figures: dict = {"runs": matrix(args.seconds, args.newmark_opensees_seconds) if args.seconds else []}
     if args.realtime_s:
         figures["realtime_two_daemons"] = realtime_two_daemons(args.realtime_s)
+    if args.pair_repeats:
+        figures["runs"].append(long_run("alpha-os", "experimental", True, RECORD_S, repeats=args.pair_repeats))
     if args.newmark_repeats:
         figures["newmark_yielding"] = newmark_yielding(args.newmark_repeats)
     if args.marths_newmark_s != 0:
