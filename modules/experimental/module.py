@@ -369,7 +369,8 @@ def plant_place(table: Mapping[str, Any], base_dir: Path | None = None,
     """Where the site's plant runs, by its ``backend`` table: ``{plant = {...}}`` in this process (files relative
     to ``base_dir``), ``{daemon = {...}}`` a local daemon this site starts (and stops at close),
     ``{address = "HOST:PORT"}`` a plant daemon; with either daemon ``transport``, ``deadline_s`` (s) and ``network``
-    (an emulated path between the site and the daemon), as a module's in an experiment.  A specimen in DOF coordinates without a setup table takes ``setup``, the site's."""
+    (an emulated path between the site and the daemon), as a module's in an experiment.  A specimen in DOF
+    coordinates without a setup table takes ``setup``, the site's."""
     if "link" in table:
         raise ModuleError(f"experimental module: backend.link is now backend.transport (link = 'tcp' is transport = "
                           f"'link', 'grpc' is 'stream', 'auto' stays 'auto'); got link = {table['link']!r}")

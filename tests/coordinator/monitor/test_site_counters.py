@@ -33,8 +33,8 @@ def test_the_monitor_follows_the_site_clock_counters_and_ends_on_the_summarys(tm
         events = list(run.stub().Watch(pb.WatchRequest(), timeout=120))
         run.thread.join(60)
     stats = run.result.summary["modules"]["column"]
-    seen = [(f.frame.progress.step, f.frame.progress.state, {c.module: dict(c.values) for c in f.frame.progress.counters})
-            for f in events[1:]]
+    seen = [(p.step, p.state, {c.module: dict(c.values) for c in p.counters}) for p in (e.frame.progress
+                                                                                       for e in events[1:])]
     live = [(step, counters["column"]) for step, state, counters in seen if state == "running" and counters]
     assert len(live) >= 5, f"only {len(live)} running frames carried the counters"
     for key in COUNTERS:
