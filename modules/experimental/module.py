@@ -420,6 +420,7 @@ def _step_samples(config: Mapping[str, Any], settings: ClockSettings | None, dt:
                           f"control samples ({control_dt} s)")
     samples = round(ratio)
     if settings is None:
+        _refuse_amplified_kinks(config, settings, samples)
         return samples, samples
     scaled = samples * settings.time_scale
     if abs(scaled - round(scaled)) > 1e-9 * scaled:
@@ -431,7 +432,28 @@ def _step_samples(config: Mapping[str, Any], settings: ClockSettings | None, dt:
         raise ModuleError("experimental module: a site on its own clock with more than one control sample per "
                           "step needs command_generation = {scheme = \"predictor-corrector\", order = 2}: the "
                           "actuators move on predictions until the next target arrives")
+    _refuse_amplified_kinks(config, settings, round(scaled))
     return samples, round(scaled)
+
+
+def _refuse_amplified_kinks(config: Mapping[str, Any], settings: ClockSettings | None, samples: int) -> None:
+    """Refuse an RLS adaptive compensator behind the predictor-corrector of order 2 or 3 when samples are
+    predicted: ``samples`` M > 1 per step and an arrival past the step's start, or on the site's own clock.
+    The predictor's error bends the command at every switch to the corrector, once per step; the compensator's
+    adapted inverse FIR has a gain of some hundreds at a few hundred Hz, where those bends are, and drives
+    the servo into saturation within seconds on the maRTHS design card (docs/realtime.md, "Limits")."""
+    generator = _command_generator(config, settings, samples)
+    predicts = samples > 1 and (settings is not None or getattr(generator, "predicted", 0) > 0)
+    try:
+        tables = _actuator_tables(config, site_setup(config).actuators)
+    except (ModuleError, ValueError):
+        return  # building the site names what is wrong with its tables
+    kinds = [t.get("compensator", {}).get("kind") for t in tables]
+    if predicts and generator.order >= 2 and "rls" in kinds:
+        raise ModuleError(f"experimental module: command_generation order {generator.order} with an RLS adaptive "
+                          f"compensator (actuator {kinds.index('rls') + 1}) saturates the servo: the predictor's "
+                          "error bends the command at every switch to the corrector and the compensator's inverse "
+                          "amplifies it; use command_generation order = 1 (docs/realtime.md, Limits)")
 
 
 def _command_generator(config: Mapping[str, Any], settings: ClockSettings | None, samples: int) -> CommandGenerator:
@@ -597,7 +619,8 @@ class ExperimentalModule(StepLedger):
     @classmethod
     def session_refusal(cls, config: Mapping[str, Any], dt: float) -> str | None:
         """Why a site of ``config`` cannot run steps of ``dt`` (s): not a whole number of its control samples,
-        or a ``time_scale`` that makes a step no whole number of samples on its own clock (None: it can)."""
+        a ``time_scale`` that makes a step no whole number of samples on its own clock, or an RLS compensator
+        behind a predicting command generation of order 2 or 3 (None: it can)."""
         if not isinstance(config.get("dt"), (int, float)):
             return None  # building the site names the missing dt
         try:
@@ -609,7 +632,6 @@ class ExperimentalModule(StepLedger):
     def _on_open(self, session: Session) -> None:
         ratio, samples = _step_samples(self.config, self.clock_settings, session.dt)
         self._close_plant()
-        self._refuse_amplified_kinks(samples)
         prime_site(self.config)
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
@@ -631,23 +653,6 @@ class ExperimentalModule(StepLedger):
         self._committed_sample = -1
         self._start = None
         self._counters, self._reported = {}, {}
-
-    def _refuse_amplified_kinks(self, samples: int) -> None:
-        """Refuse an RLS adaptive compensator behind the predictor-corrector of order 2 or 3 when samples are
-        predicted: ``samples`` M > 1 per step and an arrival past the step's start, or on the site's own clock.
-        The predictor's error bends the command at every switch to the corrector, once per step; the compensator's
-        adapted inverse FIR has a gain of some hundreds at a few hundred Hz, where those bends are, and drives
-        the servo into saturation within seconds on the maRTHS design card (docs/realtime.md, "Limits")."""
-        clocked = self.clock_settings is not None
-        generator = self._generator(samples)
-        predicts = samples > 1 and (clocked or getattr(generator, "predicted", 0) > 0)
-        kinds = [t.get("compensator", {}).get("kind") for t in _actuator_tables(self.config, site_setup(self.config)
-                                                                                .actuators)]
-        if predicts and generator.order >= 2 and "rls" in kinds:
-            raise ModuleError(f"experimental module: command_generation order {generator.order} with an RLS adaptive "
-                              f"compensator (actuator {kinds.index('rls') + 1}) saturates the servo: the predictor's "
-                              "error bends the command at every switch to the corrector and the compensator's inverse "
-                              "amplifies it; use command_generation order = 1 (docs/realtime.md, Limits)")
 
     def _generator(self, samples: int) -> CommandGenerator:
         return _command_generator(self.config, self.clock_settings, samples)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hybridsim.coordinator.problems.marths import parts
+from hybridsim.modules.experimental.module import ExperimentalModule
 from hybridsim.modules.registry import build_module
 from hybridsim.wire.contract import ModuleError, Session
 
@@ -22,8 +23,10 @@ def site(compensator: str, generation: dict, **more) -> object:
     ({"scheme": "predictor-corrector", "order": 3, "arrival": 0.2}, {}, 10),
     ({"scheme": "predictor-corrector", "order": 2}, {"clock": "own"}, 10),
 ])
-def test_order_2_or_3_predicting_with_rls_is_refused_at_open_in_one_line(generation, more, samples) -> None:
+def test_order_2_or_3_predicting_with_rls_is_refused_when_read_and_at_open_in_one_line(generation, more, samples) -> None:
     module = site("rls", generation, **more)
+    refusal = ExperimentalModule.session_refusal(module.config, samples * parts.DT)  # when the experiment is read
+    assert refusal is not None and refusal.startswith(f"command_generation order {generation['order']} with an RLS")
     with pytest.raises(ModuleError, match=r"order \d with an RLS adaptive compensator \(actuator 1\) saturates the "
                                           r"servo.*use command_generation order = 1") as refused:
         module.open(Session(samples * parts.DT, parts.SITE_DOFS))
@@ -38,5 +41,6 @@ def test_order_2_or_3_predicting_with_rls_is_refused_at_open_in_one_line(generat
 ])
 def test_what_runs_is_not_refused(compensator, generation, samples) -> None:
     module = site(compensator, generation)
+    assert ExperimentalModule.session_refusal(module.config, samples * parts.DT) is None
     module.open(Session(samples * parts.DT, parts.SITE_DOFS))
     module.close()
