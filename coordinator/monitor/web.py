@@ -37,7 +37,9 @@ from hybridsim.wire.security import is_loopback
 
 log = logging.getLogger(__name__)
 
-CONTROL_DEADLINE_S = 3.0
+CONTROL_DEADLINE_S = 10.0
+"""how long a Hold, Resume or Abort waits for the coordinator's answer (s): a coordinator busy on a loaded machine
+answered after more than 3 s (the page showed 502 for a call the coordinator then carried out)"""
 RETRY_S = 0.5
 """pause before watching again after a run ended or the coordinator was unreachable"""
 RECONNECT_BACKOFF_MS = 500
