@@ -90,7 +90,7 @@ from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
 from hybridsim.modules.experimental.physical_frame import FeedbackForce, PortalFrame
 from hybridsim.modules.experimental.setups.base import Setup
 from hybridsim.modules.experimental.site import (ControlBackend, ExperimentalSite, ForceSource, FrameFeedback,
-                                                 LoadCells, SiteResponse)
+                                                 CANNOT_PROBE, LoadCells, SiteResponse)
 from hybridsim.modules.plant.module import build_lab, prime_lab
 from hybridsim.wire.channels import Transport
 from hybridsim.wire.remote import RemoteModule
@@ -619,14 +619,19 @@ class ExperimentalModule(StepLedger):
     @classmethod
     def session_refusal(cls, config: Mapping[str, Any], dt: float) -> str | None:
         """Why a site of ``config`` cannot run steps of ``dt`` (s): not a whole number of its control samples,
-        a ``time_scale`` that makes a step no whole number of samples on its own clock, or an RLS compensator
-        behind a predicting command generation of order 2 or 3 (None: it can)."""
+        a ``time_scale`` that makes a step no whole number of samples on its own clock, an RLS compensator
+        behind a predicting command generation of order 2 or 3, or load-cell forces from a control that cannot
+        probe its specimen (a plant daemon, a lab's controller) without ``initial_stiffness`` (None: it can)."""
         if not isinstance(config.get("dt"), (int, float)):
             return None  # building the site names the missing dt
         try:
             _step_samples(config, ClockSettings.from_config(config), dt)
         except ModuleError as exc:
             return str(exc).removeprefix("experimental module: ")
+        backend = config.get("backend")
+        if isinstance(backend, Mapping) and "plant" not in backend and "frame" not in config \
+                and "initial_stiffness" not in config:
+            return CANNOT_PROBE  # the pre-test (the run's first step) would stop the run, after its daemons started
         return None
 
     def _on_open(self, session: Session) -> None:

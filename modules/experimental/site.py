@@ -79,6 +79,12 @@ class ForceSource(Protocol):
     def set_state(self, state: Any) -> None: ...
 
 
+CANNOT_PROBE = ("this control cannot probe the specimen before the test: give initial_stiffness (a DOFs x DOFs "
+                "matrix) for the pre-test")
+"""why a site with load-cell forces and a control without a virtual specimen in its process cannot answer the
+coordinator's pre-test"""
+
+
 class LoadCells:
     """DOF forces from the load cells through the setup: r = J(q)^T f, q the measured pose.
 
@@ -102,8 +108,7 @@ class LoadCells:
         if self.stiffness is not None:
             return command, self.stiffness @ command
         if self.probe_loads is None:
-            raise ModuleError("experimental module: this control cannot probe the specimen before the test: give "
-                              "initial_stiffness (a DOFs x DOFs matrix) for the pre-test")
+            raise ModuleError(f"experimental module: {CANNOT_PROBE}")
         return command, self.setup.dof_forces(command, self.probe_loads(self.setup.strokes(command)))
 
     def state(self) -> None:

@@ -3,12 +3,14 @@ limits, a plant daemon with load cells, the pre-test probe and one-line refusals
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from hybridsim.coordinator.experiment import ExperimentError, load_experiment
 from hybridsim.modules.registry import build_module
 from hybridsim.wire.contract import Command, ModuleError, Session
 
@@ -136,6 +138,31 @@ def test_a_daemon_control_that_cannot_probe_asks_for_the_initial_stiffness(tmp_p
     with pytest.raises(ModuleError, match="cannot probe the specimen before the test: give initial_stiffness"):
         module.execute(0)
     module.close()
+
+
+@pytest.mark.parametrize("backend, extra, refused", [
+    ("daemon", {}, True),
+    ("daemon", {"initial_stiffness": STIFFNESS}, False),
+    ("plant", {}, False),
+])
+def test_a_daemon_control_without_initial_stiffness_is_refused_when_the_experiment_is_read(
+        tmp_path: Path, backend: str, extra: dict, refused: bool) -> None:
+    """The coordinator's pre-test is the run's first step: refused before the site and its plant daemon start."""
+    plant = {"dt": DT, "dofs": ["a1", "a2"], "actuators": [{"model": "ideal"}] * 2,
+             "specimen": {"kind": "linear", "stiffness": STIFFNESS}}
+    (tmp_path / "site.json").write_text(json.dumps(site_config({backend: plant}, **extra)))
+    (tmp_path / "test.toml").write_text(
+        '[experiment]\nname = "t"\ndt = 0.005\nduration = 0.1\n'
+        '[structure]\ndofs = ["x", "theta"]\nmass_diagonal = [1000.0, 10.0]\ninfluence = [1.0, 0.0]\n'
+        '[ground_motion]\nfile = "hybridsim:marths/ground_motion_elcentro.csv"\n'
+        '[[modules]]\nname = "lab"\nkind = "experimental"\nconfig_file = "site.json"\naddress = "local"\n')
+    if not refused:
+        load_experiment(tmp_path / "test.toml")
+        return
+    with pytest.raises(ExperimentError) as info:
+        load_experiment(tmp_path / "test.toml")
+    assert str(info.value) == ("module 'lab' (config site.json): this control cannot probe the specimen before the "
+                               "test: give initial_stiffness (a DOFs x DOFs matrix) for the pre-test")
 
 
 def test_a_checkpoint_of_a_site_with_a_yielding_specimen_resumes_exactly() -> None:
