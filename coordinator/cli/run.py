@@ -127,12 +127,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary["realtime"]:
         lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "
                      f"worst {summary['max_lateness_us']:.0f} us past its slot")
+    evaluations = summary.get("module_evaluations", {})
+    if evaluations.get("max_in_a_step", 1) > 1:  # an iterating integrator (newmark) took more than one trial
+        lines.append(f"module evaluations: {evaluations['per_step']:.2f} per step, at most "
+                     f"{evaluations['max_in_a_step']} in a step")
     for name, path in summary.get("network", {}).items():
-        counters = summary["modules"].get(name, {})
-        lines.append(f"network to {name}: {path}; {counters.get('network_segments', 0):.0f} segments, "
-                     f"{counters.get('network_lost_segments', 0):.0f} lost and resent (longest wait "
-                     f"{1e3 * counters.get('network_max_resend_wait_s', 0):.0f} ms)")
+        lines.append(f"network to {name}: {path}; {_path_counters(summary['modules'].get(name, {}), 'network_')}")
     for name, stats in summary["modules"].items():
+        if "plant_network_segments" in stats:  # an experimental site's backend.network to its plant daemon
+            lines.append(f"network from site {name} to its plant: {_path_counters(stats, 'plant_network_')}")
         if "clock_steps" in stats:  # a site on its own clock (hybridsim.modules.experimental.clock)
             lines.append(format_site_clock(name, stats))
     lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
@@ -140,3 +143,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")
     lines.append(f"results: {summary['output']}")
     return "\n".join(lines)
+
+
+def _path_counters(stats: dict[str, float], prefix: str) -> str:
+    """An emulated path's counters (``network_*`` of a module, ``plant_network_*`` of a site's plant link)."""
+    return (f"{stats.get(prefix + 'segments', 0):.0f} segments, {stats.get(prefix + 'lost_segments', 0):.0f} lost "
+            f"and resent (longest wait {1e3 * stats.get(prefix + 'max_resend_wait_s', 0):.0f} ms)")
