@@ -5,6 +5,7 @@
     python benchmarks/opensees_long_run.py memory [--steps 100000]
     python benchmarks/opensees_long_run.py ratio [--seconds S]
     python benchmarks/opensees_long_run.py checkpoints [--steps 300000] [--every 4096]
+    python benchmarks/opensees_long_run.py resume [--kill-after 20480]
 
 identity  `newmark` over examples/opensees_frame_hybrid_steel01.toml (three OpenSees daemons, the
           portal's Steel01 column yielding) for STEPS steps, compared with the displacements the
@@ -18,16 +19,27 @@ memory    resident memory of a site process imposing STEPS increments on the 19-
 ratio     wall time of `newmark` and `alpha-os` over the first S seconds of the record (default: all),
           steps/s of newmark's first and last tenth.
 checkpoints  the Steel01 frame under alpha-os for STEPS steps (El Centro repeated) with a checkpoint
-          every EVERY steps: each module's checkpoint size at the first and the last, the run's wall
-          time; then a fresh portal site restores the last checkpoint (timed).
+          every EVERY steps, the portal served by a site daemon of its own: each module's checkpoint size
+          at the first and the last, the run's wall time; then, as a resume would, a new session at that
+          site restores the last checkpoint from the worker's kept copy (timed; the kept copies' memory),
+          and a restarted site restores it by replaying the committed path (timed); one step after each
+          restore gives the same forces bit for bit.
+resume    `hybridsim run` of examples/opensees_frame_hybrid_steel01.toml (a checkpoint every 4096 steps) with
+          the portal at a site daemon of its own, the coordinator killed (SIGKILL) once a checkpoint at
+          or past step KILL_AFTER is on disk, `hybridsim resume`; the resumed results against an
+          uninterrupted run of the same, and how the portal site restored (its summary line and log).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import platform
+import signal
+import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -35,9 +47,12 @@ from pathlib import Path
 import numpy as np
 
 from hybridsim.coordinator.experiment import Experiment, load_experiment
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.modules.opensees import OpenSeesModule
 from hybridsim.wire.contract import Command, Session
+from hybridsim.wire.daemons import LocalDaemon
+from hybridsim.wire.remote import RemoteModule
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -186,31 +201,132 @@ def checkpoints(steps: int, every: int, folder: Path) -> None:
         sizes.append((step, {name: len(data) for name, data in modules.items()}))
         return write(self, step, step_id, state, modules)
 
-    Recorder.checkpoint = measured  # type: ignore[method-assign]
+    portal = tomllib.loads((EXAMPLES / "opensees_site_bay_steel01.toml").read_text())
     output = folder / "checkpoints.h5"
-    start = time.perf_counter()
+    Recorder.checkpoint = measured  # type: ignore[method-assign]
     try:
-        run_experiment(experiment, output=output, overwrite=True)
+        with LocalDaemon("opensees", portal, base_dir=EXAMPLES, name="portal") as daemon:
+            address = daemon.address
+            experiment = dataclasses.replace(experiment, modules=tuple(
+                dataclasses.replace(m, address=address) if m.name == "portal" else m for m in experiment.modules))
+            start = time.perf_counter()
+            run_experiment(experiment, output=output, overwrite=True)
+            wall = time.perf_counter() - start
+            Recorder.checkpoint = write  # type: ignore[method-assign]
+            print(f"alpha-os, Steel01 frame, {steps} steps ({steps // record.size + 1} x El Centro), {len(sizes)} "
+                  f"checkpoints, {wall:.0f} s ({steps / wall:.0f} steps/s)")
+            for name in sizes[0][1]:
+                print(f"  {name}: checkpoint {sizes[0][1][name]} B at step {sizes[0][0]}, {sizes[-1][1][name]} B "
+                      f"at step {sizes[-1][0]}")
+            import h5py
+            with h5py.File(output) as f:
+                slot = int(f["checkpoint/current"][0])
+                state = bytes(f[f"checkpoint/slot{slot}/modules/portal"][:])
+            print("  the portal site's kept copies after the run: " + ", ".join(
+                f"{pss / 1e6:.1f} MB PSS ({own / 1e6:.1f} MB private)" for pss, own in _kept_memory(daemon.pid)))
+            kept = _restore_at(address, state, "a new session at the portal site (its process lived on)")
+        with LocalDaemon("opensees", portal, base_dir=EXAMPLES, name="portal") as daemon:
+            replayed = _restore_at(daemon.address, state, "a restarted portal site (nothing kept)")
+        print(f"  forces one step after each restore bit-identical: {bool(np.array_equal(kept, replayed))}")
     finally:
         Recorder.checkpoint = write  # type: ignore[method-assign]
-    wall = time.perf_counter() - start
-    print(f"alpha-os, Steel01 frame, {steps} steps ({steps // record.size + 1} x El Centro), {len(sizes)} "
-          f"checkpoints, {wall:.0f} s ({steps / wall:.0f} steps/s)")
-    for name in sizes[0][1]:
-        print(f"  {name}: checkpoint {sizes[0][1][name]} B at step {sizes[0][0]}, {sizes[-1][1][name]} B at step "
-              f"{sizes[-1][0]}")
-    import h5py
-    with h5py.File(output) as f:
-        slot = int(f["checkpoint/current"][0])
-        state = bytes(f[f"checkpoint/slot{slot}/modules/portal"][:])
-    portal = _portal()
+
+
+def resume(kill_after: int, folder: Path) -> None:
+    portal = tomllib.loads((EXAMPLES / "opensees_site_bay_steel01.toml").read_text())
+    with LocalDaemon("opensees", portal, base_dir=EXAMPLES, name="portal") as daemon:
+        files = {name: folder / f"{name}.h5" for name in ("uninterrupted", "killed")}
+        for name, results in files.items():
+            (folder / f"{name}.toml").write_text(_frame_at(daemon.address, results))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "hybridsim", "run", str(folder / "uninterrupted.toml"), "--quiet",
+                        "--overwrite"], check=True)
+        print(f"uninterrupted run: {time.perf_counter() - start:.0f} s")
+        files["killed"].unlink(missing_ok=True)
+        runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(folder / "killed.toml"), "--quiet"])
+        while not files["killed"].exists() or (_checkpoint_step(files["killed"]) or 0) < kill_after:
+            if runner.poll() is not None:
+                raise SystemExit("the run ended before it was killed")
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        killed_at = read_results(files["killed"])["attrs"]["completed_steps"]
+        checkpoint = _checkpoint_step(files["killed"])
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "hybridsim", "resume", str(files["killed"])], check=True,
+                              capture_output=True, text=True)
+        print(f"coordinator killed (SIGKILL) after {killed_at} completed steps, checkpoint at step {checkpoint}; "
+              f"hybridsim resume: {time.perf_counter() - start:.0f} s")
+        print("  " + next(line for line in done.stdout.splitlines() if line.startswith("portal: checkpoint")))
+        assert daemon.log_path is not None
+        print("  portal site log: " + [line for line in daemon.log_path.read_text().splitlines()
+                                       if "checkpoint restored" in line][-1])
+    results = {name: read_results(path) for name, path in files.items()}
+    d = {name: r["displacement"] for name, r in results.items()}
+    print(f"  resumed vs uninterrupted, {d['killed'].shape[0]} rows x {d['killed'].shape[1]} DOFs: bit-identical "
+          f"{bool(np.array_equal(d['killed'], d['uninterrupted']))}, max |difference| "
+          f"{np.max(np.abs(d['killed'] - d['uninterrupted'])):.3g} m = "
+          f"{np.max(np.abs(d['killed'] - d['uninterrupted'])) / np.max(np.abs(d['uninterrupted'])):.2g} of the peak")
+    first = checkpoint + 1                                    # the first step after the restore: same commands
+    for name in ("portal", "upper", "lower"):
+        forces = [r[f"modules/{name}/force"][first] for r in results.values()]
+        print(f"  {name}'s forces at step {first} (the first after the restore, same displacements): "
+              f"bit-identical {bool(np.array_equal(*forces))}")
+
+
+def _frame_at(portal: str, results: Path) -> str:
+    """The example's experiment with its portal at the site ``portal`` (HOST:PORT), results in ``results`` and
+    a checkpoint every 4096 steps."""
+    head, tail = FRAME.read_text().split('name = "portal"')
+    text = head + 'name = "portal"' + tail.replace('address = "local"', f'address = "{portal}"', 1)
+    return text.replace('config_file = "', f'config_file = "{EXAMPLES}/').replace(
+        'file = "results/opensees_frame_hybrid_steel01.h5"', f'file = "{results}"\ncheckpoint_every = 4096')
+
+
+def _checkpoint_step(path: Path) -> int | None:
+    """The step of the last checkpoint of a results file being written (None: none yet or not readable)."""
     try:
+        checkpoint = read_checkpoint(path)
+    except OSError:
+        return None
+    return None if checkpoint is None else checkpoint.step
+
+
+def _restore_at(address: str, state: bytes, who: str) -> np.ndarray:
+    """Open a session at the site at ``address``, restore ``state`` (timed, as the module reports it), impose
+    one step; the forces (N, N*m)."""
+    site = RemoteModule(address, name="portal", deadline_s=600.0)
+    try:
+        site.open(Session(dt=1 / 1024, dof_names=site.describe().dof_names))
         t0 = time.perf_counter()
-        portal.restore(state)
-        print(f"  a fresh portal site restores the last checkpoint in {time.perf_counter() - t0:.2f} s "
-              f"(replaying {portal.stats['replayed_steps']:.0f} committed steps)")
+        site.restore(state)
+        seconds = time.perf_counter() - t0
+        step = json.loads(state)["committed_step"] + 1
+        site.propose(step, Command(time=step / 1024, displacement=_target(1, 2)))
+        forces = site.execute(step).force
     finally:
-        portal.close()
+        stats = site.close()
+    how = "from a kept copy" if stats["restores_from_copy"] else f"by replaying {stats['replayed_steps']:.0f} steps"
+    print(f"  {who}: Restore call {seconds:.3f} s, of which the module's restore {stats['restore_s']:.3f} s, "
+          f"{how}")
+    return forces
+
+
+def _kept_memory(daemon: int) -> list[tuple[int, int]]:
+    """(PSS, private bytes) of each kept copy in the worker family the ``daemon`` process parked (the keeper's
+    children once the worker has quit)."""
+    copies = [copy for keeper in _children(daemon) for copy in _children(keeper)]
+    out = []
+    for pid in copies:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f if line.endswith("kB\n")}
+        out.append((fields["Pss"], fields["Private_Clean"] + fields["Private_Dirty"]))
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
 
 
 def main() -> None:
@@ -223,6 +339,7 @@ def main() -> None:
     parser_checkpoints = sub.add_parser("checkpoints")
     parser_checkpoints.add_argument("--steps", type=int, default=300_000)
     parser_checkpoints.add_argument("--every", type=int, default=4096)
+    sub.add_parser("resume").add_argument("--kill-after", type=int, default=20480)
     parser.add_argument("--folder", type=Path, default=Path("results/opensees_long_run"))
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
@@ -235,8 +352,10 @@ def main() -> None:
         memory(args.steps)
     elif args.what == "ratio":
         ratio(args.seconds, args.folder)
-    else:
+    elif args.what == "checkpoints":
         checkpoints(args.steps, args.every, args.folder)
+    else:
+        resume(args.kill_after, args.folder)
 
 
 if __name__ == "__main__":

@@ -138,6 +138,10 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"network from site {name} to its plant: {_path_counters(stats, 'plant_network_')}")
         if "clock_steps" in stats:  # a site on its own clock (hybridsim.modules.experimental.clock)
             lines.append(format_site_clock(name, stats))
+        if stats.get("restores_from_copy") or stats.get("restores_by_replay"):  # an OpenSees site resumed
+            how = ("from its worker's kept copy" if stats.get("restores_from_copy") else
+                   f"by replaying its committed path ({stats.get('replayed_steps', 0):.0f} steps)")
+            lines.append(f"{name}: checkpoint restored {how} in {stats.get('restore_s', 0.0):.3f} s")
     lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
     for dof, peak in summary["peak_displacement"].items():
         lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")

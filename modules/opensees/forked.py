@@ -22,6 +22,18 @@ whose parent exited are reparented to it) and ignores SIGCHLD, so no process
 of the family stays a zombie; it exits when the last one has.  Every frozen
 process also watches a lifeline pipe whose only writer is the module: when
 the module's process ends, however it ends, they all exit.
+
+Checkpoints.  At a checkpoint the worker also forks a *kept copy* of its
+committed state (:meth:`ForkedModel.keep`, named by the checkpoint); the
+family holds the last :data:`KEPT_COPIES` and kills older ones.  A restore
+whose checkpoint names a kept copy takes it up (:meth:`ForkedModel.take_up`):
+the worker quits and the copy forks the new worker, in milliseconds at any
+step.  When the module closes (a coordinator that crashed or stopped: the
+next session's ``Open`` closes it) a family holding kept copies is *parked*
+in this process instead of ended (at most :data:`PARKED_FAMILIES`, the
+oldest ended first), so that the module the site builds for the resumed
+session can adopt it (:func:`adopt`).  Parked families keep their lifeline:
+they end with this process.
 """
 
 from __future__ import annotations
@@ -29,9 +41,12 @@ from __future__ import annotations
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -41,6 +56,14 @@ from hybridsim.wire.contract import ModuleError
 _LENGTH = struct.Struct("<I")
 LIVENESS_CHECK_S = 1.0
 """how often a module waiting for its worker checks that the worker's family is alive (s)"""
+KEPT_COPIES = 2
+"""checkpoints whose committed state a family keeps as frozen copies: the results file's two checkpoint slots
+(a crash while the newer slot is written resumes from the older)"""
+PARKED_FAMILIES = 2
+"""families of closed modules that this process keeps for a restore (a site daemon serves one module)"""
+_parked: list["ForkedModel"] = []
+_ending: list[subprocess.Popen] = []
+"""keepers of families ended without waiting, reaped when the next family starts"""
 
 
 def write_message(fd: int, message: object) -> None:
@@ -76,7 +99,9 @@ class ForkedModel:
     """The module's handle on a worker process that holds a path-dependent model (see the module docstring)."""
 
     def __init__(self, spec: object, label: str) -> None:
+        self.spec = spec
         self._label = label
+        _ending[:] = [keeper for keeper in _ending if keeper.poll() is None]
         life_read, self._lifeline = os.pipe()
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         try:
@@ -90,6 +115,8 @@ class ForkedModel:
         self._worker_pid = self._keeper.pid
         self._pending = 0
         """answers of commits not read yet (a commit does not wait for its answer)"""
+        self.kept: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
+        """kept copies, oldest first: the checkpoint they hold -> (pid, pidfd) of the copy"""
         try:
             self._call(("build", spec, label))
         except ModuleError:
@@ -115,8 +142,55 @@ class ForkedModel:
         """Impose committed targets (rows, m/rad) with their increments in order in the worker, then commit."""
         self._call(("replay", np.asarray(targets, float), np.asarray(increments, int)))
 
-    def close(self) -> None:
-        """End the worker and every snapshot (idempotent)."""
+    def keep(self, key: Hashable) -> None:
+        """Keep a frozen copy of the state now (the committed state) for a restore of the checkpoint ``key``;
+        the oldest copy beyond :data:`KEPT_COPIES` is killed."""
+        if key in self.kept:
+            return
+        pid = self._call(("keep",))
+        self.kept[key] = pid, os.pidfd_open(pid)  # the copy waits to be signalled: it is alive
+        while len(self.kept) > KEPT_COPIES:
+            _kill(self.kept.popitem(last=False)[1][1])
+
+    def keeps(self, key: Hashable) -> bool:
+        """Whether a copy of the checkpoint ``key`` is kept and alive."""
+        if key not in self.kept:
+            return False
+        if _exited(self.kept[key][1]):
+            os.close(self.kept.pop(key)[1])
+            return False
+        return True
+
+    def take_up(self, key: Hashable) -> bool:
+        """Make a new worker from the kept copy of ``key`` (the worker quits first); False: no such copy, the
+        worker is unchanged."""
+        if not self.keeps(key):
+            return False
+        self._quit_worker()
+        copy = self.kept[key][1]
+        signal.pidfd_send_signal(copy, signal.SIGUSR1)
+        return self._receive("restore", lambda: not _exited(copy))
+
+    def release(self) -> None:
+        """The module is done with the family: parked in this process while it keeps copies (:func:`adopt`),
+        else ended."""
+        if not self.kept or self._keeper.poll() is not None:
+            self.close()
+            return
+        try:
+            self._quit_worker()
+        except ModuleError:
+            self.close()
+            return
+        _parked.append(self)
+        while len(_parked) > PARKED_FAMILIES:
+            _parked.pop(0).close()
+
+    def close(self, wait: bool = True) -> None:
+        """End the worker, every snapshot and every kept copy (idempotent); ``wait=False``: return at once, the
+        keeper is reaped later (a restore does not wait for a family it no longer needs to exit)."""
+        while self.kept:
+            _kill(self.kept.popitem()[1][1])
         if self._keeper.poll() is None:
             try:
                 write_message(self._requests, ("quit",))
@@ -128,6 +202,9 @@ class ForkedModel:
         for stream in (self._keeper.stdin, self._keeper.stdout):
             if stream is not None:
                 stream.close()
+        if not wait:
+            _ending.append(self._keeper)
+            return
         try:
             self._keeper.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -142,14 +219,24 @@ class ForkedModel:
 
     def _call(self, request: tuple, handing_over: bool = False) -> Any:
         self._send(request)
+        self._read_pending()
+        return self._receive(request[0], (lambda: True) if handing_over else lambda: _alive(self._worker_pid))
+
+    def _read_pending(self) -> None:
         while self._pending:
             self._pending -= 1
-            self._receive("commit", False)
-        return self._receive(request[0], handing_over)
+            self._receive("commit", lambda: _alive(self._worker_pid))
 
-    def _receive(self, what: str, handing_over: bool) -> Any:
+    def _quit_worker(self) -> None:
+        """End the worker (its snapshot too): it reads no request after answering the quit."""
+        if self._worker_pid:
+            self._call(("quit",))
+            self._worker_pid = 0
+
+    def _receive(self, what: str, alive: Callable[[], bool]) -> Any:
+        """The answer to ``what``; ModuleError when the family, or what ``alive`` watches, is gone first."""
         while not select.select([self._answers], [], [], LIVENESS_CHECK_S)[0]:
-            if self._keeper.poll() is not None or (not handing_over and not _alive(self._worker_pid)):
+            if self._keeper.poll() is not None or not alive():
                 raise ModuleError(f"{self._label}: the OpenSees worker process died during {what!r}")
         answer = read_message(self._answers)
         if answer is None:
@@ -158,6 +245,34 @@ class ForkedModel:
         if error:
             raise ModuleError(error)
         return result
+
+
+def adopt(key: Hashable, spec: object) -> ForkedModel | None:
+    """The parked family of the model ``spec`` that keeps a copy of the checkpoint ``key`` (no longer parked),
+    or None."""
+    for family in _parked:
+        if family.spec == spec and family.keeps(key):
+            _parked.remove(family)
+            return family
+    return None
+
+
+def end_parked() -> None:
+    """End every parked family (what a restart of this process would do)."""
+    while _parked:
+        _parked.pop().close()
+
+
+def _exited(pidfd: int) -> bool:
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+def _kill(pidfd: int) -> None:
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.close(pidfd)
 
 
 def _alive(pid: int) -> bool:

@@ -15,7 +15,10 @@ OpenSees means does), so:
 This process also builds the model once, for its description (DOF kinds,
 mass, info) and so that a bad model fails at construction.  A checkpoint of
 a path-dependent model names its committed path, which the site keeps on its
-disk (:mod:`.path`); a restore replays it in a fresh worker.
+disk (:mod:`.path`), and the worker keeps a frozen copy of that state: a
+restore in the site process that took the checkpoint takes the copy up
+(milliseconds, also in the module the site builds for a resumed session, see
+:mod:`.forked`); anywhere else it replays the path in a fresh worker.
 
 Non-convergence.  A step whose Newton iterations fail is retried with the
 increment halved, up to ``analysis.max_substeps`` increments; if it still
@@ -26,6 +29,8 @@ with :class:`hybridsim.wire.contract.StepRefused` naming the increment and the n
 from __future__ import annotations
 
 import base64
+import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,13 +39,15 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
-from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees import domain, forked
 from hybridsim.modules.opensees.built import BuiltModel
 from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.forked import ForkedModel
 from hybridsim.modules.opensees.imposed import dof_kind
 from hybridsim.modules.opensees.path import CommittedPath
 from hybridsim.modules.opensees.lazy import ops
+
+log = logging.getLogger(__name__)
 
 
 def _encode(values: np.ndarray) -> str:
@@ -49,6 +56,11 @@ def _encode(values: np.ndarray) -> str:
 
 def _decode(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype="<f8").copy()
+
+
+def _kept_key(state: dict) -> tuple:
+    """What names a checkpoint's committed state: its path file, rows and digest."""
+    return state["path_file"], state["rows"], state["sha256"]
 
 
 class OpenSeesModule(StepLedger):
@@ -75,7 +87,8 @@ class OpenSeesModule(StepLedger):
         self._snapshots = False
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
-        self.stats.update({"replayed_steps": 0, "rebuilds": 0, "substepped": 0})
+        self.stats.update({"replayed_steps": 0, "rebuilds": 0, "substepped": 0, "restores_from_copy": 0,
+                           "restores_by_replay": 0, "restore_s": 0.0})
         self._fresh_model()
         try:
             self.dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
@@ -94,7 +107,9 @@ class OpenSeesModule(StepLedger):
 
     # -- the step ------------------------------------------------------------
     def _on_open(self, session: Session) -> None:
-        """A module opened again starts from a freshly built model."""
+        """A module opened again starts from a freshly built model.  An iterating scheme's commits keep a copy
+        for its discards from the first step."""
+        self._snapshots = self._snapshots or session.iterating
         if self._last is not None or self._committed is not None or self.stats["executed"]:
             self._last = None
             self._drop_path()
@@ -134,19 +149,28 @@ class OpenSeesModule(StepLedger):
 
     def _save_state(self) -> object:
         """Path-independent: the last committed displacement.  Path-dependent: a reference to the committed
-        path on the site's disk (:mod:`.path`), of bounded size."""
+        path on the site's disk (:mod:`.path`), of bounded size; the worker keeps a copy of the committed state
+        for a restore of this checkpoint (none while a trial is open)."""
         if self._committed is not None:
-            return self._committed.checkpoint()
+            state = self._committed.checkpoint()
+            trial_open = self._executed is not None and self._executed.step != self._committed_step
+            if self._worker is not None and not trial_open:
+                self._worker.keep(_kept_key(state))
+            return state
         last = [] if self._last is None else [self._last]
         return {"targets": [_encode(t) for t in last], "increments": [1] * len(last)}
 
     def _load_state(self, state: object) -> None:
+        started = time.perf_counter()
         if isinstance(state, dict) and "path_file" in state:
             if self._worker is None:
                 raise ModuleError(f"{self._label}: a path-dependent model's checkpoint cannot restore a model "
                                   "declared path_independent")
             self._drop_path()
             self._committed = CommittedPath.reopen(state, len(self.dofs), self._label)
+            if self._take_up(_kept_key(state)):
+                self._restored("from a kept copy of the worker (nothing replayed)", started, "restores_from_copy")
+                return
         else:
             targets, increments = self._path_in(state)
             self._drop_path()
@@ -157,6 +181,31 @@ class OpenSeesModule(StepLedger):
                     self._committed.append(target, n)
         self._fresh_model()
         self._replay()
+        rows = self._committed.rows if self._committed is not None else 0
+        self._restored(f"by replaying {rows} committed steps in a fresh worker (no kept copy of this checkpoint in "
+                       "this process)" if self._worker is not None else "by imposing the committed displacement",
+                       started, "restores_by_replay")
+
+    def _take_up(self, key: tuple) -> bool:
+        """Whether the kept copy of the checkpoint ``key``, in this module's worker family or in a family parked
+        by an earlier module of this process, now is the worker."""
+        assert self._worker is not None
+        if self._worker.take_up(key):
+            return True
+        family = forked.adopt(key, self.spec)
+        if family is None:
+            return False
+        if not family.take_up(key):
+            family.close()
+            return False
+        self._worker.close(wait=False)
+        self._worker = family
+        return True
+
+    def _restored(self, how: str, started: float, counter: str) -> None:
+        self.stats[counter] += 1
+        self.stats["restore_s"] = time.perf_counter() - started
+        log.info("%s: checkpoint restored %s in %.3f s", self._label, how, self.stats["restore_s"])
 
     def _path_in(self, state: object) -> tuple[list[np.ndarray], list[int]]:
         """A committed path carried in the checkpoint itself (path-independent models; earlier checkpoints)."""
@@ -192,7 +241,7 @@ class OpenSeesModule(StepLedger):
         self._initial = self._model.initial
         self._info = dict(self._model.info)
         if self._worker is not None:
-            self._worker.close()
+            self._worker.release()
             self._worker = None
         if not self.spec.path_independent:
             self._worker = ForkedModel(self.spec, self._label)
@@ -200,7 +249,7 @@ class OpenSeesModule(StepLedger):
 
     def _drop_models(self) -> None:
         if self._worker is not None:
-            self._worker.close()
+            self._worker.release()
             self._worker = None
         domain.release(self)
 
@@ -232,7 +281,7 @@ class OpenSeesModule(StepLedger):
         if self._worker is not None:
             if not self._worker.discard():   # committed without a copy: rebuild once, keep copies from now on
                 self._snapshots = True
-                self._worker.close()
+                self._worker.release()
                 self._worker = ForkedModel(self.spec, self._label)
                 self.stats["rebuilds"] += 1
                 self._replay()

@@ -5,7 +5,7 @@ module's lifeline) starts the *keeper*, which forks the *worker*.  The worker
 reads requests on stdin and answers on the stdout it was given (OpenSees' own
 output goes to stderr).  Requests: ``("build", spec, label)``,
 ``("impose", target, increments)``, ``("commit", snapshot)``, ``("discard",)``,
-``("replay", targets, increments)``, ``("quit",)``; answers: ``(pid, error, result)``.
+``("replay", targets, increments)``, ``("keep",)``, ``("quit",)``; answers: ``(pid, error, result)``.
 
 After answering a build, a replay or a commit that asks for one, the worker
 forks its *snapshot*: a copy of the committed state that waits on a pipe.  A
@@ -14,6 +14,13 @@ a snapshot of its own (a copy of the committed state again: it reads no
 request before) and is the worker from then on.  The next commit kills the snapshot.  A commit that
 asks for none (a scheme that has not discarded) kills it too and forks
 nothing; a later discard is then answered ``False`` (the module rebuilds).
+
+A keep (at a checkpoint; the worker is at the committed state) forks a *kept
+copy* and answers its pid.  The copy waits for SIGUSR1, which the module
+sends (through a pidfd) once the worker has quit; at each it forks a new
+worker, which answers ``True`` and forks its snapshot, and waits again: a
+checkpoint's state is taken up as often as it is restored.  The module kills
+the copies it no longer keeps; the lifeline ends them with the family.
 """
 
 from __future__ import annotations
@@ -47,15 +54,23 @@ class _Worker:
         while True:
             request = read_message(0)
             if request is None or request[0] == "quit":
+                if request is not None:
+                    self._answer(None)        # the last thing it does: the module may hand fd 0 to another
                 self._drop_snapshot()
                 os._exit(0)
-            try:
-                result = getattr(self, "_" + request[0])(*request[1:])
-            except ModuleError as exc:
-                self._answer(None, str(exc))
-                continue
-            self._answer(result)
-            if request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
+            restored = False
+            if request[0] == "keep":
+                restored = self._keep()       # True in a worker a kept copy forked: it answers the restore
+                if restored:
+                    self._answer(True)
+            else:
+                try:
+                    result = getattr(self, "_" + request[0])(*request[1:])
+                except ModuleError as exc:
+                    self._answer(None, str(exc))
+                    continue
+                self._answer(result)
+            if restored or request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
                 while self._snapshot():       # in the snapshot, promoted later: it answers that discard, then
                     self._answer(True)        # forks its own snapshot while the module goes on
             elif request[0] == "commit":
@@ -86,6 +101,34 @@ class _Worker:
             if not self._model.impose(target, int(n)):
                 raise ModuleError(f"{self._model.label}: replaying the committed path failed "
                                   f"({self._model.last_failure})")
+
+    def _keep(self) -> bool:
+        """Fork a kept copy of the state now and answer its pid.  The copy waits for SIGUSR1 (or the lifeline's
+        end) and forks a new worker at each; True in such a worker (it answers the restore), False here."""
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})    # until the copy can take it
+        pid = os.fork()
+        if pid:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+            self._answer(pid)
+            return False
+        if self._snapshot_pid:                # the worker's snapshot is not the copy's to hand over to or kill
+            os.close(self._to_snapshot)
+            self._snapshot_pid, self._to_snapshot = 0, -1
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+        signal.set_wakeup_fd(wake_write)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        while True:
+            if self._lifeline in select.select([wake_read, self._lifeline], [], [])[0]:
+                os._exit(0)
+            os.read(wake_read, 64)
+            if not os.fork():
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                os.close(wake_read)
+                os.close(wake_write)
+                return True
 
     def _discard(self) -> bool:
         if not self._snapshot_pid:

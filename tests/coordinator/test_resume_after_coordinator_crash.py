@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -24,14 +25,7 @@ def test_kill_minus_9_of_the_coordinator_then_resume(tmp_path, capsys):
     table = experiment(tmp_path, "killed", checkpoint_every=200).table
     path = tmp_path / "killed.toml"
     path.write_text(_toml(table))
-    runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(path), "--quiet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _has_checkpoint(tmp_path / "killed.h5"):
-        assert runner.poll() is None and time.monotonic() < deadline, "the run ended before its first checkpoint"
-        time.sleep(0.01)
-    runner.send_signal(signal.SIGKILL)
-    runner.wait()
+    kill_at_first_checkpoint(path, tmp_path / "killed.h5")
     assert read_results(tmp_path / "killed.h5")["attrs"]["status"] == "running"  # it never closed the file
     assert main(["resume", str(tmp_path / "killed.h5"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -39,6 +33,19 @@ def test_kill_minus_9_of_the_coordinator_then_resume(tmp_path, capsys):
     assert final["attrs"]["status"] == "completed" and summary["steps"] == reference.displacement.shape[0] - 1
     assert np.max(np.abs(final["displacement"] - reference.displacement)) <= 1e-12 * np.max(
         np.abs(reference.displacement))
+
+
+def kill_at_first_checkpoint(experiment_file: Path, results: Path, timeout_s: float = 60.0) -> None:
+    """`hybridsim run experiment_file` in a process of its own, killed (SIGKILL) once ``results`` holds a
+    checkpoint."""
+    runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(experiment_file), "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    while not _has_checkpoint(results):
+        assert runner.poll() is None and time.monotonic() < deadline, "the run ended before its first checkpoint"
+        time.sleep(0.01)
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
 
 
 def _has_checkpoint(path) -> bool:

@@ -1,9 +1,11 @@
-"""A path-dependent OpenSees model in its worker process: discards without replay, the family's end, no leak.
+"""A path-dependent OpenSees model in its worker process: discards and restores without replay, the family's
+end, no leak.
 
 The expected forces are the Steel01 bilinear law (closed form, as in
-test_module.py); "nothing replayed" is the module's own count of imposed
-steps, which the earlier rebuild-and-replay discard made grow with every
-committed step.
+test_module.py) and, after a restore, the uninterrupted run's own forces bit
+for bit; "nothing replayed" is the module's own count of imposed steps,
+which the earlier rebuild-and-replay discard made grow with every committed
+step.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 import pytest
 
 from hybridsim.wire.contract import ModuleError, Session
-from hybridsim.modules.opensees import OpenSeesModule
+from hybridsim.modules.opensees import OpenSeesModule, forked
 from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
 
 SPRING = {"model": "springs.py", "control": [{"name": "u", "node": 2, "dof": 1}]}
@@ -119,9 +121,25 @@ def test_the_worker_family_ends_with_the_module_and_with_its_process_killed() ->
     module.close()
     assert _gone_within(family, 10.0)
 
+    module = _spring()
+    for n, u in enumerate(_path(5)):                              # five checkpoints, copies of the last two
+        step(module, n, [u])
+        module.checkpoint()
+    keeper = module._worker._keeper.pid                           # type: ignore[union-attr]
+    assert _gone_within(_family(keeper) - {keeper, module._worker._worker_pid} - {  # type: ignore[union-attr]
+        pid for pid, _ in module._worker.kept.values()}, 10.0)   # type: ignore[union-attr]
+    assert len(module._worker.kept) == forked.KEPT_COPIES == 2    # type: ignore[union-attr]
+    worker = module._worker._worker_pid                           # type: ignore[union-attr]
+    module.close()                                                # parked: this process may restore them
+    assert _gone_within({worker}, 10.0)
+    family = _family(keeper)
+    assert len(family) == 3                                       # the keeper and the two copies
+    forked.end_parked()
+    assert _gone_within(family, 10.0)
+
     script = textwrap.dedent(f"""
         import sys
-        from hybridsim.modules.opensees import OpenSeesModule
+        from hybridsim.modules.opensees import OpenSeesModule, forked
         from hybridsim.wire.contract import Command, Session
         import numpy as np
         m = OpenSeesModule.from_config({SPRING!r}, base_dir={str(MODELS)!r})
@@ -129,7 +147,11 @@ def test_the_worker_family_ends_with_the_module_and_with_its_process_killed() ->
         for n, u in enumerate([0.2, 0.3, 0.1]):
             m.propose(n, Command(time=0.01 * n, displacement=np.array([u])))
             m.execute(n)
-        print(m._worker._keeper.pid, flush=True)
+            m.commit(n)
+            m.checkpoint()
+        keeper = m._worker._keeper.pid
+        m.close()                                  # parked with its two kept copies
+        print(keeper, flush=True)
         sys.stdin.read()
     """)
     child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -170,7 +192,7 @@ def test_imposing_does_not_grow_native_memory() -> None:
         module.close()
 
 
-def test_a_checkpoint_is_bounded_and_restores_from_the_path_on_the_sites_disk(tmp_path, monkeypatch) -> None:
+def test_a_checkpoint_is_bounded_names_the_path_on_the_sites_disk_and_refuses_it_changed(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     module = _spring()
     try:
@@ -197,3 +219,62 @@ def test_a_checkpoint_is_bounded_and_restores_from_the_path_on_the_sites_disk(tm
             module.restore(saved)
     finally:
         module.close()
+
+
+def _forces(module: OpenSeesModule, first_step: int, path: list[float]) -> list[float]:
+    return [step(module, first_step + n, [u])[0] for n, u in enumerate(path)]
+
+
+def test_a_restore_from_a_kept_copy_replays_nothing_and_continues_bit_for_bit() -> None:
+    """A restore in the module that took the checkpoint, and in the module a site builds for the next session
+    (the coordinator crashed; the site process lives on), takes up the worker's copy of that state."""
+    path = _path(300)
+    module = _spring()
+    try:
+        saved = {}
+        uninterrupted = []
+        for n, u in enumerate(path):
+            uninterrupted.append(step(module, n, [u])[0])
+            if n in (99, 199):
+                saved[n] = module.checkpoint()
+        np.testing.assert_allclose(uninterrupted, steel01_bilinear(path), rtol=0, atol=1e-9)
+        module.restore(saved[99])
+        assert _forces(module, 300, path[100:]) == uninterrupted[100:]
+        assert (module.stats["restores_from_copy"], module.stats["replayed_steps"]) == (1, 0)
+        module.close()                                            # what the next session's Open does
+        module = _spring()
+        module.restore(saved[199])
+        assert _forces(module, 200, path[200:]) == uninterrupted[200:]
+        assert (module.stats["restores_from_copy"], module.stats["replayed_steps"]) == (1, 0)
+        assert module.stats["restore_s"] < 1.0
+    finally:
+        module.close()
+        forked.end_parked()
+
+
+def test_a_restore_without_its_copy_replays_the_path_to_the_same_forces() -> None:
+    """The copy killed from outside, and the site process restarted (nothing parked): the restore replays."""
+    path = _path(200)
+    module = _spring()
+    try:
+        uninterrupted = []
+        for n, u in enumerate(path):
+            uninterrupted.append(step(module, n, [u])[0])
+            if n == 149:
+                saved = module.checkpoint()
+        ((copy, _),) = [kept for key, kept in module._worker.kept.items()  # type: ignore[union-attr]
+                        if key[1] == 150]
+        os.kill(copy, signal.SIGKILL)
+        assert _gone_within({copy}, 10.0)
+        module.restore(saved)
+        assert (module.stats["restores_by_replay"], module.stats["replayed_steps"]) == (1, 150)
+        assert _forces(module, 200, path[150:]) == uninterrupted[150:]
+        module.close()
+        forked.end_parked()                                       # the site's process restarted
+        module = _spring()
+        module.restore(saved)
+        assert (module.stats["restores_by_replay"], module.stats["replayed_steps"]) == (1, 150)
+        assert _forces(module, 200, path[150:]) == uninterrupted[150:]
+    finally:
+        module.close()
+        forked.end_parked()
