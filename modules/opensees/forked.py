@@ -32,7 +32,7 @@ step.  When the module closes (a coordinator that crashed or stopped: the
 next session's ``Open`` closes it) a family holding kept copies is *parked*
 in this process instead of ended (at most :data:`PARKED_FAMILIES`, the
 oldest ended first), so that the module the site builds for the resumed
-session can adopt it (:func:`adopt`).  Parked families keep their lifeline:
+session can take it up (:func:`keeping`).  Parked families keep their lifeline:
 they end with this process.
 """
 
@@ -47,6 +47,7 @@ import subprocess
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,16 @@ def read_message(fd: int) -> Any:
 
 
 # -- the module's side -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeptCopy:
+    """A frozen copy of a worker at a checkpoint."""
+
+    pid: int
+    pidfd: int
+    memo: object
+    """what the module keeps with it (the committed path's digest at that checkpoint)"""
+
+
 class ForkedModel:
     """The module's handle on a worker process that holds a path-dependent model (see the module docstring)."""
 
@@ -115,8 +126,8 @@ class ForkedModel:
         self._worker_pid = self._keeper.pid
         self._pending = 0
         """answers of commits not read yet (a commit does not wait for its answer)"""
-        self.kept: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
-        """kept copies, oldest first: the checkpoint they hold -> (pid, pidfd) of the copy"""
+        self.kept: OrderedDict[Hashable, KeptCopy] = OrderedDict()
+        """kept copies, oldest first, by the checkpoint they hold"""
         try:
             self._call(("build", spec, label))
         except ModuleError:
@@ -142,37 +153,39 @@ class ForkedModel:
         """Impose committed targets (rows, m/rad) with their increments in order in the worker, then commit."""
         self._call(("replay", np.asarray(targets, float), np.asarray(increments, int)))
 
-    def keep(self, key: Hashable) -> None:
-        """Keep a frozen copy of the state now (the committed state) for a restore of the checkpoint ``key``;
-        the oldest copy beyond :data:`KEPT_COPIES` is killed."""
+    def keep(self, key: Hashable, memo: object = None) -> None:
+        """Keep a frozen copy of the state now (the committed state) for a restore of the checkpoint ``key``,
+        with ``memo`` (what the module needs with it); the oldest copy beyond :data:`KEPT_COPIES` is killed."""
         if key in self.kept:
             return
         pid = self._call(("keep",))
-        self.kept[key] = pid, os.pidfd_open(pid)  # the copy waits to be signalled: it is alive
+        self.kept[key] = KeptCopy(pid, os.pidfd_open(pid), memo)  # the copy waits to be signalled: it is alive
         while len(self.kept) > KEPT_COPIES:
-            _kill(self.kept.popitem(last=False)[1][1])
+            _kill(self.kept.popitem(last=False)[1].pidfd)
 
     def keeps(self, key: Hashable) -> bool:
         """Whether a copy of the checkpoint ``key`` is kept and alive."""
         if key not in self.kept:
             return False
-        if _exited(self.kept[key][1]):
-            os.close(self.kept.pop(key)[1])
+        if _exited(self.kept[key].pidfd):
+            os.close(self.kept.pop(key).pidfd)
             return False
         return True
 
     def take_up(self, key: Hashable) -> bool:
-        """Make a new worker from the kept copy of ``key`` (the worker quits first); False: no such copy, the
-        worker is unchanged."""
+        """Make a new worker from the kept copy of ``key`` (the worker quits first; a parked family is no longer
+        parked); False: no such copy, the worker is unchanged."""
         if not self.keeps(key):
             return False
+        if self in _parked:
+            _parked.remove(self)
         self._quit_worker()
-        copy = self.kept[key][1]
+        copy = self.kept[key].pidfd
         signal.pidfd_send_signal(copy, signal.SIGUSR1)
         return self._receive("restore", lambda: not _exited(copy))
 
     def release(self) -> None:
-        """The module is done with the family: parked in this process while it keeps copies (:func:`adopt`),
+        """The module is done with the family: parked in this process while it keeps copies (:func:`keeping`),
         else ended."""
         if not self.kept or self._keeper.poll() is not None:
             self.close()
@@ -190,7 +203,7 @@ class ForkedModel:
         """End the worker, every snapshot and every kept copy (idempotent); ``wait=False``: return at once, the
         keeper is reaped later (a restore does not wait for a family it no longer needs to exit)."""
         while self.kept:
-            _kill(self.kept.popitem()[1][1])
+            _kill(self.kept.popitem()[1].pidfd)
         if self._keeper.poll() is None:
             try:
                 write_message(self._requests, ("quit",))
@@ -247,14 +260,10 @@ class ForkedModel:
         return result
 
 
-def adopt(key: Hashable, spec: object) -> ForkedModel | None:
-    """The parked family of the model ``spec`` that keeps a copy of the checkpoint ``key`` (no longer parked),
-    or None."""
-    for family in _parked:
-        if family.spec == spec and family.keeps(key):
-            _parked.remove(family)
-            return family
-    return None
+def keeping(key: Hashable, spec: object, own: ForkedModel) -> ForkedModel | None:
+    """The family that keeps a live copy of the checkpoint ``key``: ``own``, else a family of the model ``spec``
+    parked in this process, else None."""
+    return next((family for family in (own, *_parked) if family.spec == spec and family.keeps(key)), None)
 
 
 def end_parked() -> None:

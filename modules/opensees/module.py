@@ -155,7 +155,7 @@ class OpenSeesModule(StepLedger):
             state = self._committed.checkpoint()
             trial_open = self._executed is not None and self._executed.step != self._committed_step
             if self._worker is not None and not trial_open:
-                self._worker.keep(_kept_key(state))
+                self._worker.keep(_kept_key(state), self._committed.running_digest())
             return state
         last = [] if self._last is None else [self._last]
         return {"targets": [_encode(t) for t in last], "increments": [1] * len(last)}
@@ -167,10 +167,10 @@ class OpenSeesModule(StepLedger):
                 raise ModuleError(f"{self._label}: a path-dependent model's checkpoint cannot restore a model "
                                   "declared path_independent")
             self._drop_path()
-            self._committed = CommittedPath.reopen(state, len(self.dofs), self._label)
-            if self._take_up(_kept_key(state)):
+            if self._take_up(state):
                 self._restored("from a kept copy of the worker (nothing replayed)", started, "restores_from_copy")
                 return
+            self._committed = CommittedPath.reopen(state, len(self.dofs), self._label)
         else:
             targets, increments = self._path_in(state)
             self._drop_path()
@@ -186,20 +186,21 @@ class OpenSeesModule(StepLedger):
                        "this process)" if self._worker is not None else "by imposing the committed displacement",
                        started, "restores_by_replay")
 
-    def _take_up(self, key: tuple) -> bool:
-        """Whether the kept copy of the checkpoint ``key``, in this module's worker family or in a family parked
-        by an earlier module of this process, now is the worker."""
+    def _take_up(self, state: dict) -> bool:
+        """Whether a copy of the checkpoint ``state`` kept by this module's worker family, or by a family an
+        earlier module of this process parked, now is the worker (with the committed path cut back to it)."""
         assert self._worker is not None
-        if self._worker.take_up(key):
-            return True
-        family = forked.adopt(key, self.spec)
+        key = _kept_key(state)
+        family = forked.keeping(key, self.spec, self._worker)
         if family is None:
             return False
+        self._committed = CommittedPath.reopen(state, len(self.dofs), self._label, running=family.kept[key].memo)
         if not family.take_up(key):
-            family.close()
+            self._drop_path()
             return False
-        self._worker.close(wait=False)
-        self._worker = family
+        if family is not self._worker:
+            self._worker.close(wait=False)
+            self._worker = family
         return True
 
     def _restored(self, how: str, started: float, counter: str) -> None:

@@ -9,7 +9,12 @@ increments) row to a file of its own, and a checkpoint names the file, the
 number of rows and the SHA-256 of those rows: a few hundred bytes at any
 step.  A restore on the site that ran the steps finds the file, checks the
 digest, cuts off the rows committed after the checkpoint and replays the rest
-(a restore costs a replay of the run; nothing else can restore the state).
+(a restore costs a replay of the run; nothing else in OpenSees can restore
+the state).  A restore that takes up a copy of the worker kept at that
+checkpoint (:mod:`.forked`) needs no row: it cuts the file back and goes on
+from the digest this process computed while writing them, without reading
+the file (a restore at any step costs the same; a later replay checks the
+rows against its own checkpoint's digest).
 
 Folder: ``$XDG_STATE_HOME/hybridsim/opensees`` (default
 ``~/.local/state/hybridsim/opensees``; without a writable home
@@ -78,6 +83,10 @@ class CommittedPath:
         rows = rows.reshape(self.rows, self.ndof + 1)
         return rows[:, :-1].copy(), rows[:, -1].astype(int)
 
+    def running_digest(self) -> "hashlib._Hash":
+        """A copy of the SHA-256 of the rows so far, to go on from (:meth:`reopen`)."""
+        return self._hash.copy()
+
     def checkpoint(self) -> dict[str, object]:
         """The bounded reference a checkpoint carries (the rows are on disk first)."""
         self._file.flush()
@@ -85,14 +94,27 @@ class CommittedPath:
         return {"path_file": self.name, "rows": self.rows, "sha256": self._hash.hexdigest()}
 
     @classmethod
-    def reopen(cls, state: dict, ndof: int, label: str, folder: Path | None = None) -> "CommittedPath":
-        """The path a checkpoint names, cut back to its rows after checking their digest."""
+    def reopen(cls, state: dict, ndof: int, label: str, folder: Path | None = None,
+               running: "hashlib._Hash | None" = None) -> "CommittedPath":
+        """The path a checkpoint names, cut back to its rows after checking their digest; ``running``: this
+        process's running digest at the checkpoint (:meth:`running_digest`), from which it goes on without
+        reading the rows (a restore that takes up a kept copy of the worker)."""
         name, rows, digest = state.get("path_file"), state.get("rows"), state.get("sha256")
         if not isinstance(name, str) or not _NAME.fullmatch(name) or not isinstance(rows, int) or rows < 0 \
                 or not isinstance(digest, str):
             raise ModuleError(f"{label}: checkpoint names no valid committed-path file ({name!r}, {rows!r} rows)")
         folder = folder or default_folder()
         size = rows * (ndof + 1) * 8
+        if running is not None and running.hexdigest() == digest:
+            try:
+                whole = (folder / name).stat().st_size >= size
+            except OSError:
+                whole = False
+            if whole:
+                os.truncate(folder / name, size)
+                path = cls(ndof, folder, name)
+                path.rows, path._hash = rows, running.copy()
+                return path
         try:
             with open(folder / name, "rb") as f:
                 data = f.read(size)

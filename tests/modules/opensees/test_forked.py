@@ -10,6 +10,8 @@ step.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 
 from hybridsim.wire.contract import ModuleError, Session
 from hybridsim.modules.opensees import OpenSeesModule, forked
+from hybridsim.modules.opensees.path import default_folder
 from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
 
 SPRING = {"model": "springs.py", "control": [{"name": "u", "node": 2, "dof": 1}]}
@@ -127,7 +130,7 @@ def test_the_worker_family_ends_with_the_module_and_with_its_process_killed() ->
         module.checkpoint()
     keeper = module._worker._keeper.pid                           # type: ignore[union-attr]
     assert _gone_within(_family(keeper) - {keeper, module._worker._worker_pid} - {  # type: ignore[union-attr]
-        pid for pid, _ in module._worker.kept.values()}, 10.0)   # type: ignore[union-attr]
+        copy.pid for copy in module._worker.kept.values()}, 10.0)  # type: ignore[union-attr]
     assert len(module._worker.kept) == forked.KEPT_COPIES == 2    # type: ignore[union-attr]
     worker = module._worker._worker_pid                           # type: ignore[union-attr]
     module.close()                                                # parked: this process may restore them
@@ -139,7 +142,7 @@ def test_the_worker_family_ends_with_the_module_and_with_its_process_killed() ->
 
     script = textwrap.dedent(f"""
         import sys
-        from hybridsim.modules.opensees import OpenSeesModule, forked
+        from hybridsim.modules.opensees import OpenSeesModule
         from hybridsim.wire.contract import Command, Session
         import numpy as np
         m = OpenSeesModule.from_config({SPRING!r}, base_dir={str(MODELS)!r})
@@ -192,7 +195,8 @@ def test_imposing_does_not_grow_native_memory() -> None:
         module.close()
 
 
-def test_a_checkpoint_is_bounded_names_the_path_on_the_sites_disk_and_refuses_it_changed(tmp_path, monkeypatch) -> None:
+def test_a_checkpoint_is_bounded_names_the_path_on_the_sites_disk_and_refuses_it_changed(tmp_path,
+                                                                                           monkeypatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     module = _spring()
     try:
@@ -214,11 +218,15 @@ def test_a_checkpoint_is_bounded_names_the_path_on_the_sites_disk_and_refuses_it
         with open(file, "r+b") as f:
             f.seek(8)
             f.write(np.float64(0.5).tobytes())
+        module.close()
+        forked.end_parked()                                              # a restarted site: the file is read
+        module = _spring()
         with pytest.raises(ModuleError, match=r"does not hold the checkpoint's 300 committed steps.*resume on the "
                                               r"site that ran"):
             module.restore(saved)
     finally:
         module.close()
+        forked.end_parked()
 
 
 def _forces(module: OpenSeesModule, first_step: int, path: list[float]) -> list[float]:
@@ -241,12 +249,17 @@ def test_a_restore_from_a_kept_copy_replays_nothing_and_continues_bit_for_bit() 
         module.restore(saved[99])
         assert _forces(module, 300, path[100:]) == uninterrupted[100:]
         assert (module.stats["restores_from_copy"], module.stats["replayed_steps"]) == (1, 0)
+        end = json.loads(module.checkpoint())["state"]
         module.close()                                            # what the next session's Open does
         module = _spring()
         module.restore(saved[199])
         assert _forces(module, 200, path[200:]) == uninterrupted[200:]
         assert (module.stats["restores_from_copy"], module.stats["replayed_steps"]) == (1, 0)
         assert module.stats["restore_s"] < 1.0
+        # the committed path went on from the copy's checkpoint: the same rows, on disk and in the digest
+        assert json.loads(module.checkpoint())["state"] == end
+        rows = (default_folder() / end["path_file"]).read_bytes()
+        assert (len(rows), hashlib.sha256(rows).hexdigest()) == (300 * 2 * 8, end["sha256"])
     finally:
         module.close()
         forked.end_parked()
@@ -262,8 +275,8 @@ def test_a_restore_without_its_copy_replays_the_path_to_the_same_forces() -> Non
             uninterrupted.append(step(module, n, [u])[0])
             if n == 149:
                 saved = module.checkpoint()
-        ((copy, _),) = [kept for key, kept in module._worker.kept.items()  # type: ignore[union-attr]
-                        if key[1] == 150]
+        (copy,) = [kept.pid for key, kept in module._worker.kept.items()  # type: ignore[union-attr]
+                   if key[1] == 150]
         os.kill(copy, signal.SIGKILL)
         assert _gone_within({copy}, 10.0)
         module.restore(saved)
