@@ -16,8 +16,9 @@ discard   the portal site in process: after N committed steps, p50 of one trial 
           it must not grow with N.
 memory    resident memory of a site process imposing STEPS increments on the 19-DOF `upper` frame (in
           process) and of the portal's worker process over STEPS committed steps: growth per 100,000.
-ratio     wall time of `newmark` and `alpha-os` over the first S seconds of the record (default: all),
-          steps/s of newmark's first and last tenth.
+ratio     wall time of `newmark` and `alpha-os` over the first S seconds of the record (default: all), one
+          after the other in one process; each one's compute time of its first and last tenth of steps and
+          its module evaluations per step.
 checkpoints  the Steel01 frame under alpha-os for STEPS steps (El Centro repeated) with a checkpoint
           every EVERY steps, the portal served by a site daemon of its own: each module's checkpoint size
           at the first and the last, the run's wall time; then, as a resume would, a new session at that
@@ -82,6 +83,8 @@ def identity(steps: int, folder: Path) -> None:
     relative = np.max(np.abs(d - reference), axis=0) / np.where(scale > 0, scale, 1.0)
     print(f"newmark, Steel01 frame, {steps} steps in {wall:.1f} s: max |d - d_ref| / max |d_ref| over the "
           f"{len(result.dofs)} DOFs = {relative.max():.3g} (worst {result.dofs[int(relative.argmax())]}); "
+          f"max |d - d_ref| = {np.max(np.abs(d - reference)):.3g} m or rad, max |d_ref| = "
+          f"{np.max(np.abs(reference)):.3g}; "
           f"bit-identical DOFs: {int(np.sum(np.all(d == reference, axis=0)))} of {len(result.dofs)}")
 
 
@@ -179,12 +182,16 @@ def ratio(seconds: float | None, folder: Path) -> None:
         result = run_experiment(frame(integrator, steps), output=folder / f"{integrator}.h5", overwrite=True)
         walls[integrator] = time.perf_counter() - start
         n = len(result.time) - 1
-        line = f"{integrator:>8}: {n} steps in {walls[integrator]:.1f} s ({n / walls[integrator]:.1f} steps/s)"
+        tenths = np.array_split(read_results(result.output)["wall_step_s"][1:], 10)
+        line = (f"{integrator:>8}: {n} steps in {walls[integrator]:.1f} s ({n / walls[integrator]:.1f} steps/s; "
+                f"compute of the first / last tenth {tenths[0].sum():.1f} / {tenths[-1].sum():.1f} s), "
+                f"{result.summary['module_evaluations']['per_step']:.3f} module evaluations per step "
+                f"(at most {result.summary['module_evaluations']['max_in_a_step']})")
         if integrator == "newmark":
-            portal = result.summary["modules"]["portal"]
-            line += f", {portal['executed'] / n:.2f} trials per step, portal replayed {portal['replayed_steps']:.0f}"
+            line += f", portal replayed {result.summary['modules']['portal']['replayed_steps']:.0f} steps"
         print(line)
-    print(f"newmark / alpha-os wall time: {walls['newmark'] / walls['alpha-os']:.2f}")
+    print(f"newmark / alpha-os wall time: {walls['newmark'] / walls['alpha-os']:.2f} "
+          f"(load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 def checkpoints(steps: int, every: int, folder: Path) -> None:
