@@ -7,13 +7,18 @@ output goes to stderr).  Requests: ``("build", spec, label)``,
 ``("impose", target, increments)``, ``("commit", snapshot)``, ``("discard",)``,
 ``("replay", targets, increments)``, ``("keep",)``, ``("quit",)``; answers: ``(pid, error, result)``.
 
-After answering a build, a replay or a commit that asks for one, the worker
-forks its *snapshot*: a copy of the committed state that waits on a pipe.  A
-discard writes ``p`` to it and exits; the snapshot answers the discard, forks
-a snapshot of its own (a copy of the committed state again: it reads no
-request before) and is the worker from then on.  The next commit kills the snapshot.  A commit that
-asks for none (a scheme that has not discarded) kills it too and forks
-nothing; a later discard is then answered ``False`` (the module rebuilds).
+After answering a build or a replay the worker forks its *snapshot*: a copy
+of the state that waits on a pipe.  A commit that asks for one (an iterating
+scheme's) does not fork at once: it adds the step to the *tail*, the
+committed impositions since the snapshot, and forks a new snapshot only when
+replaying the tail would take more CPU time than ``TAIL_BUDGET_S``.  A discard sends
+the tail to the snapshot and exits; the snapshot imposes the tail again (the
+same calls on the same state: the same state to the bit), answers the
+discard, forks a snapshot of its own and is the worker from then on.  So a
+scheme whose steps mostly end at their first trial forks about once per
+budget's worth of steps, not at every commit.  A commit that asks for no
+snapshot (a scheme that has not discarded) kills it and forks nothing; a
+later discard is then answered ``False`` (the module rebuilds).
 
 A keep (at a checkpoint; the worker is at the committed state) forks a *kept
 copy* and answers its pid.  The copy waits for SIGUSR1, which the module
@@ -30,6 +35,7 @@ import os
 import select
 import signal
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -38,6 +44,9 @@ from hybridsim.modules.opensees.forked import read_message, write_message
 from hybridsim.wire.contract import ModuleError
 
 PR_SET_CHILD_SUBREAPER = 36
+TAIL_BUDGET_S = 0.005
+"""the most imposing CPU time (s) a discard replays before the snapshot is renewed: about what a fork of a
+60 MB worker and the copy-on-write faults after it cost here (docs/opensees.md)"""
 
 
 class _Worker:
@@ -49,6 +58,14 @@ class _Worker:
         self._model: Any = None
         self._snapshot_pid = 0
         self._to_snapshot = -1
+        self._imposed: tuple[np.ndarray, int, float] | None = None
+        """the last imposition: target, increments and its CPU time (s)"""
+        self._tail: list[tuple[np.ndarray, int]] = []
+        """the committed impositions since the snapshot was forked, in order"""
+        self._tail_s = 0.0
+        """their imposing CPU time (s)"""
+        self._handed: list[tuple[np.ndarray, int]] = []
+        """in a promoted snapshot: the tail its worker handed over"""
 
     def serve(self) -> None:
         while True:
@@ -70,9 +87,11 @@ class _Worker:
                     self._answer(None, str(exc))
                     continue
                 self._answer(result)
+            if request[0] == "commit" and request[1] and self._extend_tail():
+                continue
             if restored or request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
-                while self._snapshot():       # in the snapshot, promoted later: it answers that discard, then
-                    self._answer(True)        # forks its own snapshot while the module goes on
+                while self._snapshot():       # in the snapshot, promoted later: it imposes the tail, answers
+                    self._answer(*self._take_over())  # the discard, then forks its own snapshot
             elif request[0] == "commit":
                 self._drop_snapshot()         # the old copy is no longer the committed state
 
@@ -90,7 +109,9 @@ class _Worker:
         self._model = BuiltModel(spec, domain.load_builder(spec.model), label)
 
     def _impose(self, target: np.ndarray, increments: int) -> tuple[bool, str, np.ndarray, np.ndarray]:
+        start = time.process_time()
         converged = self._model.impose(target, increments)
+        self._imposed = (target, increments, time.process_time() - start)
         return (converged, "" if converged else self._model.last_failure, *self._model.reached())
 
     def _commit(self, snapshot: bool) -> None:
@@ -133,13 +154,24 @@ class _Worker:
     def _discard(self) -> bool:
         if not self._snapshot_pid:
             return False                      # no copy of the committed state: the module rebuilds
-        os.write(self._to_snapshot, b"p")
-        os._exit(0)                           # the snapshot answers
+        write_message(self._to_snapshot, self._tail)
+        os._exit(0)                           # the snapshot imposes the tail and answers
+
+    def _extend_tail(self) -> bool:
+        """The step just committed joins the tail when there is a snapshot and the tail stays within its budget
+        (True); False: a new snapshot is due."""
+        if not self._snapshot_pid or self._imposed is None or self._tail_s + self._imposed[2] > TAIL_BUDGET_S:
+            return False
+        target, increments, seconds = self._imposed
+        self._tail.append((target, increments))
+        self._tail_s += seconds
+        return True
 
     # -- the snapshot
     def _snapshot(self) -> bool:
         """Fork the snapshot of the state now; True in it once promoted to worker (False in the worker)."""
         self._drop_snapshot()
+        self._tail, self._tail_s = [], 0.0
         from_worker, to_snapshot = os.pipe()
         pid = os.fork()
         if pid:
@@ -147,15 +179,25 @@ class _Worker:
             self._snapshot_pid, self._to_snapshot = pid, to_snapshot
             return False
         os.close(to_snapshot)
-        self._wait(from_worker)
+        self._handed = self._wait(from_worker)
         os.close(from_worker)
         return True
 
-    def _wait(self, fd: int) -> None:
-        """Until ``p`` arrives on ``fd``; exits when the worker or the module's lifeline is gone."""
+    def _take_over(self) -> tuple[object, str]:
+        """In a promoted snapshot: impose the tail the worker handed over; the discard's answer and error."""
+        try:
+            self._replay([target for target, _ in self._handed], [n for _, n in self._handed])
+        except ModuleError as exc:
+            return None, str(exc)
+        return True, ""
+
+    def _wait(self, fd: int) -> list[tuple[np.ndarray, int]]:
+        """Until the worker's tail arrives on ``fd``; exits when the worker or the module's lifeline is gone."""
         readable = select.select([fd, self._lifeline], [], [])[0]
-        if self._lifeline in readable or os.read(fd, 1) != b"p":
+        tail = None if self._lifeline in readable else read_message(fd)
+        if tail is None:
             os._exit(0)
+        return tail
 
     def _drop_snapshot(self) -> None:
         if self._snapshot_pid:

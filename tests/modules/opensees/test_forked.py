@@ -78,6 +78,37 @@ def test_a_scheme_that_never_discards_takes_no_copies_and_its_first_discard_rebu
         module.close()
 
 
+def test_commits_in_a_row_fork_no_copy_and_a_discard_after_them_lands_on_the_committed_state() -> None:
+    """An iterating scheme whose steps end at their first trial (newmark at rest or moving elastically) commits
+    many steps in a row: they join the worker's tail instead of forking a copy each (the family keeps its
+    processes), and a discard then finds the exact committed state (the copy imposes the tail again)."""
+    module = _spring()
+    try:
+        path = _path(80)
+        step(module, 0, [path[0]])
+        step(module, 1, [path[0] + 3 * EPS_Y], commit=False)          # the first discard: copies from here on
+        keeper = module._worker._keeper.pid                           # type: ignore[union-attr]
+        committed = [path[0]]
+        step(module, 2, [path[1]])
+        committed.append(path[1])
+        before = _family(keeper)
+        forks = 0
+        for n, u in enumerate(path[2:12], start=3):                   # ten spring steps: well within the budget
+            step(module, n, [u])
+            committed.append(u)
+            forks += len(_family(keeper) - before)
+        assert forks == 0
+        trial = step(module, 20, [committed[-1] + 4 * EPS_Y], commit=False)[0]
+        assert trial == pytest.approx(steel01_bilinear(committed + [committed[-1] + 4 * EPS_Y])[-1], abs=1e-9)
+        for n, u in enumerate(path[12:], start=21):                   # and on, through yielding, as the law says
+            force = step(module, n, [u])[0]
+            committed.append(u)
+            assert force == pytest.approx(steel01_bilinear(committed)[-1], abs=1e-9)
+        assert module.stats["replayed_steps"] == 1                    # the tail is imposed in the copy, not rebuilt
+    finally:
+        module.close()
+
+
 def _family(root: int) -> set[int]:
     """Processes whose parent chain reaches ``root`` (the keeper and whatever it adopted)."""
     parents = {}
