@@ -38,6 +38,7 @@ they end with this process.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import select
@@ -156,7 +157,7 @@ class ForkedModel:
     def keep(self, key: Hashable, memo: object = None) -> None:
         """Keep a frozen copy of the state now (the committed state) for a restore of the checkpoint ``key``,
         with ``memo`` (what the module needs with it); the oldest copy beyond :data:`KEPT_COPIES` is killed."""
-        if key in self.kept:
+        if key in self.kept or not pidfds_available():
             return
         pid = self._call(("keep",))
         self.kept[key] = KeptCopy(pid, os.pidfd_open(pid), memo)  # the copy waits to be signalled: it is alive
@@ -270,6 +271,18 @@ def end_parked() -> None:
     """End every parked family (what a restart of this process would do)."""
     while _parked:
         _parked.pop().close()
+
+
+@functools.cache
+def pidfds_available() -> bool:
+    """Whether this kernel has pidfd_open (Linux 5.3): without it no copy is kept, a restore replays the path."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError as exc:
+        print(f"opensees module: no kept copies for restores on this kernel (pidfd_open: {exc}); a restore will "
+              "replay the committed path", file=sys.stderr)
+        return False
+    return True
 
 
 def _exited(pidfd: int) -> bool:

@@ -10,6 +10,7 @@ step.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -322,3 +323,28 @@ def test_a_restore_without_its_copy_replays_the_path_to_the_same_forces() -> Non
     finally:
         module.close()
         forked.end_parked()
+
+
+def test_a_kernel_without_pidfds_keeps_no_copy_and_its_restores_replay(monkeypatch) -> None:
+    """Before Linux 5.3 there is no pidfd_open (ENOSYS): checkpoints still work, no copy is kept, a restore
+    replays the committed path to the same forces."""
+    def no_pidfd(pid: int, flags: int = 0) -> int:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    forked.pidfds_available.cache_clear()
+    path = _path(60)
+    module = _spring()
+    try:
+        uninterrupted = []
+        for n, u in enumerate(path):
+            uninterrupted.append(step(module, n, [u])[0])
+            if n == 39:
+                saved = module.checkpoint()
+        assert not module._worker.kept                            # type: ignore[union-attr]
+        module.restore(saved)
+        assert (module.stats["restores_by_replay"], module.stats["replayed_steps"]) == (1, 40)
+        assert _forces(module, 100, path[40:]) == uninterrupted[40:]
+    finally:
+        module.close()
+        forked.pidfds_available.cache_clear()
