@@ -27,6 +27,21 @@ from hybridsim.coordinator.bench_longrun import (RECORD_S, format_long_run, long
                                                  newmark_yielding, realtime_two_daemons)
 
 
+def option_refusal(args: argparse.Namespace) -> str | None:
+    """Why the options cannot give the figures (one line), or None: a negative length or count (a negative
+    --marths-newmark-s ran the whole record), or newmark repeats that are no whole number of tenths' records."""
+    for name in ("seconds", "realtime_s", "marths_newmark_s", "newmark_repeats", "pair_repeats"):
+        value = getattr(args, name)
+        if value is not None and not value >= 0:  # also NaN
+            return f"--{name.replace('_', '-')} must be >= 0 (0 skips it), not {value}"
+    if args.seconds and not args.newmark_opensees_seconds > 0:
+        return f"--newmark-opensees-seconds must be > 0 (a row of the matrix), not {args.newmark_opensees_seconds}"
+    if args.newmark_repeats % 10:
+        return (f"--newmark-repeats must be a multiple of 10 (its first and last tenth are whole records), not "
+                f"{args.newmark_repeats}")
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=41.0, help="seconds of record per repetition (default 41; 0: no matrix)")
@@ -42,6 +57,9 @@ def main() -> None:
                              "alpha-os, a row of its own (73: 300,612 steps; default 0: none)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
+    refusal = option_refusal(args)
+    if refusal:
+        parser.exit(2, f"{parser.prog}: error: {refusal}\n")
     figures: dict = {"runs": matrix(args.seconds, args.newmark_opensees_seconds) if args.seconds else []}
     if args.realtime_s:
         figures["realtime_two_daemons"] = realtime_two_daemons(args.realtime_s)
