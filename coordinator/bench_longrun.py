@@ -39,6 +39,7 @@ import numpy as np
 
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.modules.opensees.forked import end_parked
 
 DATA = Path(__file__).resolve().parent / "data" / "marths" / "ground_motion_elcentro.csv"
 RECORD_S = 41.18
@@ -256,7 +257,10 @@ def long_run(integrator: str, kind: str, daemon: bool, seconds: float = 8.0, dt:
         }
         experiment = parse_experiment(table, base_dir=folder)
         probe = _Probe(experiment.steps)
-        summary = run_experiment(experiment, listeners=[probe]).summary
+        try:
+            summary = run_experiment(experiment, listeners=[probe]).summary
+        finally:  # an in-process OpenSees module's family stays parked with its kept copies: not the next run's
+            end_parked()
         with h5py.File(folder / "long.h5", "r") as f:
             sizes = sorted(int(f[f"checkpoint/{slot}/modules/{kind}"].shape[0]) for slot in ("slot0", "slot1"))
     return {"integrator": integrator, "kind": kind, "where": "daemon" if daemon else "in process",
