@@ -64,8 +64,6 @@ class _Worker:
         """the committed impositions since the snapshot was forked, in order"""
         self._tail_s = 0.0
         """their imposing CPU time (s)"""
-        self._handed: list[tuple[np.ndarray, int]] = []
-        """in a promoted snapshot: the tail its worker handed over"""
 
     def serve(self) -> None:
         while True:
@@ -87,13 +85,12 @@ class _Worker:
                     self._answer(None, str(exc))
                     continue
                 self._answer(result)
-            if request[0] == "commit" and request[1] and self._extend_tail():
-                continue
-            if restored or request[0] in ("build", "replay") or request[0] == "commit" and request[1]:
-                while self._snapshot():       # in the snapshot, promoted later: it imposes the tail, answers
-                    self._answer(*self._take_over())  # the discard, then forks its own snapshot
-            elif request[0] == "commit":
+            commit = request[0] == "commit"
+            if commit and not request[1]:
                 self._drop_snapshot()         # the old copy is no longer the committed state
+            elif restored or request[0] in ("build", "replay") or commit and not self._extend_tail():
+                while (tail := self._snapshot()) is not None:  # in the snapshot, promoted later: it imposes
+                    self._answer(*self._take_over(tail))       # the tail, answers the discard, forks its own
 
     def _answer(self, result: object, error: str = "") -> None:
         try:
@@ -168,8 +165,9 @@ class _Worker:
         return True
 
     # -- the snapshot
-    def _snapshot(self) -> bool:
-        """Fork the snapshot of the state now; True in it once promoted to worker (False in the worker)."""
+    def _snapshot(self) -> list[tuple[np.ndarray, int]] | None:
+        """Fork the snapshot of the state now; in it, once promoted to worker, the tail its worker handed over
+        (None in the worker)."""
         self._drop_snapshot()
         self._tail, self._tail_s = [], 0.0
         from_worker, to_snapshot = os.pipe()
@@ -177,16 +175,16 @@ class _Worker:
         if pid:
             os.close(from_worker)
             self._snapshot_pid, self._to_snapshot = pid, to_snapshot
-            return False
+            return None
         os.close(to_snapshot)
-        self._handed = self._wait(from_worker)
+        tail = self._wait(from_worker)
         os.close(from_worker)
-        return True
+        return tail
 
-    def _take_over(self) -> tuple[object, str]:
-        """In a promoted snapshot: impose the tail the worker handed over; the discard's answer and error."""
+    def _take_over(self, tail: list[tuple[np.ndarray, int]]) -> tuple[object, str]:
+        """In a promoted snapshot: impose the tail its worker handed over; the discard's answer and error."""
         try:
-            self._replay([target for target, _ in self._handed], [n for _, n in self._handed])
+            self._replay([target for target, _ in tail], [n for _, n in tail])
         except ModuleError as exc:
             return None, str(exc)
         return True, ""

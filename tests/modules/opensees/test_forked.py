@@ -265,18 +265,23 @@ def _forces(module: OpenSeesModule, first_step: int, path: list[float]) -> list[
     return [step(module, first_step + n, [u])[0] for n, u in enumerate(path)]
 
 
+def _committed(module: OpenSeesModule, path: list[float], after: tuple[int, ...]) -> tuple[list[float], dict]:
+    """The forces of committing ``path`` from step 0, and the module's checkpoint after each step in ``after``."""
+    forces, saved = [], {}
+    for n, u in enumerate(path):
+        forces.append(step(module, n, [u])[0])
+        if n in after:
+            saved[n] = module.checkpoint()
+    return forces, saved
+
+
 def test_a_restore_from_a_kept_copy_replays_nothing_and_continues_bit_for_bit() -> None:
     """A restore in the module that took the checkpoint, and in the module a site builds for the next session
     (the coordinator crashed; the site process lives on), takes up the worker's copy of that state."""
     path = _path(300)
     module = _spring()
     try:
-        saved = {}
-        uninterrupted = []
-        for n, u in enumerate(path):
-            uninterrupted.append(step(module, n, [u])[0])
-            if n in (99, 199):
-                saved[n] = module.checkpoint()
+        uninterrupted, saved = _committed(module, path, after=(99, 199))
         np.testing.assert_allclose(uninterrupted, steel01_bilinear(path), rtol=0, atol=1e-9)
         module.restore(saved[99])
         assert _forces(module, 300, path[100:]) == uninterrupted[100:]
@@ -302,11 +307,8 @@ def test_a_restore_without_its_copy_replays_the_path_to_the_same_forces() -> Non
     path = _path(200)
     module = _spring()
     try:
-        uninterrupted = []
-        for n, u in enumerate(path):
-            uninterrupted.append(step(module, n, [u])[0])
-            if n == 149:
-                saved = module.checkpoint()
+        uninterrupted, checkpoints = _committed(module, path, after=(149,))
+        saved = checkpoints[149]
         (copy,) = [kept.pid for key, kept in module._worker.kept.items()  # type: ignore[union-attr]
                    if key[1] == 150]
         os.kill(copy, signal.SIGKILL)
@@ -336,11 +338,8 @@ def test_a_kernel_without_pidfds_keeps_no_copy_and_its_restores_replay(monkeypat
     path = _path(60)
     module = _spring()
     try:
-        uninterrupted = []
-        for n, u in enumerate(path):
-            uninterrupted.append(step(module, n, [u])[0])
-            if n == 39:
-                saved = module.checkpoint()
+        uninterrupted, checkpoints = _committed(module, path, after=(39,))
+        saved = checkpoints[39]
         assert not module._worker.kept                            # type: ignore[union-attr]
         module.restore(saved)
         assert (module.stats["restores_by_replay"], module.stats["replayed_steps"]) == (1, 40)
