@@ -440,8 +440,9 @@ class _Run:
                 status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
                 raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
             start.step_id = step_id
-            start.evaluations += step_id - first_id + 1
-            start.most_evaluations = max(start.most_evaluations, step_id - first_id + 1)
+            trials = step_id - first_id + 1
+            start.evaluations += trials
+            start.most_evaluations = max(start.most_evaluations, trials)
             committed = time.perf_counter()
             self._put(start, ground[n], committed - t0)
             if recorder.failure is not None:

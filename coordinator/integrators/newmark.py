@@ -134,7 +134,8 @@ class NewmarkImplicitIntegrator(Integrator):
         converged = size <= max(self.tolerance * scale, floor)
         if not converged:
             correction = self._solve()
-            converged = float(np.max(np.abs(correction))) <= self.displacement_tolerance
+            largest = float(np.max(np.abs(correction)))
+            converged = largest <= self.displacement_tolerance
         if converged:
             self.displacement[...] = self._trial
             self.velocity[...] = self._trial_v
@@ -148,6 +149,7 @@ class NewmarkImplicitIntegrator(Integrator):
             raise IntegratorError(
                 f"Newmark implicit did not converge in step {self.step + 1} after {self._iteration} trials "
                 f"(relative residual {size / scale:.3g} > {self.tolerance:g}, and {size:.3g} N above the rounding "
-                f"floor {floor:.3g} N)")
+                f"floor {floor:.3g} N; its next correction {largest:.3g} m or rad > displacement_tolerance "
+                f"{self.displacement_tolerance:g})")
         self._trial += correction
         return self._trial
