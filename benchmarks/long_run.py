@@ -1,9 +1,10 @@
-"""Long runs at constant cost: every integrator x module kind x placement over a record repeated ten times.
+"""Long runs at constant cost: every integrator x module kind x placement over a record repeated many times.
 
-    python benchmarks/long_run.py [--seconds 41] [--realtime-s 60] [--pair-repeats 73] [--newmark-repeats 120]
-                                  [--marths-newmark-s S] [--json]
+    python benchmarks/long_run.py [--seconds 41] [--repeats 10] [--in-process-repeats 50] [--realtime-s 60]
+                                  [--pair-repeats 73] [--newmark-repeats 120] [--marths-newmark-s S] [--json]
 
-Each run shakes a 1-DOF structure with the first SECONDS of El Centro, ten times over, and prints
+Each run shakes a 1-DOF structure with the first SECONDS of El Centro, REPEATS times over (a module in
+the coordinator's process: IN_PROCESS_REPEATS times, so that its tenths last about a second), and prints
 steps/s over the first and last tenth (the same phase of the record), the resident memory of the
 coordinator and of its daemon at 10, 50 and 100 % with the growth per 100,000 steps over the second
 half, and the sizes of the last two checkpoints (one per repetition); then a real-time run of two
@@ -30,23 +31,28 @@ from hybridsim.coordinator.bench_longrun import (RECORD_S, format_long_run, long
 def option_refusal(args: argparse.Namespace) -> str | None:
     """Why the options cannot give the figures (one line), or None: a negative length or count (a negative
     --marths-newmark-s ran the whole record), or newmark repeats that are no whole number of tenths' records."""
-    for name in ("seconds", "realtime_s", "marths_newmark_s", "newmark_repeats", "pair_repeats"):
+    for name in ("seconds", "realtime_s", "marths_newmark_s", "newmark_repeats", "pair_repeats", "repeats",
+                 "in_process_repeats"):
         value = getattr(args, name)
         if value is not None and not value >= 0:  # also NaN
             return f"--{name.replace('_', '-')} must be >= 0 (0 skips it), not {value}"
-    if args.seconds and not args.newmark_opensees_seconds > 0:
-        return f"--newmark-opensees-seconds must be > 0 (a row of the matrix), not {args.newmark_opensees_seconds}"
-    if args.newmark_repeats % 10:
-        return (f"--newmark-repeats must be a multiple of 10 (its first and last tenth are whole records), not "
-                f"{args.newmark_repeats}")
+    for name in ("newmark_repeats", "repeats", "in_process_repeats"):
+        if getattr(args, name) % 10:
+            return (f"--{name.replace('_', '-')} must be a multiple of 10 (its first and last tenth are whole "
+                    f"records), not {getattr(args, name)}")
+    if args.seconds and not (args.repeats and args.in_process_repeats):
+        return "--repeats and --in-process-repeats must be > 0 with --seconds (the matrix's rows)"
     return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=41.0, help="seconds of record per repetition (default 41; 0: no matrix)")
-    parser.add_argument("--newmark-opensees-seconds", type=float, default=2.0,
-                        help="the same for newmark over the path-dependent OpenSees spring (its discards replay)")
+    parser.add_argument("--repeats", type=int, default=10,
+                        help="repetitions of the record in a row with its module as a daemon (a multiple of 10)")
+    parser.add_argument("--in-process-repeats", type=int, default=50,
+                        help="the same with the module in the coordinator's process (default 50: its tenths last "
+                             "about a second)")
     parser.add_argument("--realtime-s", type=float, default=60.0, help="length of the real-time run (s; 0: none)")
     parser.add_argument("--newmark-repeats", type=int, default=120,
                         help="whole records of the newmark yielding-spring run (a multiple of 10; 0: skip)")
@@ -60,7 +66,7 @@ def main() -> None:
     refusal = option_refusal(args)
     if refusal:
         parser.exit(2, f"{parser.prog}: error: {refusal}\n")
-    figures: dict = {"runs": matrix(args.seconds, args.newmark_opensees_seconds) if args.seconds else []}
+    figures: dict = {"runs": matrix(args.seconds, args.in_process_repeats, args.repeats) if args.seconds else []}
     if args.realtime_s:
         figures["realtime_two_daemons"] = realtime_two_daemons(args.realtime_s)
     if args.pair_repeats:

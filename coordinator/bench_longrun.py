@@ -1,6 +1,6 @@
 """Long runs at constant cost: the figures of `hybridsim bench`'s ``long_run`` and of benchmarks/long_run.py.
 
-A 1-DOF structure (1000 kg, 4e5 N/m, 3.2 Hz) is shaken by El Centro repeated ten times, so that
+A 1-DOF structure (1000 kg, 4e5 N/m, 3.2 Hz) is shaken by El Centro repeated a multiple of ten times, so that
 every tenth of the run is the same phase of the same record; each integrator drives each module kind
 (``linear``, a bilinear ``spring``, an ``opensees`` Steel01 spring: path-dependent, and an
 ``experimental`` site whose virtual lab (a plant: an ideal actuator on the bilinear spring) is in
@@ -319,22 +319,20 @@ def realtime_two_daemons(duration: float = 20.0) -> dict[str, Any]:
             "compute_time_us": summary["compute_time_us"], "late_causes": summary.get("late_causes")}
 
 
-def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0,
-                     newmark_opensees_seconds: float = 1.0) -> dict[str, Any]:
+def long_run_figures(seconds: float = 8.0, realtime_s: float = 20.0, in_process_repeats: int = 10,
+                     daemon_repeats: int = 10) -> dict[str, Any]:
     """Every integrator x module kind x placement (:func:`matrix`), and the real-time run."""
-    return {"runs": matrix(seconds, newmark_opensees_seconds), "realtime_two_daemons": realtime_two_daemons(realtime_s)}
+    return {"runs": matrix(seconds, in_process_repeats, daemon_repeats),
+            "realtime_two_daemons": realtime_two_daemons(realtime_s)}
 
 
-def matrix(seconds: float = 8.0, newmark_opensees_seconds: float = 1.0) -> list[dict[str, Any]]:
-    """Every integrator x module kind x placement, ``seconds`` of record per repetition (``newmark`` over the
-    path-dependent OpenSees spring: ``newmark_opensees_seconds``, its trials discarded at a fork's cost)."""
-    runs = []
-    for integrator in INTEGRATORS:
-        for kind in KINDS:
-            length = newmark_opensees_seconds if (integrator, kind) == ("newmark", "opensees") else seconds
-            for daemon in (False, True):
-                runs.append(long_run(integrator, kind, daemon, length))
-    return runs
+def matrix(seconds: float = 8.0, in_process_repeats: int = 10, daemon_repeats: int = 10) -> list[dict[str, Any]]:
+    """Every integrator x module kind x placement, ``seconds`` of record per repetition, repeated
+    ``in_process_repeats`` times in the coordinator's process and ``daemon_repeats`` times as a daemon
+    (multiples of ten; a module in process runs 3-10 times faster: more repetitions make its tenths last
+    long enough to time on a shared machine)."""
+    return [long_run(integrator, kind, daemon, seconds, repeats=daemon_repeats if daemon else in_process_repeats)
+            for integrator in INTEGRATORS for kind in KINDS for daemon in (False, True)]
 
 
 def format_long_run(figures: Mapping[str, Any]) -> str:

@@ -19,7 +19,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "long_run.py"
     (["--realtime-s", "nan"], "--realtime-s must be >= 0 (0 skips it), not nan"),
     (["--newmark-repeats", "7"], "--newmark-repeats must be a multiple of 10 (its first and last tenth are whole "
                                  "records), not 7"),
-    (["--newmark-opensees-seconds", "0"], "--newmark-opensees-seconds must be > 0 (a row of the matrix), not 0.0"),
+    (["--in-process-repeats", "15"], "--in-process-repeats must be a multiple of 10 (its first and last tenth are "
+                                     "whole records), not 15"),
+    (["--repeats", "0"], "--repeats and --in-process-repeats must be > 0 with --seconds (the matrix's rows)"),
 ])
 def test_an_option_that_cannot_give_the_figures_is_one_line_exit_2(options: list[str], message: str) -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), *options], capture_output=True, text=True, timeout=120)
