@@ -140,7 +140,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(format_site_clock(name, stats))
         if stats.get("restores_from_copy") or stats.get("restores_by_replay"):  # an OpenSees site resumed
             how = ("from its worker's kept copy" if stats.get("restores_from_copy") else
-                   f"by replaying its committed path ({stats.get('replayed_steps', 0):.0f} steps)")
+                   f"by replaying its committed path ({stats.get('replayed_steps', 0):.0f} steps"
+                   + ("; its kept copy failed, see the site's log)" if stats.get("kept_copy_failures") else ")"))
             lines.append(f"{name}: checkpoint restored {how} in {stats.get('restore_s', 0.0):.3f} s")
     lines.append(f"{'DOF':<16}{'peak |d|':>14} {'unit':<5}{'at t (s)':>10}   (floors and interfaces first)")
     for dof, peak in summary["peak_displacement"].items():

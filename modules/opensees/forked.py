@@ -46,6 +46,7 @@ import signal
 import struct
 import subprocess
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -58,6 +59,9 @@ from hybridsim.wire.contract import ModuleError
 _LENGTH = struct.Struct("<I")
 LIVENESS_CHECK_S = 1.0
 """how often a module waiting for its worker checks that the worker's family is alive (s)"""
+TAKE_UP_TIMEOUT_S = 30.0
+"""the longest a restore waits for the worker a kept copy forks (s); it answers in milliseconds, so a copy that
+has not is broken and the restore replays the path instead"""
 KEPT_COPIES = 2
 """checkpoints whose committed state a family keeps as frozen copies: the results file's two checkpoint slots
 (a crash while the newer slot is written resumes from the older)"""
@@ -175,15 +179,29 @@ class ForkedModel:
 
     def take_up(self, key: Hashable) -> bool:
         """Make a new worker from the kept copy of ``key`` (the worker quits first; a parked family is no longer
-        parked); False: no such copy, the worker is unchanged."""
+        parked); False: no such copy, the worker is unchanged.  ModuleError, with the family ended, when the copy
+        or the worker it forks dies before answering, or no answer comes within :data:`TAKE_UP_TIMEOUT_S`."""
         if not self.keeps(key):
             return False
         if self in _parked:
             _parked.remove(self)
-        self._quit_worker()
-        copy = self.kept[key].pidfd
-        signal.pidfd_send_signal(copy, signal.SIGUSR1)
-        return self._receive("restore", lambda: not _exited(copy))
+        try:
+            self._quit_worker()
+            copy = self.kept[key].pidfd
+            signal.pidfd_send_signal(copy, signal.SIGUSR1)
+            deadline = time.monotonic() + TAKE_UP_TIMEOUT_S
+            spawned = self._receive("restore", lambda: not _exited(copy), deadline)
+            try:
+                worker = os.pidfd_open(spawned)
+            except ProcessLookupError:
+                raise ModuleError(f"{self._label}: the worker forked by the kept copy died during 'restore'") from None
+            try:
+                return self._receive("restore", lambda: not _exited(worker), deadline)
+            finally:
+                os.close(worker)
+        except ModuleError:
+            self.close(wait=False)
+            raise
 
     def release(self) -> None:
         """The module is done with the family: parked in this process while it keeps copies (:func:`keeping`),
@@ -203,6 +221,8 @@ class ForkedModel:
     def close(self, wait: bool = True) -> None:
         """End the worker, every snapshot and every kept copy (idempotent); ``wait=False``: return at once, the
         keeper is reaped later (a restore does not wait for a family it no longer needs to exit)."""
+        if self._lifeline < 0:
+            return
         while self.kept:
             _kill(self.kept.popitem()[1].pidfd)
         if self._keeper.poll() is None:
@@ -210,9 +230,8 @@ class ForkedModel:
                 write_message(self._requests, ("quit",))
             except OSError:
                 pass
-        if self._lifeline >= 0:
-            os.close(self._lifeline)
-            self._lifeline = -1
+        os.close(self._lifeline)
+        self._lifeline = -1
         for stream in (self._keeper.stdin, self._keeper.stdout):
             if stream is not None:
                 stream.close()
@@ -247,11 +266,16 @@ class ForkedModel:
             self._call(("quit",))
             self._worker_pid = 0
 
-    def _receive(self, what: str, alive: Callable[[], bool]) -> Any:
-        """The answer to ``what``; ModuleError when the family, or what ``alive`` watches, is gone first."""
-        while not select.select([self._answers], [], [], LIVENESS_CHECK_S)[0]:
+    def _receive(self, what: str, alive: Callable[[], bool], deadline: float = float("inf")) -> Any:
+        """The answer to ``what``; ModuleError when the family, or what ``alive`` watches, is gone first, or at
+        ``deadline`` (time.monotonic(), s)."""
+        while not select.select([self._answers], [], [], min(LIVENESS_CHECK_S,
+                                                             max(deadline - time.monotonic(), 0.0)))[0]:
             if self._keeper.poll() is not None or not alive():
                 raise ModuleError(f"{self._label}: the OpenSees worker process died during {what!r}")
+            if time.monotonic() >= deadline:
+                raise ModuleError(f"{self._label}: the OpenSees worker process did not answer {what!r} within "
+                                  f"{TAKE_UP_TIMEOUT_S:g} s")
         answer = read_message(self._answers)
         if answer is None:
             raise ModuleError(f"{self._label}: the OpenSees worker process ended during {what!r}")

@@ -88,7 +88,7 @@ class OpenSeesModule(StepLedger):
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
         self.stats.update({"replayed_steps": 0, "rebuilds": 0, "substepped": 0, "restores_from_copy": 0,
-                           "restores_by_replay": 0, "restore_s": 0.0})
+                           "restores_by_replay": 0, "kept_copy_failures": 0, "restore_s": 0.0})
         self._fresh_model()
         try:
             self.dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
@@ -167,11 +167,13 @@ class OpenSeesModule(StepLedger):
                 raise ModuleError(f"{self._label}: a path-dependent model's checkpoint cannot restore a model "
                                   "declared path_independent")
             self._drop_path()
-            if self._take_up(state):
+            why = self._take_up(state)
+            if why is None:
                 self._restored("from a kept copy of the worker (nothing replayed)", started, "restores_from_copy")
                 return
             self._committed = CommittedPath.reopen(state, len(self.dofs), self._label)
         else:
+            why = "the checkpoint carries the path"
             targets, increments = self._path_in(state)
             self._drop_path()
             self._last = targets[-1] if len(targets) else None
@@ -182,26 +184,34 @@ class OpenSeesModule(StepLedger):
         self._fresh_model()
         self._replay()
         rows = self._committed.rows if self._committed is not None else 0
-        self._restored(f"by replaying {rows} committed steps in a fresh worker (no kept copy of this checkpoint in "
-                       "this process)" if self._worker is not None else "by imposing the committed displacement",
-                       started, "restores_by_replay")
+        self._restored(f"by replaying {rows} committed steps in a fresh worker ({why})" if self._worker is not None
+                       else "by imposing the committed displacement", started, "restores_by_replay")
 
-    def _take_up(self, state: dict) -> bool:
-        """Whether a copy of the checkpoint ``state`` kept by this module's worker family, or by a family an
-        earlier module of this process parked, now is the worker (with the committed path cut back to it)."""
+    def _take_up(self, state: dict) -> str | None:
+        """None when a copy of the checkpoint ``state`` kept by this module's worker family, or by a family an
+        earlier module of this process parked, now is the worker (with the committed path cut back to it); else
+        why not (the restore replays)."""
         assert self._worker is not None
         key = _kept_key(state)
         family = forked.keeping(key, self.spec, self._worker)
         if family is None:
-            return False
+            return "no kept copy of this checkpoint in this process"
         self._committed = CommittedPath.reopen(state, len(self.dofs), self._label, running=family.kept[key].memo)
-        if not family.take_up(key):
+        try:
+            taken = family.take_up(key)
+        except ModuleError as exc:             # the family is ended: a fresh worker replays
+            log.warning("%s: the kept copy of the checkpoint failed (%s); replaying the committed path instead",
+                        self._label, exc)
+            self.stats["kept_copy_failures"] += 1
             self._drop_path()
-            return False
+            return f"its kept copy failed: {exc}"
+        if not taken:
+            self._drop_path()
+            return "its kept copy had exited"
         if family is not self._worker:
             self._worker.close(wait=False)
             self._worker = family
-        return True
+        return None
 
     def _restored(self, how: str, started: float, counter: str) -> None:
         self.stats[counter] += 1

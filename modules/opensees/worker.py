@@ -23,9 +23,11 @@ later discard is then answered ``False`` (the module rebuilds).
 A keep (at a checkpoint; the worker is at the committed state) forks a *kept
 copy* and answers its pid.  The copy waits for SIGUSR1, which the module
 sends (through a pidfd) once the worker has quit; at each it forks a new
-worker, which answers ``True`` and forks its snapshot, and waits again: a
-checkpoint's state is taken up as often as it is restored.  The module kills
-the copies it no longer keeps; the lifeline ends them with the family.
+worker, answers that worker's pid (so that the module can tell when it dies
+before answering), and waits again; the new worker then answers ``True`` and
+forks its snapshot: a checkpoint's state is taken up as often as it is
+restored.  The module kills the copies it no longer keeps; the lifeline ends
+them with the family.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ from hybridsim.modules.opensees.forked import read_message, write_message
 from hybridsim.wire.contract import ModuleError
 
 PR_SET_CHILD_SUBREAPER = 36
+TAKE_UP_DELAY_ENV = "HYBRIDSIM_OPENSEES_TEST_TAKE_UP_DELAY_S"
+"""test hook: seconds a worker forked by a kept copy waits before it answers the restore (a test kills it, or
+outwaits the module, in that time)"""
 TAIL_BUDGET_S = 0.005
 """the most imposing CPU time (s) a discard replays before the snapshot is renewed: about what a fork of a
 60 MB worker and the copy-on-write faults after it cost here (docs/opensees.md)"""
@@ -141,12 +146,20 @@ class _Worker:
             if self._lifeline in select.select([wake_read, self._lifeline], [], [])[0]:
                 os._exit(0)
             os.read(wake_read, 64)
-            if not os.fork():
+            go_read, go_write = os.pipe()
+            pid = os.fork()
+            if not pid:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-                os.close(wake_read)
-                os.close(wake_write)
+                for fd in (wake_read, wake_write, go_write):
+                    os.close(fd)
+                os.read(go_read, 1)           # until the copy has named it: its answer comes second
+                os.close(go_read)
+                time.sleep(float(os.environ.get(TAKE_UP_DELAY_ENV) or 0.0))
                 return True
+            os.close(go_read)
+            self._answer(pid)                 # the module watches this worker until it answers
+            os.close(go_write)
 
     def _discard(self) -> bool:
         if not self._snapshot_pid:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -25,7 +27,7 @@ import numpy as np
 import pytest
 
 from hybridsim.wire.contract import ModuleError, Session
-from hybridsim.modules.opensees import OpenSeesModule, forked
+from hybridsim.modules.opensees import OpenSeesModule, forked, worker
 from hybridsim.modules.opensees.path import default_folder
 from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
 
@@ -347,3 +349,53 @@ def test_a_kernel_without_pidfds_keeps_no_copy_and_its_restores_replay(monkeypat
     finally:
         module.close()
         forked.pidfds_available.cache_clear()
+
+
+def test_a_kept_copy_whose_worker_dies_or_does_not_answer_is_replayed_instead(monkeypatch, caplog) -> None:
+    """The worker a kept copy forks for a restore is killed before it answers (the test hook holds its answer
+    back for 3 s), then, at the next restore, outwaited: neither restore hangs, each replays the path in a
+    fresh worker to the uninterrupted forces, and the log and the counters say so."""
+    monkeypatch.setenv(worker.TAKE_UP_DELAY_ENV, "3")
+    caplog.set_level(logging.INFO, logger="hybridsim.modules.opensees.module")
+    path = _path(100)
+    module = _spring()
+    try:
+        uninterrupted, saved = _committed(module, path, after=(59, 79))
+        (copy,) = [kept.pid for key, kept in module._worker.kept.items()  # type: ignore[union-attr]
+                   if key[1] == 60]
+        failure: list[BaseException] = []
+        restore = threading.Thread(target=lambda: _catching(failure, module.restore, saved[59]))
+        restore.start()
+        deadline = time.monotonic() + 10.0
+        while not (spawned := _family(copy) - {copy}) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(min(spawned), signal.SIGKILL)                     # the copy's new worker, before its answer
+        restore.join(forked.LIVENESS_CHECK_S + 10.0)
+        assert not restore.is_alive() and not failure, failure
+        assert (module.stats["restores_by_replay"], module.stats["kept_copy_failures"],
+                module.stats["replayed_steps"]) == (1, 1, 60)
+        assert _forces(module, 100, path[60:80]) == uninterrupted[60:80]
+        assert "its kept copy failed: opensees module (springs.py): the OpenSees worker process died during " \
+               "'restore'" in caplog.text
+        assert _gone_within({copy}, 10.0)                         # the failed family is ended
+
+        monkeypatch.setattr(forked, "TAKE_UP_TIMEOUT_S", 0.5)
+        again = module.checkpoint()                               # at step 79 again, in the replayed worker
+        (copy,) = module._worker.kept.values()                    # type: ignore[union-attr]
+        started = time.monotonic()
+        module.restore(again)
+        assert time.monotonic() - started < 3.0                   # not the 3 s the copy's worker holds back
+        assert (module.stats["restores_by_replay"], module.stats["kept_copy_failures"]) == (2, 2)
+        assert "did not answer 'restore' within 0.5 s" in caplog.text
+        assert _forces(module, 200, path[80:]) == uninterrupted[80:]
+        assert _gone_within(_family(copy.pid) | {copy.pid}, 10.0)
+    finally:
+        module.close()
+        forked.end_parked()
+
+
+def _catching(failures: list[BaseException], call, *args) -> None:  # type: ignore[no-untyped-def]
+    try:
+        call(*args)
+    except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+        failures.append(exc)
