@@ -63,6 +63,22 @@ def checkpoint_json(state: bytes, what: str) -> Any:
         raise ModuleError(f"{what}: the checkpoint is not JSON: {exc}") from None
 
 
+CHECKPOINT_INT_WIDTH = 20
+"""characters of every integer field of a checkpoint (any int64): its size does not grow with the step number"""
+
+
+def fixed_width_json(value: object) -> str:
+    """``value`` as JSON in which every integer field of an object (a step number, a count of rows) takes
+    :data:`CHECKPOINT_INT_WIDTH` characters, right-aligned (the leading spaces are JSON whitespace: any JSON
+    reader reads it, and reads earlier checkpoints as before); arrays and other values as ``json.dumps``."""
+    if not isinstance(value, Mapping):
+        return json.dumps(value)
+    fields = (f"{json.dumps(str(key))}: " + (f"{item:{CHECKPOINT_INT_WIDTH}d}" if isinstance(item, int)
+                                             and not isinstance(item, bool) else fixed_width_json(item))
+              for key, item in value.items())
+    return "{" + ", ".join(fields) + "}"
+
+
 def count_numbers(value: object) -> int:
     """How many numbers a configuration value holds (nested lists and tables)."""
     if isinstance(value, Mapping):
@@ -173,10 +189,11 @@ class StepLedger(abc.ABC):
         self.stats["committed"] += 1
 
     def checkpoint(self) -> bytes:
-        """The committed state as JSON bytes (no pickle: a checkpoint may cross the wire)."""
+        """The committed state as JSON bytes (no pickle: a checkpoint may cross the wire), its integer fields of
+        fixed width (:func:`fixed_width_json`)."""
         self._require_open()
-        return json.dumps({"committed_step": self._committed_step, "last_step": self._last_step,
-                           "state": self._save_state()}).encode()
+        return fixed_width_json({"committed_step": self._committed_step, "last_step": self._last_step,
+                                 "state": self._save_state()}).encode()
 
     def restore(self, state: bytes) -> None:
         """Return to a checkpointed committed state; any trial is discarded."""
