@@ -214,17 +214,29 @@ class _Start:
     asymmetry: float
     peaks: Peaks
     """peak displacements over every row (updated by the results writer as it writes them)"""
+    resumed_from: int | None = None
+    """a resumed run's: the step of the checkpoint it began at (``step`` then)"""
     compute: Durations = field(default_factory=Durations)
     """compute time (issue to commit) of the steps of this loop"""
     evaluations: int = 0
-    """module evaluations (trials, each sent to every module) of the steps of this loop"""
+    """module evaluations (trials, each sent to every module) of every step of the run: the steps of this loop,
+    and a resumed run's steps up to its checkpoint as the results file's step IDs count them"""
     most_evaluations: int = 0
-    """the most evaluations one step of this loop took"""
+    """the most evaluations one step of the run took"""
+    scanned_step_id: int = 0
+    """a resume's scan of the file: the step ID of the last row it read"""
 
     def observe(self, first: int, rows: dict[str, np.ndarray]) -> None:
-        """What the summary needs from rows ``first ..`` (called for every block the recorder writes)."""
+        """What the summary needs from rows ``first ..`` (called for every block the recorder writes, and by a
+        resume for the rows up to its checkpoint)."""
         self.peaks.observe(rows["displacement"], rows["time"])
         self.compute.extend(rows["wall_step_s"][max(self.step + 1 - first, 0):])
+        earlier = np.asarray(rows["step_id"][:max(self.step + 1 - first, 0)], np.int64)
+        if earlier.size:   # a step's trials are the step IDs it took: row n's ID less row n - 1's (row 0: pre-test)
+            trials = np.diff(earlier, prepend=self.scanned_step_id if first else earlier[0])
+            self.evaluations += int(trials.sum())
+            self.most_evaluations = max(self.most_evaluations, int(trials.max()))
+            self.scanned_step_id = int(earlier[-1])
 
 
 class _Run:
@@ -331,7 +343,8 @@ class _Run:
         integrator.set_state(checkpoint.integrator)
         window.load(stored, first, rows)
         start = _Start(integrator, reduction, window, None, checkpoint.step, checkpoint.step_id,  # type: ignore[arg-type]
-                       float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof))
+                       float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof),
+                       resumed_from=checkpoint.step)
         scan_rows(self.output, rows, start.observe)
         streamed = self._streamed()
         table = {"experiment_table": json.dumps(exp.table)}  # as resumed (its network may be another)
@@ -632,6 +645,9 @@ def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
     return figures
 
 
+COVERAGE = ("steps, module_evaluations and the peaks cover the whole run; wall_s, loop_wall_s, steps_per_second, "
+            "step_time_us, compute_time_us and the late steps cover the steps_this_session steps of this session, "
+            "which for a resumed run are those after the checkpoint at resumed_from_step")
 STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work for the step (modules, integrator, "
                    "recording, listeners, progress), what a real-time slot must hold; compute_time_us: issue to "
                    "commit at every module (the results file's /wall_step_s)")
@@ -640,7 +656,8 @@ STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work
 def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durations, total_wall: float,
              modules: dict[str, dict[str, float]], pacer: Pacer | None,
              peak_order: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
-    """The run's figures; the step-time distributions are over the steps of this loop (see STEP_TIME_BASIS).
+    """The run's figures; the step-time distributions and rates are over the steps of this loop, the counts of
+    steps and evaluations and the peaks over the whole run (see COVERAGE, STEP_TIME_BASIS).
 
     Quantiles come from :class:`hybridsim.coordinator.window.Durations` (within 0.25 %, maximum exact).
     The peaks follow ``peak_order`` ((index, DOF, unit): floors, interfaces, then the rest)."""
@@ -652,11 +669,14 @@ def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durat
         "integrator": exp.integrator,
         "dt_s": exp.dt,
         "steps": rows - 1,
+        "resumed_from_step": start.resumed_from,
+        "steps_this_session": looped,
+        "coverage": COVERAGE,
         "simulated_s": float(start.window.view["time"][rows - 1]),
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
-        "module_evaluations": {"per_step": start.evaluations / looped if looped else 0.0,
+        "module_evaluations": {"per_step": start.evaluations / (rows - 1) if rows > 1 else 0.0,
                                "max_in_a_step": start.most_evaluations},
         "pretest_asymmetry": start.asymmetry,
         "step_time_us": step_times.quantiles_us(),

@@ -119,6 +119,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"experiment {summary['experiment']}: {summary['steps']} steps of {summary['dt_s']:g} s "
         f"({summary['simulated_s']:g} s simulated) with {summary['integrator']}",
+        *([f"resumed from the checkpoint at step {summary['resumed_from_step']}: {summary['steps_this_session']} "
+           "steps this session; wall time, steps/s and step times below are this session's, module evaluations "
+           "and peaks the whole run's"] if summary.get("resumed_from_step") is not None else []),
         f"wall time {summary['wall_s']:.3f} s, {summary['steps_per_second']:,.0f} steps/s; "
         f"pre-test asymmetry {summary['pretest_asymmetry']:.2e}",
         "step time (whole step) p50 {p50:.0f} us, p99 {p99:.0f} us, max {max:.0f} us".format(**summary["step_time_us"])

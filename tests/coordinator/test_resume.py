@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.cli.run import format_summary
 from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import parse_experiment
@@ -16,7 +19,8 @@ from tests.conftest import MARTHS_DATA
 YIELDING = {"law": "bilinear", "stiffness": 4.0e5, "yield_displacement": 0.004, "hardening_ratio": 0.05}
 
 
-def experiment(tmp_path, name: str, checkpoint_every: int = 500, address: str | None = None):
+def experiment(tmp_path, name: str, checkpoint_every: int = 500, address: str | None = None,
+               integrator: dict | None = None):
     module = {"name": "column", "kind": "spring", "config": {"dofs": ["x"], **YIELDING}}
     if address:
         module["address"] = address
@@ -25,7 +29,7 @@ def experiment(tmp_path, name: str, checkpoint_every: int = 500, address: str | 
         "structure": {"dofs": ["x"], "mass_diagonal": [1000.0], "influence": [1.0],
                       "damping": {"rayleigh": [0.3, 1e-4]}},
         "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv"), "scale": 0.6},
-        "integrator": {"kind": "alpha-os", "alpha": -0.1},
+        "integrator": integrator or {"kind": "alpha-os", "alpha": -0.1},
         "modules": [module],
         "output": {"file": str(tmp_path / f"{name}.h5"), "checkpoint_every": checkpoint_every},
     }
@@ -66,3 +70,25 @@ def test_resume_refuses_a_file_without_checkpoints_and_a_completed_run(tmp_path,
     assert "completed run" in capsys.readouterr().err
     assert main(["resume", str(tmp_path / "missing.h5")]) == 2
     assert "is not a results file" in capsys.readouterr().err
+
+
+def test_a_resumed_runs_summary_says_what_it_covers_and_counts_evaluations_over_the_whole_run(tmp_path, capsys):
+    """newmark over the yielding spring (several trials in a yielding step), stopped after step 1234 and resumed
+    from its checkpoint at step 1000: the module evaluations are the uninterrupted run's (the stopped run's
+    steps counted from the file's step IDs), the rates say they are this session's."""
+    newmark = {"kind": "newmark"}
+    whole = run_experiment(experiment(tmp_path, "whole", integrator=newmark)).summary
+    assert whole["module_evaluations"]["max_in_a_step"] > 1
+    assert (whole["steps"], whole["resumed_from_step"], whole["steps_this_session"]) == (4000, None, 4000)
+    assert "resumed" not in format_summary({**whole, "output": "whole.h5"})
+    control, listener = aborted_at(1234)
+    with pytest.raises(RunStopped):
+        run_experiment(experiment(tmp_path, "broken", integrator=newmark), control=control, listeners=[listener])
+    assert main(["resume", str(tmp_path / "broken.h5"), "--json"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert (resumed["steps"], resumed["resumed_from_step"], resumed["steps_this_session"]) == (4000, 1000, 3000)
+    assert resumed["module_evaluations"] == whole["module_evaluations"]
+    assert resumed["peak_displacement"] == whole["peak_displacement"]
+    assert "cover the steps_this_session steps of this session" in resumed["coverage"]
+    assert ("resumed from the checkpoint at step 1000: 3000 steps this session; wall time, steps/s and step times "
+            "below are this session's") in format_summary(resumed)
