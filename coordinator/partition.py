@@ -18,7 +18,7 @@ import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Record, Session, StepResult,
-                                     module_records)
+                                     finish_run, module_records)
 
 T = TypeVar("T")
 
@@ -151,11 +151,14 @@ class Partition:
                     raise ModuleStepError(slot, step, exc) from exc
         return out
 
-    def close(self) -> dict[str, dict[str, float]]:
-        """Close every module (errors at close are reported, not raised); their summaries by name."""
+    def close(self, completed: bool = False) -> dict[str, dict[str, float]]:
+        """Close every module (errors at close are reported, not raised); their summaries by name.
+        ``completed``: the run completed, each module is told so first (:func:`finish_run`)."""
         summaries: dict[str, dict[str, float]] = {}
         for slot in self.slots:
             try:
+                if completed:
+                    finish_run(slot.module)
                 summaries[slot.name] = slot.module.close()
             except Exception as exc:  # noqa: BLE001 - closing must reach every module
                 summaries[slot.name] = {"close_error": str(exc)}  # type: ignore[dict-item]

@@ -373,11 +373,12 @@ class _Run:
                     loop_wall, step_times = self._loop(start, status)
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"), since=self.record_rows)
-                summaries, closed = partition.close(), True
-                for name, network in self.networks.items():
-                    summaries[name] = {**summaries[name], **network.stats()}
                 start.recorder.submit(start.window.rows)
                 start.recorder.wait_written(start.window.rows)
+                # completed once every row is on disk: only then may the modules drop what a resume needs
+                summaries, closed = partition.close(completed=start.recorder.failure is None), True
+                for name, network in self.networks.items():
+                    summaries[name] = {**summaries[name], **network.stats()}
                 _raise_on_failure(start.recorder, status)
                 summary = _summary(exp, start, loop_wall, step_times, time.perf_counter() - wall_start, summaries,
                                    self.pacer, self._peak_order())

@@ -197,6 +197,9 @@ class LimitedModule:
         self._hold = hold if isinstance(hold, str) and hold.startswith("measured") else None
         self._proposed = None
 
+    def finish(self) -> None:
+        finish_run(self.inner)
+
     def close(self) -> dict[str, float]:
         summary = dict(self.inner.close())
         summary["on_hold"] = float(self._hold is not None)

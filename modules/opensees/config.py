@@ -23,6 +23,10 @@ A site writes it as a TOML (or JSON) table (``hybridsim site opensees
     substeps = 1                  # increments per step
     max_substeps = 16             # on non-convergence the increment is halved up to this many
     algorithm = "Newton"
+
+    [resume]                      # optional: what a stopped run leaves at the site for `hybridsim resume`
+    kept_copies_s = 86400         # its worker's kept copies (memory) end after this long parked
+    path_files_s = 604800         # committed-path files untouched this long are deleted when a module starts
 """
 
 from __future__ import annotations
@@ -65,6 +69,16 @@ class AnalysisSettings:
 
 
 @dataclass(frozen=True)
+class ResumeSettings:
+    """How long a stopped run's state waits at the site for a resume (a completed run's is dropped at once)."""
+
+    kept_copies_s: float = 86400.0
+    """a closed module's kept copies of its worker (memory) are ended after this long parked (s)"""
+    path_files_s: float = 604800.0
+    """committed-path files (disk) untouched this long are deleted when a path-dependent module starts (s)"""
+
+
+@dataclass(frozen=True)
 class OpenSeesSpec:
     """Everything the module needs to build and drive its model."""
 
@@ -74,6 +88,8 @@ class OpenSeesSpec:
     path_independent: bool = False
     mass_from_model: bool = False
     analysis: AnalysisSettings = AnalysisSettings()
+    resume: ResumeSettings = field(default=ResumeSettings(), compare=False)
+    """(not part of what identifies the model: a resumed session may bring other settings)"""
 
 
 CONTROL = Schema("control", "One control DOF of the model, in the coordinator's order.", {
@@ -92,6 +108,15 @@ ANALYSIS = Schema("analysis", "The static analysis that imposes one step's displ
                         default=AnalysisSettings.max_substeps),
     "algorithm": Key(Text(ALGORITHMS), "solution algorithm", default=AnalysisSettings.algorithm),
 })
+RESUME = Schema("resume", "What a stopped run (its coordinator died or stopped) leaves at a path-dependent site "
+                "for `hybridsim resume`; a run that completes drops both at once (docs/opensees.md).", {
+    "kept_copies_s": Key(Number("s", 0, open_minimum=True), "its worker's frozen copies at the last two "
+                         "checkpoints (memory, a few MB): ended after this long parked; a resume after that replays "
+                         "the committed path", default=ResumeSettings.kept_copies_s),
+    "path_files_s": Key(Number("s", 0, open_minimum=True), "committed-path files untouched this long are deleted "
+                        "when a path-dependent module of any site starts (disk, 8 (n + 1) B per step); a resume "
+                        "after that is refused", default=ResumeSettings.path_files_s),
+})
 CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "
                 "step (docs/opensees.md).", {
                     "model": Key(Text(), "Python file that defines build(ops, **parameters), relative to the "
@@ -103,6 +128,7 @@ CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs
                     "mass_from_model": Key(Flag(), "report the model's nodal masses at the control DOFs",
                                            default=False),
                     "analysis": Key(Table(ANALYSIS), "the static step"),
+                    "resume": Key(Table(RESUME), "how long a stopped run's state waits for a resume"),
                 })
 
 
@@ -187,4 +213,5 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
         path_independent=bool(table.get("path_independent", False)),
         mass_from_model=mass_from_model,
         analysis=_analysis(table.get("analysis", {})),
+        resume=ResumeSettings(**{key: float(value) for key, value in table.get("resume", {}).items()}),
     )

@@ -31,14 +31,16 @@ the worker quits and the copy forks the new worker, in milliseconds at any
 step.  When the module closes (a coordinator that crashed or stopped: the
 next session's ``Open`` closes it) a family holding kept copies is *parked*
 in this process instead of ended (at most :data:`PARKED_FAMILIES`, the
-oldest ended first), so that the module the site builds for the resumed
-session can take it up (:func:`keeping`).  Parked families keep their lifeline:
-they end with this process.
+oldest ended first, and each after the ``parked_for_s`` it was made with),
+so that the module the site builds for the resumed session can take it up
+(:func:`adopt`).  Parked families keep their lifeline: they end with this
+process.  A module whose run completed ends its family instead of parking it.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import pickle
 import select
@@ -46,6 +48,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -68,8 +71,11 @@ KEPT_COPIES = 2
 PARKED_FAMILIES = 2
 """families of closed modules that this process keeps for a restore (a site daemon serves one module)"""
 _parked: list["ForkedModel"] = []
+_parked_lock = threading.Lock()
+"""guards :data:`_parked` (a parked family's expiry runs on a timer thread)"""
 _ending: list[subprocess.Popen] = []
 """keepers of families ended without waiting, reaped when the next family starts"""
+log = logging.getLogger(__name__)
 
 
 def write_message(fd: int, message: object) -> None:
@@ -114,9 +120,12 @@ class KeptCopy:
 class ForkedModel:
     """The module's handle on a worker process that holds a path-dependent model (see the module docstring)."""
 
-    def __init__(self, spec: object, label: str) -> None:
+    def __init__(self, spec: object, label: str, parked_for_s: float = float("inf")) -> None:
+        """``parked_for_s``: once parked (:meth:`release`), the family ends after this long (s) unless adopted."""
         self.spec = spec
         self._label = label
+        self._parked_for_s = parked_for_s
+        self._expiry: threading.Timer | None = None
         _ending[:] = [keeper for keeper in _ending if keeper.poll() is None]
         life_read, self._lifeline = os.pipe()
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -183,8 +192,6 @@ class ForkedModel:
         or the worker it forks dies before answering, or no answer comes within :data:`TAKE_UP_TIMEOUT_S`."""
         if not self.keeps(key):
             return False
-        if self in _parked:
-            _parked.remove(self)
         try:
             self._quit_worker()
             copy = self.kept[key].pidfd
@@ -204,8 +211,8 @@ class ForkedModel:
             raise
 
     def release(self) -> None:
-        """The module is done with the family: parked in this process while it keeps copies (:func:`keeping`),
-        else ended."""
+        """The module is done with the family: parked in this process while it keeps copies (:func:`adopt`),
+        for at most ``parked_for_s``, else ended."""
         if not self.kept or self._keeper.poll() is not None:
             self.close()
             return
@@ -214,15 +221,24 @@ class ForkedModel:
         except ModuleError:
             self.close()
             return
-        _parked.append(self)
-        while len(_parked) > PARKED_FAMILIES:
-            _parked.pop(0).close()
+        with _parked_lock:
+            _parked.append(self)
+            ended = _parked[:-PARKED_FAMILIES]
+            del _parked[:-PARKED_FAMILIES]
+        for family in ended:
+            family.close()
+        if self._parked_for_s < float("inf"):
+            self._expiry = threading.Timer(self._parked_for_s, _expire, (self,))
+            self._expiry.daemon = True
+            self._expiry.start()
 
     def close(self, wait: bool = True) -> None:
         """End the worker, every snapshot and every kept copy (idempotent); ``wait=False``: return at once, the
         keeper is reaped later (a restore does not wait for a family it no longer needs to exit)."""
         if self._lifeline < 0:
             return
+        if self._expiry is not None:
+            self._expiry.cancel()
         while self.kept:
             _kill(self.kept.popitem()[1].pidfd)
         if self._keeper.poll() is None:
@@ -285,16 +301,39 @@ class ForkedModel:
         return result
 
 
-def keeping(key: Hashable, spec: object, own: ForkedModel) -> ForkedModel | None:
+def adopt(key: Hashable, spec: object, own: ForkedModel) -> ForkedModel | None:
     """The family that keeps a live copy of the checkpoint ``key``: ``own``, else a family of the model ``spec``
-    parked in this process, else None."""
-    return next((family for family in (own, *_parked) if family.spec == spec and family.keeps(key)), None)
+    parked in this process (no longer parked: the caller takes it up or closes it), else None."""
+    if own.keeps(key):
+        return own
+    with _parked_lock:
+        family = next((f for f in _parked if f.spec == spec and f.keeps(key)), None)
+        if family is not None:
+            _parked.remove(family)
+            if family._expiry is not None:
+                family._expiry.cancel()
+    return family
 
 
-def end_parked() -> None:
-    """End every parked family (what a restart of this process would do)."""
-    while _parked:
-        _parked.pop().close()
+def end_parked(which: Callable[[Hashable], bool] = lambda key: True) -> None:
+    """End every parked family that keeps a copy of a checkpoint ``which`` accepts (default: every family, what
+    a restart of this process would do)."""
+    with _parked_lock:
+        ended = [family for family in _parked if any(which(key) for key in family.kept)]
+        _parked[:] = [family for family in _parked if family not in ended]
+    for family in ended:
+        family.close()
+
+
+def _expire(family: ForkedModel) -> None:
+    """End ``family`` if it is still parked (its ``parked_for_s`` has passed)."""
+    with _parked_lock:
+        if family not in _parked:
+            return
+        _parked.remove(family)
+    log.info("%s: the kept copies of a stopped run were ended after %g s parked (resume.kept_copies_s); a resume "
+             "now replays the committed path", family._label, family._parked_for_s)
+    family.close()
 
 
 @functools.cache

@@ -44,7 +44,7 @@ from hybridsim.modules.opensees.built import BuiltModel
 from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.forked import ForkedModel
 from hybridsim.modules.opensees.imposed import dof_kind
-from hybridsim.modules.opensees.path import CommittedPath
+from hybridsim.modules.opensees.path import CommittedPath, remove_expired
 from hybridsim.modules.opensees.lazy import ops
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,13 @@ class OpenSeesModule(StepLedger):
         self._snapshots = False
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
+        self._finished = False
+        """the run this session served completed (:meth:`finish`)"""
+        if not spec.path_independent:
+            expired = remove_expired(spec.resume.path_files_s)
+            if expired:
+                log.info("%s: deleted %d committed-path files untouched for more than %g s (resume.path_files_s)",
+                         self._label, len(expired), spec.resume.path_files_s)
         self.stats.update({"replayed_steps": 0, "rebuilds": 0, "substepped": 0, "restores_from_copy": 0,
                            "restores_by_replay": 0, "kept_copy_failures": 0, "restore_s": 0.0})
         self._fresh_model()
@@ -110,6 +117,7 @@ class OpenSeesModule(StepLedger):
         """A module opened again starts from a freshly built model.  An iterating scheme's commits keep a copy
         for its discards from the first step."""
         self._snapshots = self._snapshots or session.iterating
+        self._finished = False
         if self._last is not None or self._committed is not None or self.stats["executed"]:
             self._last = None
             self._drop_path()
@@ -193,10 +201,16 @@ class OpenSeesModule(StepLedger):
         why not (the restore replays)."""
         assert self._worker is not None
         key = _kept_key(state)
-        family = forked.keeping(key, self.spec, self._worker)
+        family = forked.adopt(key, self.spec, self._worker)
         if family is None:
             return "no kept copy of this checkpoint in this process"
-        self._committed = CommittedPath.reopen(state, len(self.dofs), self._label, running=family.kept[key].memo)
+        try:
+            self._committed = CommittedPath.reopen(state, len(self.dofs), self._label,
+                                                   running=family.kept[key].memo)
+        except ModuleError:
+            if family is not self._worker:
+                family.close(wait=False)
+            raise
         try:
             taken = family.take_up(key)
         except ModuleError as exc:             # the family is ended: a fresh worker replays
@@ -206,6 +220,8 @@ class OpenSeesModule(StepLedger):
             self._drop_path()
             return f"its kept copy failed: {exc}"
         if not taken:
+            if family is not self._worker:
+                family.close(wait=False)
             self._drop_path()
             return "its kept copy had exited"
         if family is not self._worker:
@@ -234,9 +250,19 @@ class OpenSeesModule(StepLedger):
             self._committed.close()
             self._committed = None
 
+    def finish(self) -> None:
+        """The run this session served completed (:func:`hybridsim.wire.contract.finish_run`): what was kept only
+        for resuming it ends at :meth:`close`: the worker's kept copies (not parked), the families parked for the
+        same committed path, and the committed-path file."""
+        self._finished = True
+
     def close(self) -> dict[str, float]:
         stats = super().close()
-        self._drop_models()
+        self._drop_models(park=not self._finished)
+        if self._finished and self._committed is not None:
+            name = self._committed.name
+            forked.end_parked(lambda key: key[0] == name)
+            self._committed.delete()
         self._drop_path()
         return stats
 
@@ -255,12 +281,16 @@ class OpenSeesModule(StepLedger):
             self._worker.release()
             self._worker = None
         if not self.spec.path_independent:
-            self._worker = ForkedModel(self.spec, self._label)
+            self._worker = ForkedModel(self.spec, self._label, self.spec.resume.kept_copies_s)
         self.stats["rebuilds"] += 1
 
-    def _drop_models(self) -> None:
+    def _drop_models(self, park: bool = True) -> None:
+        """Give back the domain and the worker family (parked while it keeps copies, unless not ``park``)."""
         if self._worker is not None:
-            self._worker.release()
+            if park:
+                self._worker.release()
+            else:
+                self._worker.close()
             self._worker = None
         domain.release(self)
 
@@ -293,7 +323,7 @@ class OpenSeesModule(StepLedger):
             if not self._worker.discard():   # committed without a copy: rebuild once, keep copies from now on
                 self._snapshots = True
                 self._worker.release()
-                self._worker = ForkedModel(self.spec, self._label)
+                self._worker = ForkedModel(self.spec, self._label, self.spec.resume.kept_copies_s)
                 self.stats["rebuilds"] += 1
                 self._replay()
             return

@@ -20,8 +20,10 @@ Folder: ``$XDG_STATE_HOME/hybridsim/opensees`` (default
 ``~/.local/state/hybridsim/opensees``; without a writable home
 ``<tmp>/hybridsim-opensees-<uid>``), mode 0700; one file per opened
 session, ``<32 hex>.path``, float64 rows of the targets followed by the
-number of increments.  Files are not deleted (a stopped run is resumed from
-them); remove old ones by hand.
+number of increments.  A run that completes deletes its file; a stopped
+run's stays for a resume, until a path-dependent module starts on this
+machine after it has been untouched for the site's ``resume.path_files_s``
+(:func:`remove_expired`; default 7 days).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -54,6 +57,24 @@ def default_folder() -> Path:
             return folder
     raise ModuleError(f"no writable folder for the committed path: {state}/hybridsim/opensees and the "
                       "temporary folder are not writable; set XDG_STATE_HOME to a writable folder")
+
+
+def remove_expired(older_than_s: float, folder: Path | None = None) -> list[str]:
+    """Delete the committed-path files of ``folder`` (default :func:`default_folder`) whose last write is more
+    than ``older_than_s`` (s) ago: stopped runs no longer to be resumed (a running session writes its file at
+    every commit); the names deleted."""
+    folder = folder or default_folder()
+    oldest = time.time() - older_than_s
+    removed = []
+    for entry in os.scandir(folder):
+        if _NAME.fullmatch(entry.name):
+            try:
+                if entry.stat().st_mtime < oldest:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+            except FileNotFoundError:   # another site removed it first
+                continue
+    return removed
 
 
 class CommittedPath:
@@ -120,7 +141,8 @@ class CommittedPath:
                 data = f.read(size)
         except OSError as exc:
             raise ModuleError(f"{label}: the checkpoint's committed path {folder / name} cannot be read "
-                              f"({exc.strerror}); resume on the site that ran the steps") from None
+                              f"({exc.strerror}); resume on the site that ran the steps (a completed run's is "
+                              "deleted, a stopped run's after the site's resume.path_files_s)") from None
         if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
             raise ModuleError(f"{label}: {folder / name} does not hold the checkpoint's {rows} committed steps "
                               "(shorter or changed); resume on the site that ran the steps")
@@ -132,3 +154,8 @@ class CommittedPath:
 
     def close(self) -> None:
         self._file.close()
+
+    def delete(self) -> None:
+        """Close and delete the file (the run completed: no resume needs it)."""
+        self.close()
+        (self.folder / self.name).unlink(missing_ok=True)

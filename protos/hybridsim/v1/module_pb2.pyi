@@ -227,10 +227,12 @@ class RestoreReply(_message.Message):
     def __init__(self) -> None: ...
 
 class CloseRequest(_message.Message):
-    __slots__ = ("session_id",)
+    __slots__ = ("session_id", "run_completed")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    run_completed: bool
+    def __init__(self, session_id: _Optional[str] = ..., run_completed: _Optional[bool] = ...) -> None: ...
 
 class CloseReply(_message.Message):
     __slots__ = ("stats",)

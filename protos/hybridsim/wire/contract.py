@@ -194,6 +194,15 @@ class Module(Protocol):
     def close(self) -> dict[str, float]: ...
 
 
+def finish_run(module: object) -> None:
+    """``module.finish()``, for a module that has one: the run its session served completed (called before
+    ``close``), so the module may drop what it kept only for resuming that run (an OpenSees site's kept copies
+    of its worker and committed-path file).  A run that stops, however, never calls it: it may be resumed."""
+    finish = getattr(module, "finish", None)
+    if finish is not None:
+        finish()
+
+
 def module_records(module: object, since: int = 0, final: bool = True) -> list[Record]:
     """``module.records(since, final)``: a module's own records (see :class:`Record`); none from a module
     that keeps none, and, during the run (``final`` False), none from a module that streams none."""

@@ -117,6 +117,7 @@ class RemoteModule:
         self._session_id = ""
         self._pending: tuple[int, Command] | None = None
         self._commit: int | None = None
+        self._run_completed = False
         self.stats = {"wire_round_trips": 0, "wire_retries": 0}
 
     @property
@@ -152,6 +153,7 @@ class RemoteModule:
         self._session_id = reply.session_id
         self._pending = None
         self._commit = None
+        self._run_completed = False
 
     def propose(self, step: int, command: Command) -> None:
         if not self.two_phase:
@@ -200,13 +202,18 @@ class RemoteModule:
 
         return self._with_retries("records", None, attempt)
 
+    def finish(self) -> None:
+        """The run completed: the Close tells the site so (see :func:`hybridsim.wire.contract.finish_run`)."""
+        self._run_completed = True
+
     def close(self) -> dict[str, float]:
         """End the session (sending a noted commit first); return the site's counters and the wire's."""
         stats: dict[str, float] = {}
         try:
             if self._session_id:
                 self._flush_commit()
-                reply = self._unary("close", None, self._connected().Close, pb.CloseRequest(session_id=self._session_id))
+                request = pb.CloseRequest(session_id=self._session_id, run_completed=self._run_completed)
+                reply = self._unary("close", None, self._connected().Close, request)
                 stats = dict(reply.stats)
         finally:
             self._session_id = ""

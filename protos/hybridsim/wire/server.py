@@ -42,7 +42,7 @@ from grpc_reflection.v1alpha import reflection
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.wire import codec
 from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Session, StepRefused, StepResult,
-                                     check_vector, module_records)
+                                     check_vector, finish_run, module_records)
 from hybridsim.wire.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
 from hybridsim.wire.security import SiteAccess, is_loopback
 
@@ -146,7 +146,10 @@ class ModuleServicer:
     def Close(self, request: pb.CloseRequest, context: grpc.ServicerContext) -> pb.CloseReply:
         with self._lock:
             self._require_session(request.session_id)
-            return pb.CloseReply(stats=self._end_session("closed by the coordinator"))
+            if request.run_completed:
+                finish_run(self._module)
+            return pb.CloseReply(stats=self._end_session("closed by the coordinator" + (
+                " (run completed)" if request.run_completed else "")))
 
     def close(self, reason: str) -> None:
         """End the open session, if any, and refuse new ones (the server is shutting down)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybridsim.wire.contract import ModuleError, Session
+from hybridsim.wire.contract import ModuleError, Session, finish_run
 from hybridsim.modules.opensees import OpenSeesModule, forked, worker
 from hybridsim.modules.opensees.path import default_folder
 from tests.modules.opensees.test_module import EPS_Y, MODELS, steel01_bilinear, step
@@ -35,8 +35,8 @@ SPRING = {"model": "springs.py", "control": [{"name": "u", "node": 2, "dof": 1}]
 REPOSITORY = Path(__file__).resolve().parents[3]
 
 
-def _spring() -> OpenSeesModule:
-    module = OpenSeesModule.from_config(SPRING, base_dir=MODELS)
+def _spring(config: dict = SPRING) -> OpenSeesModule:
+    module = OpenSeesModule.from_config(config, base_dir=MODELS)
     module.open(Session(dt=0.01, dof_names=("u",)))
     return module
 
@@ -402,3 +402,35 @@ def _catching(failures: list[BaseException], call, *args) -> None:  # type: igno
         call(*args)
     except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
         failures.append(exc)
+
+
+def test_a_stopped_runs_copies_and_path_file_expire_and_a_completed_runs_end_with_it(tmp_path, monkeypatch) -> None:
+    """A stopped run's kept copies end after resume.kept_copies_s parked, its path file once a module starts
+    after resume.path_files_s; a completed run (finish, then close) parks nothing and deletes its file."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    folder = default_folder()
+    module = _spring({**SPRING, "resume": {"kept_copies_s": 1.0}})
+    try:
+        _committed(module, _path(20), after=(9, 19))
+        copies = {kept.pid for kept in module._worker.kept.values()}  # type: ignore[union-attr]
+        module.close()                                            # the coordinator stopped: parked
+        assert len(forked._parked) == 1 and all(_running(pid) for pid in copies)
+        assert _gone_within(copies, 10.0) and not forked._parked  # after 1 s parked
+        (stopped,) = folder.iterdir()                             # its path file stays for a resume
+        hours_ago = time.time() - 7200
+        os.utime(stopped, (hours_ago, hours_ago))
+        other = folder / f"{'0' * 32}.path"                       # another run's, written just now
+        other.write_bytes(b"")
+        module = _spring({**SPRING, "resume": {"path_files_s": 3600.0}})
+        assert list(folder.iterdir()) == [other]                  # the stopped run's, untouched for 2 h: deleted
+        _committed(module, _path(20), after=(9,))
+        (copy,) = module._worker.kept.values()                    # type: ignore[union-attr]
+        finish_run(module)                                        # the run completed
+        module.close()
+        assert not forked._parked and _gone_within({copy.pid}, 10.0)
+        assert list(folder.iterdir()) == [other]
+        with pytest.raises(ModuleError, match=r"^resume.kept_copies_s must be a number > 0 \(s\), got -1$"):
+            _spring({**SPRING, "resume": {"kept_copies_s": -1}})
+    finally:
+        module.close()
+        forked.end_parked()

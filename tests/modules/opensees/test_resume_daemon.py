@@ -17,9 +17,11 @@ from hybridsim.coordinator.cli.run import format_summary
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.modules.opensees import forked
 from tests.coordinator.test_resume import experiment
 from tests.coordinator.test_resume_after_coordinator_crash import _toml, kill_at_first_checkpoint
 from tests.interop.helpers import site
+from tests.modules.opensees.test_forked import _family, _gone_within
 from tests.modules.opensees.test_module import MODELS
 
 SPRING = {"model": "springs.py", "parameters": {"fy": 1600.0, "e0": 4.0e5, "b": 0.05},
@@ -34,16 +36,25 @@ def _table(tmp_path, name: str, address: str | None) -> dict:
     return {**table, "experiment": {**table["experiment"], "duration": 10.0}, "modules": [module]}
 
 
-def test_a_site_that_lives_on_restores_from_its_kept_copy_after_the_coordinator_was_killed(tmp_path, capsys):
+def test_a_site_that_lives_on_restores_from_its_kept_copy_after_the_coordinator_was_killed(tmp_path, capsys,
+                                                                                               monkeypatch):
+    """... and once the resumed run has completed, the site holds no worker process and no committed-path file
+    of it (a completed run is never resumed), as the in-process reference run leaves none."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))   # the daemon's too
+    paths = tmp_path / "state" / "hybridsim" / "opensees"
     shutil.copy(MODELS / "springs.py", tmp_path / "springs.py")
     reference = run_experiment(parse_experiment(_table(tmp_path, "reference", None), base_dir=tmp_path))
     assert np.max(np.abs(reference.displacement)) > 0.004          # it yields: the state matters
+    assert not forked._parked and not list(paths.iterdir())
     with site(tmp_path, "opensees", SPRING) as daemon:
         path = tmp_path / "killed.toml"
         path.write_text(_toml(_table(tmp_path, "killed", daemon.addresses["module"])))
         kill_at_first_checkpoint(path, tmp_path / "killed.h5", timeout_s=120.0)
+        assert len(list(paths.iterdir())) == 1                      # the stopped run's, for the resume
         assert main(["resume", str(tmp_path / "killed.h5"), "--json"]) == 0
         log = daemon.wait_log(r"checkpoint restored from a kept copy of the worker \(nothing replayed\) in [0-9.]+ s")
+        assert not list(paths.iterdir())
+        assert _gone_within(_family(daemon.process.pid) - {daemon.process.pid}, 10.0)
     summary = json.loads(capsys.readouterr().out)
     stats = summary["modules"]["column"]
     assert (stats["restores_from_copy"], stats["restores_by_replay"], stats["replayed_steps"]) == (1, 0, 0), log
