@@ -22,7 +22,8 @@ ratio     wall time of `newmark` and `alpha-os` over the first S seconds of the 
           after the other in one process; each one's compute time of its first and last tenth of steps and
           its module evaluations per step.
 checkpoints  the Steel01 frame under alpha-os for STEPS steps (El Centro repeated) with a checkpoint
-          every EVERY steps, the portal served by a site daemon of its own: each module's checkpoint size
+          every EVERY steps, the portal served by a site daemon of its own, the run stopped after its last
+          checkpoint (a completed run keeps nothing for a resume): each module's checkpoint size
           at the first and the last, the run's wall time; then, as a resume would, a new session at that
           site restores the last checkpoint from the worker's kept copy (timed; the kept copies' memory),
           and a restarted site restores it by replaying the committed path (timed); one step after each
@@ -49,6 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridsim.coordinator.control import RunControl
+from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import Experiment, load_experiment
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import run_experiment
@@ -222,12 +225,22 @@ def checkpoints(steps: int, every: int, folder: Path) -> None:
             address = daemon.address
             experiment = dataclasses.replace(experiment, modules=tuple(
                 dataclasses.replace(m, address=address) if m.name == "portal" else m for m in experiment.modules))
+            last = (steps - 1) // every * every     # stopped after it, as a crashed coordinator: a completed run
+            control = RunControl()                  # would leave no kept copy and no path file to restore from
+
+            def stop(n: int, _rows: object) -> None:
+                if n == last:
+                    control.abort("stopped after the last checkpoint")
+
             start = time.perf_counter()
-            run_experiment(experiment, output=output, overwrite=True)
+            try:
+                run_experiment(experiment, output=output, overwrite=True, control=control, listeners=[stop])
+            except RunStopped:
+                pass
             wall = time.perf_counter() - start
             Recorder.checkpoint = write  # type: ignore[method-assign]
-            print(f"alpha-os, Steel01 frame, {steps} steps ({steps // record.size + 1} x El Centro), {len(sizes)} "
-                  f"checkpoints, {wall:.0f} s ({steps / wall:.0f} steps/s)")
+            print(f"alpha-os, Steel01 frame, {last} steps ({steps // record.size + 1} x El Centro, stopped after the "
+                  f"last checkpoint), {len(sizes)} checkpoints, {wall:.0f} s ({last / wall:.0f} steps/s)")
             for name in sizes[0][1]:
                 print(f"  {name}: checkpoint {sizes[0][1][name]} B at step {sizes[0][0]}, {sizes[-1][1][name]} B "
                       f"at step {sizes[-1][0]}")

@@ -89,6 +89,8 @@ class OpenSeesModule(StepLedger):
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
         self._finished = False
         """the run this session served completed (:meth:`finish`)"""
+        self._named = False
+        """a checkpoint names the committed-path file (one taken here, or the one restored): a resume may need it"""
         if not spec.path_independent:
             expired = remove_expired(spec.resume.path_files_s)
             if expired:
@@ -161,6 +163,7 @@ class OpenSeesModule(StepLedger):
         for a restore of this checkpoint (none while a trial is open)."""
         if self._committed is not None:
             state = self._committed.checkpoint()
+            self._named = True
             trial_open = self._executed is not None and self._executed.step != self._committed_step
             if self._worker is not None and not trial_open:
                 self._worker.keep(_kept_key(state), self._committed.running_digest())
@@ -176,6 +179,7 @@ class OpenSeesModule(StepLedger):
                                   "declared path_independent")
             self._drop_path()
             why = self._take_up(state)
+            self._named = True
             if why is None:
                 self._restored("from a kept copy of the worker (nothing replayed)", started, "restores_from_copy")
                 return
@@ -249,6 +253,7 @@ class OpenSeesModule(StepLedger):
         if self._committed is not None:
             self._committed.close()
             self._committed = None
+        self._named = False
 
     def finish(self) -> None:
         """The run this session served completed (:func:`hybridsim.wire.contract.finish_run`): what was kept only
@@ -257,9 +262,11 @@ class OpenSeesModule(StepLedger):
         self._finished = True
 
     def close(self) -> dict[str, float]:
+        """End the session; a run that did not complete leaves its kept copies parked and its committed-path
+        file for a resume (the file only if a checkpoint names it: else no resume can use it)."""
         stats = super().close()
         self._drop_models(park=not self._finished)
-        if self._finished and self._committed is not None:
+        if self._committed is not None and (self._finished or not self._named):
             name = self._committed.name
             forked.end_parked(lambda key: key[0] == name)
             self._committed.delete()

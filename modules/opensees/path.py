@@ -20,8 +20,9 @@ Folder: ``$XDG_STATE_HOME/hybridsim/opensees`` (default
 ``~/.local/state/hybridsim/opensees``; without a writable home
 ``<tmp>/hybridsim-opensees-<uid>``), mode 0700; one file per opened
 session, ``<32 hex>.path``, float64 rows of the targets followed by the
-number of increments.  A run that completes deletes its file; a stopped
-run's stays for a resume, until a path-dependent module starts on this
+number of increments.  A run that completes deletes its file, and so does a
+session no checkpoint names; a stopped run's stays for a resume, until a
+path-dependent module starts on this
 machine after it has been untouched for the site's ``resume.path_files_s``
 (:func:`remove_expired`; default 7 days).
 """

@@ -406,7 +406,8 @@ def _catching(failures: list[BaseException], call, *args) -> None:  # type: igno
 
 def test_a_stopped_runs_copies_and_path_file_expire_and_a_completed_runs_end_with_it(tmp_path, monkeypatch) -> None:
     """A stopped run's kept copies end after resume.kept_copies_s parked, its path file once a module starts
-    after resume.path_files_s; a completed run (finish, then close) parks nothing and deletes its file."""
+    after resume.path_files_s; a completed run (finish, then close) parks nothing and deletes its file, and so
+    does a stopped session that no checkpoint names (no resume can use it)."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     folder = default_folder()
     module = _spring({**SPRING, "resume": {"kept_copies_s": 1.0}})
@@ -429,6 +430,10 @@ def test_a_stopped_runs_copies_and_path_file_expire_and_a_completed_runs_end_wit
         module.close()
         assert not forked._parked and _gone_within({copy.pid}, 10.0)
         assert list(folder.iterdir()) == [other]
+        module = _spring()
+        _committed(module, _path(5), after=())
+        module.close()                                            # stopped, but no checkpoint names its path
+        assert list(folder.iterdir()) == [other] and not forked._parked
         with pytest.raises(ModuleError, match=r"^resume.kept_copies_s must be a number > 0 \(s\), got -1$"):
             _spring({**SPRING, "resume": {"kept_copies_s": -1}})
     finally:
