@@ -203,9 +203,12 @@ class ForkedModel:
             except ProcessLookupError:
                 raise ModuleError(f"{self._label}: the worker forked by the kept copy died during 'restore'") from None
             try:
-                return self._receive("restore", lambda: not _exited(worker), deadline)
-            finally:
-                os.close(worker)
+                taken = self._receive("restore", lambda: not _exited(worker), deadline)
+            except ModuleError:
+                _kill(worker)                 # one that hangs ends now, not when it wakes
+                raise
+            os.close(worker)
+            return taken
         except ModuleError:
             self.close(wait=False)
             raise
