@@ -43,6 +43,7 @@ def test_a_site_that_lives_on_restores_from_its_kept_copy_after_the_coordinator_
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))   # the daemon's too
     paths = tmp_path / "state" / "hybridsim" / "opensees"
     shutil.copy(MODELS / "springs.py", tmp_path / "springs.py")
+    forked.end_parked()                                             # what earlier tests of this process parked
     reference = run_experiment(parse_experiment(_table(tmp_path, "reference", None), base_dir=tmp_path))
     assert np.max(np.abs(reference.displacement)) > 0.004          # it yields: the state matters
     assert not forked._parked and not list(paths.iterdir())
