@@ -243,7 +243,7 @@ def test_a_checkpoint_is_bounded_names_the_path_on_the_sites_disk_and_refuses_it
         saved = module.checkpoint()
         step(module, 2**40, [path[-1]])                                  # a step number of a 1e12-step run
         sizes.append(len(module.checkpoint()))
-        module.restore(saved)
+        module.restore(json.dumps(json.loads(saved)).encode())          # as earlier versions wrote it, unpadded
         assert sizes[0] < 400 and sizes == [sizes[0]] * 3                # bytes: 1, 300 and 301 rows, too
         step(module, 300, [-9 * EPS_Y])                                 # committed, then undone by restore
         module.restore(saved)
