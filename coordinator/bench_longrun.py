@@ -61,11 +61,15 @@ def build(ops, fy=1600.0, e0=4.0e5, b=0.05):
 
 
 def rss_mb(pid: int | None = None) -> float:
-    """Resident memory of a process (MB; this one by default)."""
-    with open(f"/proc/{pid or 'self'}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
+    """Resident memory of a process (MB; this one by default); NaN once it has ended (an OpenSees worker
+    hands over to its snapshot at a discard)."""
+    try:
+        with open(f"/proc/{pid or 'self'}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return float("nan")
 
 
