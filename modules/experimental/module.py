@@ -148,14 +148,18 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
 class ModuleBackend:
     """A plant module (in process or a daemon) as the site's control backend, one plant step per control sample.
 
-    Every sample is committed at the plant as soon as it is measured: its actuators have moved, and a
-    step of several samples needs each of them committed before the next.  A plant module is a
-    virtual lab whose committed state can be taken and given back (its checkpoint), so a trial step
-    can be taken back: the backend's state carries the plant's checkpoint at the start of step 1
-    and, once a trial has been taken back (an iterating integrator), at the start of every step (one
-    more call to the plant per step, only then); :meth:`set_state` restores it.  A state without it
-    (a trial taken back for the first time after step 1) is refused, so a session with an iterating
-    integrator (``Session.iterating``) keeps it at every step from the start (:meth:`keep_every_step`).
+    Each sample but a step's last is committed at the plant before the next one is sent (its actuators
+    have moved); the last one stays a trial at the plant until the site commits the step (the commit
+    travels with the next sample's message: no call of its own).  A trial step of one sample is
+    therefore taken back at no cost: the plant's next proposal replaces its trial there, from the
+    committed state the plant keeps itself (a plant module's ledger), and nothing crosses the wire but
+    the samples.  A trial step of several samples has committed all but its last, so taking it back
+    needs the plant's committed state at the step's start: then the backend's state carries the
+    plant's checkpoint at the start of step 1 and, once a trial has been taken back (an iterating
+    integrator), at the start of every step (one more call to the plant per step, only then), and
+    :meth:`set_state` restores it.  A state without it (such a trial taken back for the first time
+    after step 1) is refused, so a session with an iterating integrator (``Session.iterating``) keeps
+    it at every step from the start (:meth:`expect_steps`).
     """
 
     def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
@@ -164,14 +168,21 @@ class ModuleBackend:
         self.channels = channels
         self.sample = 0
         self._step = -1
+        self._pending: int | None = None
+        """the plant step of the last sample, a trial at the plant until the site commits its step"""
         self._loads = np.zeros(channels)
-        self._with_plant = True
+        self._samples = 1
+        """control samples per step"""
+        self._with_plant = False
         """whether the next state() carries the plant's checkpoint"""
         self._rewound = False
 
-    def keep_every_step(self) -> None:
-        """Carry the plant's checkpoint in every state (trials will be taken back, at any step)."""
-        self._rewound = self._with_plant = True
+    def expect_steps(self, samples: int, iterating: bool) -> None:
+        """Steps of ``samples`` control samples; ``iterating``: trials will be taken back, at any step.  Only a
+        step of several samples needs the plant's checkpoint to be taken back (see the class)."""
+        self._samples = samples
+        self._with_plant = samples > 1
+        self._rewound = samples > 1 and iterating
 
     def _call(self, time: float, command: np.ndarray) -> np.ndarray:
         self._step += 1
@@ -190,13 +201,17 @@ class ModuleBackend:
         return measured
 
     def drive(self, command: np.ndarray) -> np.ndarray:
+        self.commit()  # the step's previous sample
         measured = self._call((self.sample + 1) * self.sample_period, command)
-        self.module.commit(self._step)
+        self._pending = self._step
         self.sample += 1
         return measured
 
     def commit(self) -> None:
-        """Every sample was committed when it was measured."""
+        """Commit the last sample at the plant (the others were committed when the next was sent)."""
+        if self._pending is not None:
+            self.module.commit(self._pending)
+            self._pending = None
 
     def state(self, with_plant: bool = False) -> dict[str, Any]:
         """The sample reached, and the plant's checkpoint (JSON text) when it may be needed or ``with_plant``."""
@@ -207,17 +222,21 @@ class ModuleBackend:
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
-        if int(state["sample"]) == self.sample:
+        sample = int(state["sample"])
+        if sample == self.sample:
             return
-        if "plant" not in state:
+        if "plant" in state:
+            self.module.restore(state["plant"].encode())
+            self._step = max(self._step, int(json.loads(state["plant"])["last_step"]))  # a fresh backend numbers on
+            self._rewound = self._with_plant = self._samples > 1
+        elif self._pending is None or sample != self.sample - 1:
             raise ModuleError(f"the plant has moved to sample {self.sample} and cannot go back to sample "
-                              f"{state['sample']}: this trial step began before its state was kept (a trial is "
-                              "taken back for the first time after step 1)")
-        self.module.restore(state["plant"].encode())
-        self.sample = int(state["sample"])
+                              f"{sample}: this trial step began before its state was kept (a trial of several "
+                              "samples is taken back for the first time after step 1)")
+        # else: the plant's committed state is that sample's; its next proposal replaces the trial there
+        self._pending = None
+        self.sample = sample
         self._loads = np.array(state["loads"], float)
-        self._step = max(self._step, int(json.loads(state["plant"])["last_step"]))  # a fresh backend numbers on
-        self._rewound = self._with_plant = True
 
 
 class _AtRest:
@@ -641,8 +660,8 @@ class ExperimentalModule(StepLedger):
         setup = self.config.get("setup")
         backend, self._plant = build_backend(self.config["backend"], self.control_dt, self._plant_stack, self.base_dir,
                                              setup if isinstance(setup, Mapping) else None, session.records)
-        if session.iterating and isinstance(backend, ModuleBackend):
-            backend.keep_every_step()
+        if isinstance(backend, ModuleBackend):
+            backend.expect_steps(ratio, session.iterating)
         self._asked = session.records
         self.site = build_site(self.config, backend, record=session.records or self.record_path is not None)
         self._collected = 0

@@ -1,10 +1,13 @@
 """An experimental site whose plant is a daemon: iterated trials and checkpoints, as with the plant in process.
 
 An iterating integrator proposes several trials of one step and keeps the last; the site must take
-each discarded trial back at the plant (a virtual lab: its checkpoint is given back).  The reference
-is the same site with the plant in its own process, whose lab state is set back in memory: the
-daemon path must reproduce it bit for bit, and a checkpoint taken with the daemon must restore into
-a fresh site (a fresh daemon) and continue identically.
+each discarded trial back at the plant.  A step of one control sample leaves that sample a trial at
+the plant until the step is committed, so the plant's next proposal replaces it there (nothing but the
+samples crosses the wire); a step of several samples has committed all but its last, and the plant's
+checkpoint of the step's start is given back.  The reference is the same site with the plant in its
+own process, whose lab state is set back in memory: the daemon path must reproduce it bit for bit,
+and a checkpoint taken with the daemon must restore into a fresh site (a fresh daemon) and continue
+identically.
 """
 
 from __future__ import annotations
@@ -18,26 +21,27 @@ from hybridsim.wire.contract import Command, Session
 DT = marths_parts.DT
 
 
-def _module(where: str):
+def _module(where: str, samples: int = 1, iterating: bool = False):
+    """The maRTHS site (RLS, noisy nominal plant) over steps of ``samples`` control samples."""
     plant = marths_parts.plant_config("nominal", None, True, 7)
     backend = {"plant": plant} if where == "process" else {"daemon": plant, "transport": "stream"}
     module = build_module("experimental", marths_parts.site_config("rls", backend=backend))
-    module.open(Session(DT, marths_parts.SITE_DOFS))
+    module.open(Session(samples * DT, marths_parts.SITE_DOFS, iterating=iterating))
     return module
 
 
-def _target(n: int) -> np.ndarray:
-    t = n * DT
+def _target(t: float) -> np.ndarray:
     return np.array([2e-3 * np.sin(2 * np.pi * 1.5 * t), 1e-3 * np.sin(2 * np.pi * 0.7 * t), 0.0])
 
 
-def _iterate(module, steps: range, step_id: int) -> tuple[list[np.ndarray], int]:
+def _iterate(module, steps: range, step_id: int, samples: int = 1) -> tuple[list[np.ndarray], int]:
     """Two discarded trials (0.9 and 1.1 of the target) then the target, committed, for each step."""
     out = []
     for n in steps:
+        t = n * samples * DT
         for factor in (0.9, 1.1, 1.0):
             step_id += 1
-            module.propose(step_id, Command(n * DT, factor * _target(n)))
+            module.propose(step_id, Command(t, factor * _target(t)))
             result = module.execute(step_id)
         module.commit(step_id)
         out.append(np.concatenate([result.displacement, result.force]))
@@ -73,6 +77,34 @@ def test_iterated_trials_with_a_plant_daemon_equal_the_plant_in_process_and_chec
     finally:
         restored.close()
     np.testing.assert_array_equal(np.array(again), np.array(expected[20:]))
+
+
+def test_a_discarded_one_sample_trial_costs_the_plant_daemon_no_call():
+    """Steps of one control sample: every trial is one sample, one message to the plant; the take-backs and the
+    commits travel with the samples (no checkpoint, restore or commit call of their own)."""
+    daemon = _module("daemon", iterating=True)
+    try:
+        step_id = _rest(daemon)
+        before = daemon._plant.stats["wire_round_trips"]
+        _iterate(daemon, range(1, 21), step_id)
+        assert daemon._plant.stats["wire_round_trips"] - before == 3 * 20
+    finally:
+        daemon.close()
+
+
+def test_iterated_trials_of_several_samples_with_a_plant_daemon_equal_the_plant_in_process():
+    """Steps of three control samples: a discarded trial has committed two samples at the plant, whose
+    checkpoint of the step's start is given back (the session says the integrator iterates)."""
+    steps = range(1, 15)
+    reference = _module("process", 3, iterating=True)
+    expected, _ = _iterate(reference, steps, _rest(reference), 3)
+    reference.close()
+    daemon = _module("daemon", 3, iterating=True)
+    try:
+        got, _ = _iterate(daemon, steps, _rest(daemon), 3)
+    finally:
+        daemon.close()
+    np.testing.assert_array_equal(np.array(got), np.array(expected))
 
 
 def test_newmark_through_a_plant_daemon_first_iterating_long_after_step_1(tmp_path):
