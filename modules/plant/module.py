@@ -206,6 +206,8 @@ class PlantModule(StepLedger):
                               "run this lab in the site's process (backend.plant)")
         self.control_dt = float(self.config["dt"])
         self._committed: dict[str, Any] | None = None
+        self._moved = False
+        """the lab may have left its committed state (a trial ran, or failed, since the last commit or discard)"""
         self._commands = RowLog(len(self.dofs))
         """the DAQ log not collected yet (none unless records are asked): row k, the command (m) held over
         sample k, as committed"""
@@ -229,6 +231,7 @@ class PlantModule(StepLedger):
         self.lab.close()
         self.lab = build_lab(self.config, self.base_dir)
         self._committed = None
+        self._moved = False
         self._commands = RowLog(len(self.dofs))
         self._keep = session.records
 
@@ -251,12 +254,15 @@ class PlantModule(StepLedger):
         if self._committed is None:
             measured = self.lab.reading()
         else:
-            self.lab.set_state(self._committed)
+            if self._moved:  # a trial failed half-way: the ledger discards only an executed one
+                self.lab.set_state(self._committed)
+            self._moved = True
             measured = self.lab.drive(command.displacement)
         return measured, self.lab.loads()
 
     def _accept(self, step: int) -> None:
         self._committed = self.lab.state()
+        self._moved = False
         tick = self._committed["tick"]
         if tick > 0 and self._keep:
             self._commands.truncate(tick - 1)
@@ -265,12 +271,14 @@ class PlantModule(StepLedger):
     def _discard(self) -> None:
         if self._committed is not None:
             self.lab.set_state(self._committed)
+        self._moved = False
 
     def _save_state(self) -> object:
         return self._committed
 
     def _load_state(self, state: object) -> None:
         self._committed = state  # type: ignore[assignment]
+        self._moved = False
         if state is not None:
             self.lab.set_state(state)  # type: ignore[arg-type]
         tick = 0 if state is None else state["tick"]  # type: ignore[index]
