@@ -109,9 +109,9 @@ def test_iterated_trials_of_several_samples_with_a_plant_daemon_equal_the_plant_
 
 def test_newmark_through_a_plant_daemon_first_iterating_long_after_step_1(tmp_path):
     """Newmark over a yielding specimen converges in one trial while it is elastic: its first trial taken
-    back comes at the first yield (row 637 here), which the plant daemon must allow (the session says the
-    integrator iterates, so the site keeps the plant's state at every step); the run equals the plant in
-    the site's process."""
+    back comes at the first yield (row 637 here), which the plant daemon must allow (each step's one
+    sample stays a trial at the plant until the step is committed); the run equals the plant in the
+    site's process."""
     from hybridsim.coordinator.bench_longrun import MASS, STIFFNESS, YIELDING, repeated_record
     from hybridsim.coordinator.experiment import parse_experiment
     from hybridsim.coordinator.recorder import read_results
