@@ -49,9 +49,28 @@ PR_SET_CHILD_SUBREAPER = 36
 TAKE_UP_DELAY_ENV = "HYBRIDSIM_OPENSEES_TEST_TAKE_UP_DELAY_S"
 """test hook: seconds a worker forked by a kept copy waits before it answers the restore (a test kills it, or
 outwaits the module, in that time)"""
+_LIBC = ctypes.PyDLL(None, use_errno=True)
+"""the C library, called with the GIL held (PyDLL), for :func:`_fork`"""
 TAIL_BUDGET_S = 0.005
 """the most imposing CPU time (s) a discard replays before the snapshot is renewed: about what a fork of a
 60 MB worker and the copy-on-write faults after it cost here (docs/opensees.md)"""
+
+
+def _fork() -> int:
+    """fork(2) without CPython's after-fork work in the child: 0 in the child, the child's pid in the parent.
+
+    A discard hands over to the snapshot, a child, which forks the next snapshot: the worker is a line of
+    processes one generation per discard.  ``os.fork()`` gives every child new interpreter locks and leaks
+    the old ones on purpose (CPython's ``_PyThread_at_fork_reinit``: a lock another thread held at the fork
+    cannot be freed), about 0.4 KB per generation that every later generation inherits: 12 MB per 100,000
+    newmark steps of a Steel01 spring (benchmarks/long_run.py).  The worker runs one thread, so no lock is
+    held at the fork and nothing needs re-creating, and it uses none of the at-fork hooks' state (``random``'s
+    seed, ``threading``'s bookkeeping)."""
+    pid = _LIBC.fork()
+    if pid < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"fork: {os.strerror(code)}")
+    return pid
 
 
 class _Worker:
@@ -129,7 +148,7 @@ class _Worker:
         """Fork a kept copy of the state now and answer its pid.  The copy waits for SIGUSR1 (or the lifeline's
         end) and forks a new worker at each; True in such a worker (it answers the restore), False here."""
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})    # until the copy can take it
-        pid = os.fork()
+        pid = _fork()
         if pid:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
             self._answer(pid)
@@ -147,7 +166,7 @@ class _Worker:
                 os._exit(0)
             os.read(wake_read, 64)
             go_read, go_write = os.pipe()
-            pid = os.fork()
+            pid = _fork()
             if not pid:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
@@ -184,7 +203,7 @@ class _Worker:
         self._drop_snapshot()
         self._tail, self._tail_s = [], 0.0
         from_worker, to_snapshot = os.pipe()
-        pid = os.fork()
+        pid = _fork()
         if pid:
             os.close(from_worker)
             self._snapshot_pid, self._to_snapshot = pid, to_snapshot
@@ -238,8 +257,7 @@ def _keep() -> None:
 def main(argv: list[str]) -> int:
     """Entry of ``python -m hybridsim.modules.opensees.worker LIFELINE_FD``."""
     lifeline = int(argv[1])
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    if _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         print(f"opensees worker: prctl(PR_SET_CHILD_SUBREAPER) failed: errno {ctypes.get_errno()}", file=sys.stderr)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inherited by the family: the kernel reaps its children
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # a terminal's Ctrl-C is the module's to handle; it ends us
