@@ -13,7 +13,10 @@ own) in the coordinator's process and as a local daemon, and the run reports:
   ratio measures the other users' load as much as our cost, a process's CPU time far less;
 - ``rss_mb``: resident memory of the coordinator and of each daemon at 10 %, 50 % and 100 %, and
   the growth per 100,000 steps over the second half (after the warm-up: the window filled, the
-  caches grown);
+  caches grown) of every process that lived through that half (an OpenSees worker under an iterating
+  scheme is replaced by its snapshot at every discard: its growth is NaN); ``daemons (PSS)``: the
+  proportional set size of all the run's other processes together (forked copies share their pages:
+  PSS counts a shared page once), whatever replaced what;
 - ``checkpoint_bytes``: the modules' checkpoints of the last two checkpoints (every tenth);
 
 and a real-time run at 1024 Hz of two daemons (a linear and a spring module) gives the late
@@ -71,6 +74,18 @@ def rss_mb(pid: int | None = None) -> float:
     except OSError:
         pass
     return float("nan")
+
+
+def pss_mb(pids: list[int]) -> float:
+    """Proportional set size of processes together (MB): each page shared by k processes counts 1/k."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                total += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+        except (OSError, StopIteration):
+            continue
+    return total / 1024.0
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -177,6 +192,7 @@ class _Probe:
         """step -> process -> (ID, CPU time s) at every window's end and at every tenth"""
         self.preempted: dict[int, dict[str, tuple[int | None, int]]] = {}
         self.rss: dict[str, dict[str, float]] = {}
+        self.rss_pids: dict[str, dict[str, int | None]] = {}
 
     def figures(self) -> dict[str, Any]:
         """steps, steps/s over the first and last tenth, CPU time per step, RSS at 10/50/100 % and its growth
@@ -184,7 +200,9 @@ class _Probe:
         marks = {k: n for n, k in self.marks.items()}
         first = (marks[1] - marks[0]) / (self.clock[1] - self.clock[0])
         last = (marks[10] - marks[9]) / (self.clock[10] - self.clock[9])
+        same = self.rss_pids["50%"]
         growth = {who: (self.rss["100%"][who] - mb) * 1e5 / (marks[10] - marks[5])
+                  if self.rss_pids["100%"].get(who) == same[who] else float("nan")
                   for who, mb in self.rss["50%"].items() if who in self.rss["100%"]}
         return {"steps": self.steps, "steps_per_s": {"first_tenth": first, "last_tenth": last,
                                                      "last_over_first": last / first},
@@ -232,8 +250,13 @@ class _Probe:
             self.preempted[n] = {"coordinator": (None, preemptions()),
                                  **{f"daemon {i + 1}": (pid, preemptions(pid)) for i, pid in enumerate(self.pids)}}
             if tenth in (1, 5, 10):
-                self.rss[f"{10 * tenth}%"] = {"coordinator": rss_mb(), **{f"daemon {i + 1}": rss_mb(pid)
-                                                                         for i, pid in enumerate(self.pids)}}
+                at = f"{10 * tenth}%"
+                self.rss[at] = {"coordinator": rss_mb(), **{f"daemon {i + 1}": rss_mb(pid)
+                                                            for i, pid in enumerate(self.pids)}}
+                self.rss_pids[at] = {"coordinator": None, **{f"daemon {i + 1}": pid for i, pid in enumerate(self.pids)}}
+                if self.pids:
+                    self.rss[at]["daemons (PSS)"] = pss_mb(self.pids)
+                    self.rss_pids[at]["daemons (PSS)"] = None
         if tenth is not None or n % self.window == 0:
             self.cpu[n] = {"coordinator": (None, cpu_s()),
                            **{f"daemon {i + 1}": (pid, cpu_s(pid)) for i, pid in enumerate(self.pids)}}
@@ -385,9 +408,11 @@ def _realtime_lines(rt: Mapping[str, Any]) -> list[str]:
 
 
 def _growth(growth: Mapping[str, float]) -> str:
-    """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons)."""
-    daemons = "/".join(f"{v:.2f}" for k, v in growth.items() if k != "coordinator") or "-"
-    return f"{growth['coordinator']:.2f}, {daemons}"
+    """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons), then
+    the PSS of all of them together."""
+    daemons = "/".join(f"{v:.2f}" for k, v in growth.items() if k.startswith("daemon ")) or "-"
+    pss = f" ({growth['daemons (PSS)']:.2f})" if "daemons (PSS)" in growth else ""
+    return f"{growth['coordinator']:.2f}, {daemons}{pss}"
 
 
 def _cpu(run: Mapping[str, Any]) -> str:
