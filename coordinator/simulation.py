@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.lateness import LateCauses
@@ -100,6 +101,7 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
     ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).  ``takeover``:
     a site in another coordinator's open session is taken over (else it refuses the run).
     """
+    one_arena()  # before the run's threads start (hybridsim.coordinator.allocator: RSS flat over a long run)
     output = Path(output or experiment.output)
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(output))
@@ -125,6 +127,7 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     restored from its checkpoint (a site that kept running returns to it, a restarted one loads
     it); the integrator continues from its checkpointed state with the same K_I, M and C.
     """
+    one_arena()  # as in run_experiment
     path = Path(results)
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(path))

@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.registry import resolve
 
@@ -58,6 +59,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    one_arena()  # before any thread: the coordinator's and every site daemon's (hybridsim.coordinator.allocator)
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else overview_parser()
     args = parser.parse_args(argv)
