@@ -1,23 +1,26 @@
 """One C-allocator arena per process: memory one thread frees is reused by the others, so RSS stays flat.
 
 glibc's malloc gives every thread that allocates an arena of its own (up to 8 per core).  A hybridsim
-process's threads take turns at a large transient: a site's streamed records (every ``RECORDS_EVERY``
-= 8192 steps about 0.5 MB for the experimental site: seven records of 8192 doubles) are carried by
+process's threads take turns at large transients: a site's streamed records (every ``RECORDS_EVERY``
+= 8192 steps about 0.46 MB for the experimental site: seven records of 8192 doubles) are carried by
 whichever of gRPC's event-engine threads reads the stream and by the channel-spin thread gRPC starts
 anew for every streaming call; the results writer's HDF5 buffers are another.  Each arena grows to the
-largest transient its thread has carried and keeps that memory resident after it is freed (glibc trims
-a thread arena only past its trim threshold, which its dynamic mmap threshold raises after the first
-large free), and next time another thread carries the transient.  The coordinator's RSS then rises in
-steps of about 0.3-0.8 MB until every arena has had its turn: with the experimental site + plant daemon
-pair 1.6 MB per 100,000 steps over the first half of 300,612 steps and 0.38 over the second, the arenas
-of gRPC's threads holding ~0.8 MB each, nearly all of it free (docs/memory.md).  In one arena the
-transient reuses the same free chunks whichever thread carries it.
+largest transient its thread has carried and keeps that memory resident once freed (glibc trims a
+thread arena only past its trim threshold, which its dynamic mmap threshold raises after the first
+large free), and next time another thread carries the transient: the coordinator's RSS rose in steps
+of 0.3-0.8 MB until every arena had had its turn.  In one arena the transient reuses the same free
+chunks whichever thread carries it.  The experimental site + plant daemon pair over 300,612 steps
+(docs/step_loop.md, "One malloc arena per process"): the coordinator's RSS 160.4/162.7/163.6 MB at
+10/50/100 % with glibc's arenas, 160.3/161.2/161.3 with one (0.54 -> 0.09 MB per 100,000 steps over
+the second half); the linear and spring daemon rows 0.30 and 0.28 -> 0.01 and 0.02 MB per 100,000
+steps (122,998 steps).
 
 The cost is one arena lock for all threads, which costs little here: a step allocates almost nothing
-from malloc (Python's small-object allocator and numpy's cache serve it; glibc's per-thread cache
-serves small chunks without the lock), and the other threads allocate once per results block, records
-collection or checkpoint.  ``MALLOC_ARENA_MAX`` (or ``GLIBC_TUNABLES=glibc.malloc.arena_max=N``) in the
-environment overrides it.
+from malloc (Python's small-object allocator and numpy's cache serve it, glibc's per-thread cache
+serves small chunks without the lock), the threads that run Python code take turns at the GIL anyway,
+and the others allocate once per results block, records collection or checkpoint (no difference in
+the coordinator's CPU time per step was measured).  ``MALLOC_ARENA_MAX`` (or
+``GLIBC_TUNABLES=glibc.malloc.arena_max=N``) in the environment overrides it.
 """
 
 from __future__ import annotations
