@@ -6,17 +6,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-SLICE_S = 3e-4
-"""the sleep a real-time loop must have left for the results writer to do one slice of its work"""
-
 SWITCH_INTERVAL_S = 2e-4
 """Python's thread switch interval during a real-time loop (default 5 ms): how long the step loop may wait
-for the GIL while another thread of the coordinator (the results writer, the module threads) holds it"""
+for the GIL while another thread of the coordinator (the module threads) holds it"""
 
 
 class Pacer:
@@ -28,10 +24,8 @@ class Pacer:
     clock when the test resumes (:meth:`resync`).
     """
 
-    def __init__(self, dt: float, slack: "Slack | None" = None) -> None:
+    def __init__(self, dt: float) -> None:
         self.dt = dt
-        self.slack = slack
-        """lent the time the loop sleeps (the results writer works then)"""
         self.slot = 0
         self.late = 0
         self.max_lateness_s = 0.0
@@ -50,11 +44,7 @@ class Pacer:
             self._origin, self.slot = now, 0
         begin = self.slot_start = self._origin + self.slot * self.dt
         if begin > now:
-            if self.slack is not None:
-                self.slack.lend(begin)
             time.sleep(begin - now)
-            if self.slack is not None:
-                self.slack.take_back()
         return time.perf_counter()
 
     def done(self, end: float) -> float:
@@ -72,56 +62,13 @@ class Pacer:
         return lateness
 
 
-class Slack:
-    """The time a real-time loop sleeps between its steps, lent to the results writer thread in slices.
-
-    The writer thread holds the GIL for its Python parts and for HDF5 calls that do not release it
-    (a flush writes the file's metadata), so a step running beside it waits.  With a slack, the writer
-    does each slice of its work (one dataset's rows, a flush, ...) only while the loop sleeps with at
-    least :data:`SLICE_S` of its sleep left; while the loop itself waits for the writer (a queue full,
-    the end of the run) the writer works at will (:meth:`open`).
-    """
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._until = 0.0
-        self._open = 0
-
-    def lend(self, until: float) -> None:
-        """The loop sleeps until wall time ``until`` (s)."""
-        with self._changed:
-            self._until = until
-            self._changed.notify_all()
-
-    def take_back(self) -> None:
-        """The loop is awake."""
-        self._until = 0.0
-
-    @contextlib.contextmanager
-    def open(self) -> Iterator[None]:
-        """The loop waits for the writer: every slice may go."""
-        with self._changed:
-            self._open += 1
-            self._changed.notify_all()
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._open -= 1
-
-    def wait(self) -> None:
-        """(writer thread) Wait until a slice of work may run."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._open or time.perf_counter() + SLICE_S <= self._until)
-
-
 @contextlib.contextmanager
 def realtime_process() -> Iterator[None]:
     """The coordinator's process tuned for a paced loop, restored after it.
 
-    - the thread switch interval is :data:`SWITCH_INTERVAL_S`: the results writer thread runs Python
-      between its HDF5 calls, and with the default 5 ms a step whose module reply arrives then waited
-      for the GIL up to 5 ms (5 slots at 1024 Hz);
+    - the thread switch interval is :data:`SWITCH_INTERVAL_S`: with the default 5 ms a step whose module
+      reply arrives while another thread of the coordinator holds the GIL waits up to 5 ms (5 slots at
+      1024 Hz; the results writer is a process of its own, see :class:`hybridsim.coordinator.recorder.Recorder`);
     - the objects that exist when the loop starts (the modules, the model, the window: all long-lived)
       are frozen out of the garbage collector (``gc.freeze``), so a collection, of the oldest generation
       too, scans only what the loop allocated (cycles made by the loop are still collected).

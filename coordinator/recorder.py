@@ -27,21 +27,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import mmap
+import multiprocessing
+import multiprocessing.util
 import os
-import queue
 import re
-import threading
+import signal
+import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import h5py
 import numpy as np
 
-from hybridsim.coordinator.lateness import Intervals
-from hybridsim.coordinator.pacing import Slack
-from hybridsim.coordinator.window import RowWindow
+from hybridsim.coordinator.lateness import INTERVALS, Intervals
+from hybridsim.coordinator.window import RowWindow, segments
 from hybridsim.wire.contract import Record
 
 
@@ -61,7 +65,7 @@ RESUME_ROWS = 1024
 """rows a resumed run must have room for (estimated from the file's bytes per row) before anything is written"""
 
 QUEUE_WRITES = 4
-"""blocks of rows and checkpoints that may wait for the writer thread before the step loop waits for it"""
+"""blocks of rows, checkpoints and records that may wait for the writer process before the step loop waits for it"""
 
 
 def _space_error(path: Path, needed: int) -> str | None:
@@ -90,18 +94,30 @@ class Recorder:
     """Append-only writer of one run's response history, its model and its checkpoints.
 
     ``columns`` maps each dataset name to its width (0 for a scalar per step).  The file is
-    created by the constructor; after :meth:`start`, rows and checkpoints are written by a writer
-    thread, off the step loop: :meth:`submit` queues the rows the window holds up to a row count,
-    :meth:`checkpoint` queues a restart point.  The queue holds at most :data:`QUEUE_WRITES` writes;
-    beyond that the caller waits (it never drops a row).
+    created by the constructor, which then starts the **writer process** (:func:`_serve`: multiprocessing's
+    forkserver, never a fork of the coordinator and its gRPC threads; :data:`WRITER_NICE` lower in
+    priority), the only one to write the file from then on: the coordinator's GIL is never held by an
+    HDF5 call.  After :meth:`start`, :meth:`submit` copies the window's rows up to a row count into
+    shared memory (a ring of the window's size, same slots) and asks the writer to write them;
+    :meth:`checkpoint` and :meth:`records` send their data through the writer's pipe.  At most
+    :data:`QUEUE_WRITES` requests wait for the writer; beyond that the caller waits (it never drops a row).
 
-    Guarantees: ``completed_steps`` (and :attr:`rows`) move only after the rows are written and
-    flushed; a write or flush error, or a disk without room for the next write, sets
-    :attr:`failure` to one line (``results file: no space left on device (...)``) and the writer
-    writes nothing more.  When the disk was found full before writing, the file is intact and
-    :meth:`close` still records the status; when the operating system refused a write, the file is
-    abandoned: its descriptor is pointed at /dev/null so that closing it cannot write into it again,
-    and what it holds is what was flushed before (its status stays ``running``).
+    Guarantees: ``completed_steps`` (and :attr:`rows`) move only after the writer says the rows are
+    written and flushed; ``observe`` then sees them here, from the window (whose rows are not
+    overwritten before: the step loop waits for :attr:`rows`).  A write or flush error, or a disk
+    without room for the next write, sets :attr:`failure` to one line (``results file: no space left
+    on device (...)``) and the writer writes nothing more.  When the disk was found full before
+    writing, the file is intact and :meth:`close` still records the status; when the operating system
+    refused a write, the file is abandoned: its descriptor is pointed at /dev/null so that closing it
+    cannot write into it again, and what it holds is what was flushed before (its status stays
+    ``running``).  A writer process that ended is a failure line too (never a wait without end); the
+    file is then as a crash leaves it (readable, resumable).  The writer ignores SIGINT and SIGTERM (it
+    is in the coordinator's process group: a Ctrl-C must not end it before the coordinator has closed
+    the file) and ends when its pipe closes (the coordinator ended, however), after its current write.
+
+    Replies are taken when the coordinator calls in (every method here): nothing runs in the
+    coordinator between its calls.  A script that runs experiments needs the ``if __name__ ==
+    "__main__":`` guard of every multiprocessing program.
 
     Checkpoints are double-buffered (``/checkpoint/slot0``, ``slot1``): a new one is written into
     the slot not in use, flushed, and only then does ``/checkpoint/current`` = [slot, step, step_id]
@@ -115,36 +131,35 @@ class Recorder:
                  streamed: Mapping[str, Sequence[Record]] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._columns = dict(columns)
-        refusal = _space_error(self.path, self._row_bytes * chunk)
+        refusal = _space_error(self.path, 8 * sum(max(width, 1) for width in columns.values()) * chunk)
         if refusal is not None:
             raise ResultsFileError(refusal)
-        f = self._file = h5py.File(self.path, "w", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
-        f.attrs["dofs"] = json.dumps(list(dofs))
-        f.attrs["status"] = "running"
-        f.attrs["completed_steps"] = 0
-        f.attrs["summary"] = ""
-        for key, value in (attrs or {}).items():
-            f.attrs[key] = value if isinstance(value, (int, float, str)) else json.dumps(value)
-        for key, width in columns.items():
-            shape, maxshape = ((0,), (None,)) if width == 0 else ((0, width), (None, width))
-            dtype = np.int64 if key == "step_id" else np.float64
-            f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
-        for key, matrix in (model or {}).items():
-            f.create_dataset(f"model/{key}", data=np.asarray(matrix))
-        for key, values in (labels or {}).items():
-            (f[key] if key in f else f.create_group(key)).attrs.update(values)
-        if checkpoint_state is not None:
-            f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64))
-            for slot in ("slot0", "slot1"):
-                for key, value in checkpoint_state.items():
-                    f.create_dataset(f"checkpoint/{slot}/integrator/{key}", data=np.zeros_like(np.asarray(value)))
-                for name in checkpoint_modules:
-                    f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
-                                     dtype=np.uint8, chunks=(4096,))
-        _create_streamed(f, streamed or {})
-        f.swmr_mode = True
-        self._init_writer(0)
+        with h5py.File(self.path, "w", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES) as f:
+            f.attrs["dofs"] = json.dumps(list(dofs))
+            f.attrs["status"] = "running"
+            f.attrs["completed_steps"] = 0
+            f.attrs["summary"] = ""
+            for key, value in (attrs or {}).items():
+                f.attrs[key] = value if isinstance(value, (int, float, str)) else json.dumps(value)
+            for key, width in columns.items():
+                shape, maxshape = ((0,), (None,)) if width == 0 else ((0, width), (None, width))
+                dtype = np.int64 if key == "step_id" else np.float64
+                f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
+            for key, matrix in (model or {}).items():
+                f.create_dataset(f"model/{key}", data=np.asarray(matrix))
+            for key, values in (labels or {}).items():
+                (f[key] if key in f else f.create_group(key)).attrs.update(values)
+            if checkpoint_state is not None:
+                f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64))
+                for slot in ("slot0", "slot1"):
+                    for key, value in checkpoint_state.items():
+                        f.create_dataset(f"checkpoint/{slot}/integrator/{key}",
+                                         data=np.zeros_like(np.asarray(value)))
+                    for name in checkpoint_modules:
+                        f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
+                                         dtype=np.uint8, chunks=(4096,))
+            _create_streamed(f, streamed or {})
+        self._launch(0)
 
     @classmethod
     def reopen(cls, path: str | Path, rows: int, streamed: Mapping[str, Sequence[Record]] | None = None,
@@ -160,125 +175,376 @@ class Recorder:
         if refusal is not None:
             raise ResultsFileError(refusal)
         try:
-            self._file = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+            f = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
         except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing: copied anew
             refusal = _space_error(self.path, size)
             if refusal is not None:
                 raise ResultsFileError(refusal) from None
             _rewrite(self.path)
-            self._file = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
-        self._columns = {}
+            f = h5py.File(self.path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+        with f:
+            def truncate(name: str, obj: Any) -> None:
+                if _per_step(name, obj):
+                    obj.resize(rows, axis=0)
 
-        def truncate(name: str, obj: Any) -> None:
-            if _per_step(name, obj):
-                obj.resize(rows, axis=0)
-                self._columns[name] = obj.shape[1] if obj.ndim == 2 else 0
-
-        self._file.visititems(truncate)
-        _create_streamed(self._file, streamed or {})
-        self._file.attrs.update(attrs or {})
-        self._file.attrs["status"] = "running"
-        self._file.attrs.pop("stop", None)
-        self._file.attrs["completed_steps"] = rows
-        self._file.swmr_mode = True
-        self._init_writer(rows)
+            f.visititems(truncate)
+            _create_streamed(f, streamed or {})
+            f.attrs.update(attrs or {})
+            f.attrs["status"] = "running"
+            f.attrs.pop("stop", None)
+            f.attrs["completed_steps"] = rows
+        self._launch(rows)
         return self
 
-    def _init_writer(self, rows: int) -> None:
-        self._descriptor = self._file.id.get_vfd_handle()
-        """the file's descriptor, taken now: after a failed write HDF5 may not answer for it"""
-        self._datasets: dict[str, h5py.Dataset] = {}
-        """every dataset the writer touches, kept open until the file closes: closing one flushes its
-        metadata, which must not happen in the middle of a failed write"""
+    def _launch(self, rows: int) -> None:
+        """Start the writer process over the file as it is closed now, holding ``rows`` rows."""
         self.rows = rows
         """rows on disk (the file's completed_steps)"""
         self.failure: str | None = None
-        self._abandoned = False
+        self.activity = _Activity()
+        """when the writer process wrote (what real-time lateness is compared with)"""
         self._submitted = rows
-        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=QUEUE_WRITES)
-        self._written = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._slack: Slack | None = None
-        self.activity = Intervals()
-        """when the writer thread wrote (what real-time lateness is compared with)"""
-
-    @property
-    def _row_bytes(self) -> int:
-        return 8 * sum(max(width, 1) for width in self._columns.values())
+        self._pending = 0
+        """requests sent to the writer and not answered yet"""
+        self._closed = False
+        """the writer has closed the file, or has ended"""
+        self._window: RowWindow | None = None
+        self._observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None
+        self._ring: dict[str, np.ndarray] = {}
+        """the rows shared with the writer: arrays like the window's, over a mapping of a file in
+        :data:`SHARED_DIR` unlinked as soon as the writer has mapped it too"""
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])  # each writer is a fork of a server that has imported h5py
+        requests, self._requests = context.Pipe(duplex=False)
+        self._replies, replies = context.Pipe(duplex=False)
+        self._process = context.Process(target=_serve, args=(str(self.path), requests, replies),
+                                        name=f"results writer {self.path.name}")
+        self._process.start()
+        requests.close()
+        replies.close()
+        multiprocessing.util.Finalize(self, self._requests.close, exitpriority=10)
+        """the pipe closes, so the writer ends, at the coordinator's exit before multiprocessing joins it"""
 
     # -- the step loop's side ----------------------------------------------------------------------
-    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None,
-              slack: Slack | None = None) -> None:
-        """Start the writer thread over ``window``; ``observe(first_row, rows)`` sees every block it writes;
-        with ``slack`` (a real-time run), it works in slices while the step loop sleeps."""
-        self._window, self._observe, self._slack = window, observe, slack
-        self._thread = threading.Thread(target=self._run, name=f"results writer {self.path.name}", daemon=True)
-        self._thread.start()
+    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None) -> None:
+        """Share a ring of ``window``'s size with the writer and wait until it has the file open for
+        writing; ``observe(first_row, rows)`` sees every block written (called here, from the window)."""
+        self._window, self._observe = window, observe
+        layout = [(key, values.shape, values.dtype.str) for key, values in window.arrays.items()]
+        descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}-rows-", dir=SHARED_DIR)
+        try:
+            os.ftruncate(descriptor, _shared_bytes(layout))
+            self.activity.board, self._ring = _shared_arrays(mmap.mmap(descriptor, 0), layout)
+            self._send(("window", name, layout))
+            self._wait(lambda: self._pending == 0)
+        finally:
+            os.close(descriptor)
+            os.unlink(name)
 
     def submit(self, rows: int) -> None:
-        """Queue the window's rows up to ``rows - 1`` for writing (waits while the queue is full)."""
-        if rows > self._submitted and self.failure is None:
+        """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait)."""
+        self._collect()
+        if rows > self._submitted and self.failure is None and self._window is not None:
+            self._wait(lambda: self._pending < QUEUE_WRITES)
+            window = self._window
+            for key, values in window.arrays.items():
+                for _, slot, count in window.segments(self._submitted, rows):
+                    self._ring[key][slot:slot + count] = values[slot:slot + count]
             self._submitted = rows
-            self._put(("rows", rows))
+            self._send(("rows", rows))
 
     def checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> None:
-        """Queue a consistent restart point after ``step`` (its rows are queued first)."""
+        """Send a consistent restart point after ``step`` (its rows are sent first)."""
         self.submit(step + 1)
         if self.failure is None:
-            self._put(("checkpoint", step, step_id, {k: np.array(v, copy=True) for k, v in state.items()},
-                       dict(modules)))
+            self._send(("checkpoint", step, step_id, dict(state), dict(modules)))
 
     def records(self, module: str, records: Sequence[Record]) -> None:
-        """Queue a block of ``module``'s streamed records (written at their ``first_row``) after the rows queued."""
+        """Send a block of ``module``'s streamed records (written at their ``first_row``) after the rows sent."""
+        self._collect()
         if self.failure is None and records:
-            self._put(("records", module, records))
+            self._send(("records", module, list(records)))
 
     def wait_written(self, rows: int) -> None:
         """Block until ``rows`` rows are on disk or the writer failed."""
-        with self._waiting(), self._written:
-            self._written.wait_for(lambda: self.rows >= rows or self.failure is not None)
-
-    def _put(self, item: tuple[Any, ...]) -> None:
-        try:
-            self._queue.put_nowait(item)
-            return
-        except queue.Full:
-            pass
-        with self._waiting():
-            while self.failure is None:
-                try:
-                    self._queue.put(item, timeout=0.1)
-                    return
-                except queue.Full:
-                    continue
-
-    def _waiting(self) -> contextlib.AbstractContextManager[None]:
-        """While the step loop waits for the writer, the writer need not wait for the loop's slack."""
-        return self._slack.open() if self._slack is not None else contextlib.nullcontext()
-
-    def _slice(self) -> None:
-        """(writer) Wait for the loop's slack before a slice of work, in a real-time run."""
-        if self._slack is not None:
-            self.activity.end()  # waiting is not writing
-            self._slack.wait()
-            self.activity.begin()
+        self._wait(lambda: self.rows >= rows or self.failure is not None)
 
     def close(self, status: str, summary: Mapping[str, Any] | None = None,
               stop: Mapping[str, Any] | None = None) -> None:
-        """Write what is queued, then mark the run ``completed`` or ``stopped: reason`` and close.
+        """Write what is sent, then mark the run ``completed`` or ``stopped: reason`` and close.
 
         ``stop`` (attribute "stop", JSON) says why and where a stopped run stopped: reason, step, time_s,
         module.  After a failure nothing more is written: a file found full keeps its rows and gets the
         status (the reserve is there for it); an abandoned file is only released.
         """
-        if self._thread is not None:
-            with self._waiting():
-                self._put_final()
-                self._thread.join()
-            self._thread = None
-        if not self._file.id.valid:
+        if self._process is None:
             return
-        if self._abandoned:
+        self._send(("close", status, summary, stop), queued=False)
+        self._wait(lambda: self._closed)
+        self._process.join(JOIN_S)
+        self._process = None
+        self._requests.close()
+        self._replies.close()
+        self.activity.board, self._ring = None, {}  # the mapping goes with its last array
+
+    def _send(self, request: tuple[Any, ...], queued: bool = True) -> None:
+        """Send a request to the writer, after waiting for room among the requests it has not answered."""
+        if queued:
+            self._wait(lambda: self._pending < QUEUE_WRITES or self.failure is not None)
+        if self._closed:
+            return
+        try:
+            self._requests.send(request)
+        except OSError:  # the writer has ended
+            self._lost()
+            return
+        self._pending += 1
+
+    def _wait(self, done: Callable[[], bool]) -> None:
+        """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes)."""
+        self._collect()
+        while not done() and not self._closed:
+            self._replies.poll(None)  # a reply, or the end of the pipe
+            self._collect()
+
+    def _collect(self) -> None:
+        """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure."""
+        try:
+            while not self._closed and self._replies.poll():
+                kind, rows, failure = self._replies.recv()
+                self._pending -= 1
+                if rows > self.rows:
+                    if self._observe is not None and self._window is not None:
+                        window = self._window
+                        for row, slot, count in window.segments(self.rows, rows):
+                            self._observe(row, {k: v[slot:slot + count] for k, v in window.arrays.items()})
+                    self.rows = rows
+                self.failure = self.failure or failure
+                if kind == "closed":
+                    self._closed = True
+        except (EOFError, OSError):
+            self._lost()
+        self.activity.sync()
+
+    def _lost(self) -> None:
+        """The writer process ended without closing the file: a failure line."""
+        self._closed = True
+        process = self._process
+        if process is not None:
+            process.join(JOIN_S)
+        code = process.exitcode if process is not None else None
+        how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else
+               f"exit code {code}" if code is not None else "it did not answer")
+        self.failure = self.failure or (f"results file: the writer process ended ({how}) after writing at least "
+                                        f"{self.rows} rows ({self.path} is as a crash leaves it; resume continues "
+                                        "it from its last checkpoint)")
+
+
+SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+"""where the file of the rows shared with the writer is made (memory; None: the temporary folder)"""
+
+WRITER_NICE = 10
+"""niceness the writer process adds to its own (os.nice): on a machine with few cores the step loop and the
+daemons win the CPU when they want it, the writer takes what is left (a block of 1024 rows costs it a few ms)"""
+
+JOIN_S = 5.0
+"""how long to wait for the writer process to end once its pipe says it has (s)"""
+
+BOARD = 3 + 2 * INTERVALS
+"""float64 slots at the start of the shared memory where the writer publishes its activity: writes done,
+their total time (s), the start of the current one (0 when idle), then the last INTERVALS (start, end)"""
+
+
+class _Activity(Intervals):
+    """The writer process's busy intervals as it publishes them in shared memory (:data:`BOARD`; wall times
+    of ``time.perf_counter``, one clock for every process of the machine); read at each overlap test."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.board: np.ndarray | None = None
+
+    def sync(self) -> None:
+        """Take the intervals the writer has published since the last call."""
+        board = self.board
+        if board is None:
+            return
+        count = int(board[0])
+        for i in range(max(self.count, count - INTERVALS), count):
+            j = 3 + 2 * (i % INTERVALS)
+            self.spans.append((float(board[j]), float(board[j + 1])))
+        self.count, self.total_s = count, float(board[1])
+        self._since = float(board[2]) or None
+
+    def overlap_s(self, start: float, stop: float) -> float:
+        self.sync()
+        return super().overlap_s(start, stop)
+
+
+def _shared_bytes(layout: Sequence[tuple[str, tuple[int, ...], str]]) -> int:
+    return 8 * BOARD + sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for _, shape, dtype in layout)
+
+
+def _shared_arrays(buffer: mmap.mmap, layout: Sequence[tuple[str, tuple[int, ...], str]]
+                   ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The activity board and the ring of rows (arrays of ``layout``: name, shape, dtype) in ``buffer``."""
+    board = np.ndarray((BOARD,), np.float64, buffer)
+    arrays, offset = {}, board.nbytes
+    for key, shape, dtype in layout:
+        arrays[key] = np.ndarray(shape, np.dtype(dtype), buffer, offset)
+        offset += arrays[key].nbytes
+    return board, arrays
+
+
+# -- the writer process -------------------------------------------------------------------------------
+def _serve(path: str, requests: Connection, replies: Connection) -> None:
+    """(writer process) Write what the coordinator sends until it says close, or its pipe closes."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)  # the coordinator stops the run and closes the file
+    os.nice(WRITER_NICE)
+    writer = _Writer(Path(path))
+    try:
+        while True:
+            try:
+                request = requests.recv()
+            except EOFError:  # the coordinator has ended: what is flushed stays, the file is released
+                return
+            if request[0] == "close":
+                writer.close(*request[1:])
+                replies.send(("closed", writer.rows, writer.failure))
+                return
+            writer.handle(request)
+            replies.send(("done", writer.rows, writer.failure))
+    except BrokenPipeError:  # the coordinator has ended while the writer answered
+        return
+    finally:
+        writer.release()
+
+
+class _Writer:
+    """(writer process) The results file open for SWMR writing; rows come from the shared ring."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows = 0
+        self.failure: str | None = None
+        self._abandoned = False
+        self._datasets: dict[str, h5py.Dataset] = {}
+        """every dataset the writer touches, kept open until the file closes: closing one flushes its
+        metadata, which must not happen in the middle of a failed write"""
+        self._board: np.ndarray | None = None
+        self._ring: dict[str, np.ndarray] = {}
+        self._file: h5py.File | None = None
+        try:
+            self._file = h5py.File(path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+            self._descriptor = self._file.id.get_vfd_handle()
+            """the file's descriptor, taken now: after a failed write HDF5 may not answer for it"""
+            self.rows = int(self._file.attrs["completed_steps"])
+            self._file.swmr_mode = True
+        except Exception as exc:  # noqa: BLE001 - HDF5 reports errors as several types
+            self.failure = _write_error(path, exc)
+
+    def handle(self, request: tuple[Any, ...]) -> None:
+        """Do one request: attach the shared memory ("window"), or write rows, a checkpoint or records."""
+        kind, *arguments = request
+        if kind == "window":
+            name, layout = arguments
+            with open(name, "r+b") as shared:
+                self._board, self._ring = _shared_arrays(mmap.mmap(shared.fileno(), 0), layout)
+            return
+        if self.failure is not None:
+            return
+        began = self._began()
+        try:
+            if kind == "rows":
+                self._write_rows(*arguments)
+            elif kind == "records":
+                self._write_records(*arguments)
+            else:
+                self._write_checkpoint(*arguments)
+        except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
+            self._abandon(exc)
+        finally:
+            self._ended(began)
+
+    def _began(self) -> float:
+        now = time.perf_counter()
+        if self._board is not None:
+            self._board[2] = now
+        return now
+
+    def _ended(self, began: float) -> None:
+        board = self._board
+        if board is None:
+            return
+        now = time.perf_counter()
+        j = 3 + 2 * (int(board[0]) % INTERVALS)
+        board[j:j + 2] = began, now
+        board[1] += now - began
+        board[0] += 1  # published after its interval
+        board[2] = 0.0
+
+    def _write_rows(self, stop: int) -> None:
+        start = self.rows
+        if stop <= start:
+            return
+        ring = self._ring
+        if self._refuse(sum(values[0].nbytes for values in ring.values()) * (stop - start)):
+            return
+        for key, values in ring.items():
+            dataset = self._dataset(key)
+            dataset.resize(stop, axis=0)
+            for row, slot, count in segments(start, stop, values.shape[0]):
+                dataset[row:row + count] = values[slot:slot + count]
+        self._file.flush()  # type: ignore[union-attr]
+        self._file.attrs["completed_steps"] = stop  # type: ignore[union-attr]
+        self._file.flush()  # type: ignore[union-attr]
+        self.rows = stop
+
+    def _write_checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray],
+                          modules: Mapping[str, bytes]) -> None:
+        if self._refuse(2 * sum(len(blob) for blob in modules.values()) + 8 * sum(v.size for v in state.values())):
+            return
+        current = self._dataset("checkpoint/current")
+        slot = "slot1" if current[0] == 0 else "slot0"
+        for key, value in state.items():
+            self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
+        for name, blob in modules.items():
+            dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
+            dataset.resize(len(blob), axis=0)
+            dataset[:] = np.frombuffer(blob, dtype=np.uint8)
+        self._file.flush()  # type: ignore[union-attr]
+        current[...] = [int(slot[-1]), step, step_id]
+        self._file.flush()  # type: ignore[union-attr]
+
+    def _write_records(self, module: str, records: Sequence[Record]) -> None:
+        if self._refuse(sum(8 * np.size(r.values) for r in records)):
+            return
+        for record in records:
+            _store_streamed(self._dataset(f"modules/{module}/records/{record.name}"), record)
+        self._file.flush()  # type: ignore[union-attr]
+
+    def _dataset(self, name: str) -> h5py.Dataset:
+        if name not in self._datasets:
+            self._datasets[name] = self._file[name]  # type: ignore[index]
+        return self._datasets[name]
+
+    def _refuse(self, needed: int) -> bool:
+        """Stop writing (with the one-line failure) if the disk has no room for ``needed`` bytes and the reserve."""
+        self.failure = _space_error(self.path, needed)
+        return self.failure is not None
+
+    def _abandon(self, exc: BaseException) -> None:
+        """A write failed: point the file's descriptor at /dev/null, record the line, release the file."""
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, self._descriptor)
+        os.close(null)
+        self._abandoned = True
+        self.failure = _write_error(self.path, exc)
+        self.release()
+
+    def close(self, status: str, summary: Mapping[str, Any] | None, stop: Mapping[str, Any] | None) -> None:
+        """Record the run's status (unless the file was abandoned or never opened) and close the file."""
+        if self._file is None or self._abandoned or not self._file.id.valid:
             return
         try:
             self._file.attrs["status"] = status
@@ -290,118 +556,12 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
             self._abandon(exc)
 
-    def _put_final(self) -> None:
-        while True:
-            try:
-                self._queue.put(None, timeout=0.1)
-                return
-            except queue.Full:
-                if not self._thread.is_alive():  # type: ignore[union-attr]
-                    return
-
-    # -- the writer thread -------------------------------------------------------------------------
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self.failure is not None:
-                continue
-            self.activity.begin()
-            try:
-                if item[0] == "rows":
-                    self._write_rows(item[1])
-                elif item[0] == "records":
-                    self._write_records(item[1], item[2])
-                else:
-                    self._write_checkpoint(*item[1:])
-            except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
-                try:
-                    self._abandon(exc)
-                except BaseException:  # the step loop must never wait for a writer that is gone
-                    self._fail(_write_error(self.path, exc))
-                    raise
-            finally:
-                self.activity.end()
-
-    def _write_rows(self, stop: int) -> None:
-        start = self.rows
-        if stop <= start:
-            return
-        if self._refuse(self._row_bytes * (stop - start)):
-            return
-        window = self._window
-        for key, values in window.arrays.items():
-            self._slice()
-            dataset = self._dataset(key)
-            dataset.resize(stop, axis=0)
-            for row, slot, count in window.segments(start, stop):
-                dataset[row:row + count] = values[slot:slot + count]
-        self._slice()
-        self._file.flush()
-        self._slice()
-        self._file.attrs["completed_steps"] = stop
-        self._file.flush()
-        if self._observe is not None:
-            self._slice()
-            for row, slot, count in window.segments(start, stop):
-                self._observe(row, {k: v[slot:slot + count] for k, v in window.arrays.items()})
-        with self._written:
-            self.rows = stop
-            self._written.notify_all()
-
-    def _write_checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray],
-                          modules: Mapping[str, bytes]) -> None:
-        if self._refuse(2 * sum(len(blob) for blob in modules.values()) + 8 * sum(v.size for v in state.values())):
-            return
-        current = self._dataset("checkpoint/current")
-        slot = "slot1" if current[0] == 0 else "slot0"
-        self._slice()
-        for key, value in state.items():
-            self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
-        for name, blob in modules.items():
-            self._slice()
-            dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
-            dataset.resize(len(blob), axis=0)
-            dataset[:] = np.frombuffer(blob, dtype=np.uint8)
-        self._slice()
-        self._file.flush()
-        self._slice()
-        current[...] = [int(slot[-1]), step, step_id]
-        self._file.flush()
-
-    def _write_records(self, module: str, records: Sequence[Record]) -> None:
-        if self._refuse(sum(8 * np.size(r.values) for r in records)):
-            return
-        for record in records:
-            self._slice()
-            _store_streamed(self._dataset(f"modules/{module}/records/{record.name}"), record)
-        self._slice()
-        self._file.flush()
-
-    def _dataset(self, name: str) -> h5py.Dataset:
-        if name not in self._datasets:
-            self._datasets[name] = self._file[name]
-        return self._datasets[name]
-
-    def _refuse(self, needed: int) -> bool:
-        """Stop writing (with the one-line failure) if the disk has no room for ``needed`` bytes and the reserve."""
-        refusal = _space_error(self.path, needed)
-        if refusal is not None:
-            self._fail(refusal)
-        return refusal is not None
-
-    def _fail(self, message: str) -> None:
-        with self._written:
-            self.failure = message
-            self._written.notify_all()
-
-    def _abandon(self, exc: BaseException) -> None:
-        """A write failed: record the line, point the file's descriptor at /dev/null, release the file."""
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, self._descriptor)
-        os.close(null)
-        self._abandoned = True
-        self._fail(_write_error(self.path, exc))
-        with contextlib.suppress(Exception):
-            self._file.close()
+    def release(self) -> None:
+        """Close the file as it stands (an abandoned one writes nothing: its descriptor is /dev/null)."""
+        if self._file is not None:
+            with contextlib.suppress(Exception):
+                self._file.close()
+            self._file = None
 
 
 def _create_streamed(f: h5py.File, streamed: Mapping[str, Sequence[Record]]) -> None:

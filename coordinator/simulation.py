@@ -35,7 +35,7 @@ from hybridsim.coordinator.experiment import Experiment, ExperimentError, Module
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.interrupts import stop_point
-from hybridsim.coordinator.pacing import Pacer, Slack, realtime_process
+from hybridsim.coordinator.pacing import Pacer, realtime_process
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
@@ -253,7 +253,7 @@ class _Run:
         self.takeover = takeover
         self.networks = networks or {}
         """the emulated paths of lab-protocol clients (a RemoteModule reports its own at close)"""
-        self.pacer = Pacer(experiment.dt, Slack()) if realtime else None
+        self.pacer = Pacer(experiment.dt) if realtime else None
         self.record_rows: dict[str, int] = {}
         """the modules that stream records, and the rows of them collected so far"""
         self.late_causes: LateCauses | None = None
@@ -370,7 +370,7 @@ class _Run:
         closed = False
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
-            start.recorder.start(start.window, start.observe, self.pacer.slack if self.pacer is not None else None)
+            start.recorder.start(start.window, start.observe)
             with recorder_closed(start.recorder, start.window) as status:
                 try:
                     loop_wall, step_times = self._loop(start, status)
@@ -425,12 +425,10 @@ class _Run:
         ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
         step_id = start.step_id
         pacer, holds = self.pacer, control.holds
-        lent = pacer.slack.open if pacer is not None and pacer.slack is not None else contextlib.nullcontext
         for n in range(first, last + 1):
             stop_point()  # a SIGINT or SIGTERM stops the run here, between two steps
             try:
-                with lent():  # a hold: the results writer need not wait for the loop's slack
-                    control.gate()
+                control.gate()
             except RunAborted as exc:
                 status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * dt)
                 raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "

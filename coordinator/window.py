@@ -32,6 +32,17 @@ def results_columns(ndof: int, modules: Mapping[str, int]) -> dict[str, int]:
     return columns
 
 
+def segments(start: int, stop: int, capacity: int) -> Iterator[tuple[int, int, int]]:
+    """(first row, first slot, count) of the contiguous pieces of rows ``start .. stop-1`` in a ring of
+    ``capacity`` rows (a power of two; row n in slot ``n % capacity``)."""
+    row = start
+    while row < stop:
+        slot = row & (capacity - 1)
+        count = min(stop - row, capacity - slot)
+        yield row, slot, count
+        row += count
+
+
 class RowWindow:
     """The last ``capacity`` rows of every results dataset; row n lives in slot ``n % capacity``.
 
@@ -68,12 +79,7 @@ class RowWindow:
 
     def segments(self, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
         """(first row, first slot, count) of the contiguous pieces of rows ``start .. stop-1``."""
-        row = start
-        while row < stop:
-            slot = self.slot(row)
-            count = min(stop - row, self.capacity - slot)
-            yield row, slot, count
-            row += count
+        return segments(start, stop, self.capacity)
 
     def load(self, stored: Mapping[str, np.ndarray], first: int, rows: int) -> None:
         """Fill rows ``first .. rows-1`` from arrays that hold exactly those rows (read from a results file)."""
