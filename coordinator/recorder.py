@@ -33,8 +33,10 @@ import multiprocessing.util
 import os
 import re
 import signal
+import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -116,8 +118,7 @@ class Recorder:
     the file) and ends when its pipe closes (the coordinator ended, however), after its current write.
 
     Replies are taken when the coordinator calls in (every method here): nothing runs in the
-    coordinator between its calls.  A script that runs experiments needs the ``if __name__ ==
-    "__main__":`` guard of every multiprocessing program.
+    coordinator between its calls.
 
     Checkpoints are double-buffered (``/checkpoint/slot0``, ``slot1``): a new one is written into
     the slot not in use, flushed, and only then does ``/checkpoint/current`` = [slot, step, step_id]
@@ -219,7 +220,11 @@ class Recorder:
         self._replies, replies = context.Pipe(duplex=False)
         self._process = context.Process(target=_serve, args=(str(self.path), requests, replies),
                                         name=f"results writer {self.path.name}")
-        self._process.start()
+        main, sys.modules["__main__"] = sys.modules["__main__"], _NO_MAIN
+        try:  # multiprocessing runs the coordinator's main script again in a child (a script without the
+            self._process.start()  # `if __name__ == "__main__"` guard would start its run there): not here
+        finally:
+            sys.modules["__main__"] = main
         requests.close()
         replies.close()
         multiprocessing.util.Finalize(self, self._requests.close, exitpriority=10)
@@ -231,15 +236,26 @@ class Recorder:
         writing; ``observe(first_row, rows)`` sees every block written (called here, from the window)."""
         self._window, self._observe = window, observe
         layout = [(key, values.shape, values.dtype.str) for key, values in window.arrays.items()]
-        descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}-rows-", dir=SHARED_DIR)
+        size = _shared_bytes(layout)
+        folder = SHARED_DIR or tempfile.gettempdir()
         try:
-            os.ftruncate(descriptor, _shared_bytes(layout))
+            descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}-rows-", dir=folder)
+        except OSError as exc:
+            self.failure = _sharing_error(folder, size, exc)
+            return
+        try:
+            os.posix_fallocate(descriptor, 0, size)  # every page now: a page found missing later is a SIGBUS
             self.activity.board, self._ring = _shared_arrays(mmap.mmap(descriptor, 0), layout)
-            self._send(("window", name, layout))
-            self._wait(lambda: self._pending == 0)
+        except OSError as exc:  # a full /dev/shm, a file-size limit (RLIMIT_FSIZE) below the ring
+            self.failure = _sharing_error(folder, size, exc)
         finally:
             os.close(descriptor)
-            os.unlink(name)
+        try:
+            if self.failure is None:
+                self._send(("window", name, layout))
+                self._wait(lambda: self._pending == 0)
+        finally:
+            os.unlink(name)  # the writer has mapped it, or never will
 
     def submit(self, rows: int) -> None:
         """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait)."""
@@ -347,6 +363,9 @@ WRITER_NICE = 10
 """niceness the writer process adds to its own (os.nice): on a machine with few cores the step loop and the
 daemons win the CPU when they want it, the writer takes what is left (a block of 1024 rows costs it a few ms)"""
 
+_NO_MAIN = types.ModuleType("__main__")
+"""the main module the writer process is told the coordinator has: none to import"""
+
 JOIN_S = 5.0
 """how long to wait for the writer process to end once its pipe says it has (s)"""
 
@@ -378,6 +397,11 @@ class _Activity(Intervals):
     def overlap_s(self, start: float, stop: float) -> float:
         self.sync()
         return super().overlap_s(start, stop)
+
+
+def _sharing_error(folder: str, size: int, exc: OSError) -> str:
+    return (f"results file: no memory to share the rows with the writer process ({size} bytes in {folder}: "
+            f"{exc.strerror}; free space or raise the limit, and resume)")
 
 
 def _shared_bytes(layout: Sequence[tuple[str, tuple[int, ...], str]]) -> int:

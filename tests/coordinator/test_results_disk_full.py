@@ -139,7 +139,7 @@ def test_a_write_the_system_refuses_stops_the_run_and_never_writes_into_the_file
     output = tmp_path / "refused.h5"
     config = tmp_path / "refused.toml"
     config.write_text(toml(output))
-    limit = 600 * 1024
+    limit = 1024 * 1024  # above the rows the coordinator shares with its writer process (8192 x 80 B)
     done = subprocess.run([sys.executable, "-c", REFUSED_RUN, str(config), str(limit)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 1, done.stderr[-2000:]
