@@ -13,7 +13,7 @@ cause, unless Python's garbage collector ran longer than all of them inside the 
 - ``results write``: the coordinator's part, in a step that queued a block of rows or a checkpoint;
 - ``coordinator``: the coordinator's part (integrator, listeners) in any other step.
 
-A results write on the writer thread runs beside the steps; whether it makes them late is measured
+A results write in the writer process runs beside the steps; whether it makes them late is measured
 by comparison: the rate of late episodes starting in steps that overlapped a write against steps
 that did not (``rate_during_writes`` vs ``rate_outside_writes``, per 1000 steps), and the same for
 collections.  Memory is bounded: counts, and the first :data:`KEPT_EPISODES` episodes in full.

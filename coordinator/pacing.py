@@ -7,12 +7,16 @@ import contextlib
 import gc
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 SWITCH_INTERVAL_S = 2e-4
 """Python's thread switch interval during a real-time loop (default 5 ms): how long the step loop may wait
 for the GIL while another thread of the coordinator (the module threads) holds it"""
+
+
+IDLE_S = 6e-4
+"""the sleep a real-time loop must have left before it does its idle work in it (:attr:`Pacer.idle`)"""
 
 
 class Pacer:
@@ -31,6 +35,8 @@ class Pacer:
         self.max_lateness_s = 0.0
         self.slot_start = 0.0
         """wall time (s) the current step's slot began"""
+        self.idle: Callable[[], object] | None = None
+        """work done while the loop would sleep at least :data:`IDLE_S` (taking the results writer's replies)"""
         self._origin: float | None = None
 
     def resync(self) -> None:
@@ -43,6 +49,9 @@ class Pacer:
         if self._origin is None:
             self._origin, self.slot = now, 0
         begin = self.slot_start = self._origin + self.slot * self.dt
+        if begin - now > IDLE_S and self.idle is not None:
+            self.idle()
+            now = time.perf_counter()
         if begin > now:
             time.sleep(begin - now)
         return time.perf_counter()

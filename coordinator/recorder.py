@@ -117,8 +117,8 @@ class Recorder:
     is in the coordinator's process group: a Ctrl-C must not end it before the coordinator has closed
     the file) and ends when its pipe closes (the coordinator ended, however), after its current write.
 
-    Replies are taken when the coordinator calls in (every method here): nothing runs in the
-    coordinator between its calls.
+    Replies are taken when the coordinator calls in (:meth:`collect`, and every method here): nothing
+    runs in the coordinator between its calls.
 
     Checkpoints are double-buffered (``/checkpoint/slot0``, ``slot1``): a new one is written into
     the slot not in use, flushed, and only then does ``/checkpoint/current`` = [slot, step, step_id]
@@ -259,10 +259,9 @@ class Recorder:
 
     def submit(self, rows: int) -> None:
         """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait)."""
-        self._collect()
+        self.collect()
         if rows > self._submitted and self.failure is None and self._window is not None:
-            self._wait(lambda: self._pending < QUEUE_WRITES)
-            window = self._window
+            window = self._window  # the slots of these rows held rows written already (the loop waits for them)
             for key, values in window.arrays.items():
                 for _, slot, count in window.segments(self._submitted, rows):
                     self._ring[key][slot:slot + count] = values[slot:slot + count]
@@ -277,7 +276,7 @@ class Recorder:
 
     def records(self, module: str, records: Sequence[Record]) -> None:
         """Send a block of ``module``'s streamed records (written at their ``first_row``) after the rows sent."""
-        self._collect()
+        self.collect()
         if self.failure is None and records:
             self._send(("records", module, list(records)))
 
@@ -318,13 +317,16 @@ class Recorder:
 
     def _wait(self, done: Callable[[], bool]) -> None:
         """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes)."""
-        self._collect()
+        self.collect()
         while not done() and not self._closed:
             self._replies.poll(None)  # a reply, or the end of the pipe
-            self._collect()
+            self.collect()
 
-    def _collect(self) -> None:
-        """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure."""
+    def collect(self) -> None:
+        """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure.
+
+        Every call here does it first; a real-time loop also calls it while it sleeps (observing a block of
+        rows costs a few hundred microseconds on an idle core: better not in a step's slot)."""
         try:
             while not self._closed and self._replies.poll():
                 kind, rows, failure = self._replies.recv()

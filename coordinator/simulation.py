@@ -425,6 +425,8 @@ class _Run:
         ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
         step_id = start.step_id
         pacer, holds = self.pacer, control.holds
+        if pacer is not None:
+            pacer.idle = recorder.collect
         for n in range(first, last + 1):
             stop_point()  # a SIGINT or SIGTERM stops the run here, between two steps
             try:
