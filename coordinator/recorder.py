@@ -35,6 +35,7 @@ import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -220,11 +221,14 @@ class Recorder:
         self._replies, replies = context.Pipe(duplex=False)
         self._process = context.Process(target=_serve, args=(str(self.path), requests, replies),
                                         name=f"results writer {self.path.name}")
-        main, sys.modules["__main__"] = sys.modules["__main__"], _NO_MAIN
-        try:  # multiprocessing runs the coordinator's main script again in a child (a script without the
-            self._process.start()  # `if __name__ == "__main__"` guard would start its run there): not here
-        finally:
-            sys.modules["__main__"] = main
+        # multiprocessing would run the coordinator's main script again in the writer (a script without the
+        # `if __name__ == "__main__":` guard would start its whole run there): the writer is told of none
+        with _LAUNCHING:
+            main, sys.modules["__main__"] = sys.modules["__main__"], _NO_MAIN
+            try:
+                self._process.start()
+            finally:
+                sys.modules["__main__"] = main
         requests.close()
         replies.close()
         multiprocessing.util.Finalize(self, self._requests.close, exitpriority=10)
@@ -367,6 +371,9 @@ daemons win the CPU when they want it, the writer takes what is left (a block of
 
 _NO_MAIN = types.ModuleType("__main__")
 """the main module the writer process is told the coordinator has: none to import"""
+
+_LAUNCHING = threading.Lock()
+"""one writer started at a time (each puts the coordinator's main module back)"""
 
 JOIN_S = 5.0
 """how long to wait for the writer process to end once its pipe says it has (s)"""

@@ -111,3 +111,23 @@ def _claims_rows(path: Path) -> bool:
         return int(read_attributes(path).get("completed_steps", 0)) > 0
     except OSError:
         return False
+
+
+UNGUARDED = """
+from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.simulation import run_experiment
+print("run", flush=True)
+run_experiment(load_experiment({config!r}))
+"""
+
+
+def test_a_script_without_the_main_guard_runs_once(tmp_path):
+    """multiprocessing runs the main script again in a child it starts: not in the results writer."""
+    table = experiment(tmp_path, "script").table
+    config = tmp_path / "script.toml"
+    config.write_text(_toml(table))
+    script = tmp_path / "script.py"
+    script.write_text(UNGUARDED.format(config=str(config)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "run\n", done.stderr[-2000:]
+    assert read_attributes(Path(table["output"]["file"]))["status"] == "completed"
