@@ -70,6 +70,10 @@ RESUME_ROWS = 1024
 QUEUE_WRITES = 4
 """blocks of rows, checkpoints and records that may wait for the writer process before the step loop waits for it"""
 
+DEFERRED_ROWS = 4096
+"""rows a paced run's submit leaves to the loop's sleep at most (a loop that never sleeps long enough sends them
+in its step): half the window, so that the loop never waits for a whole window to be written"""
+
 
 def _space_error(path: Path, needed: int) -> str | None:
     """The one-line refusal if the disk of ``path`` has less than ``needed`` + RESERVE_BYTES free, else None."""
@@ -205,7 +209,9 @@ class Recorder:
         self.failure: str | None = None
         self.activity = _Activity()
         """when the writer process wrote (what real-time lateness is compared with)"""
-        self._submitted = rows
+        self._submitted = self._due = rows
+        """rows sent to the writer; rows submitted (sent, or due at the next collect of a paced run)"""
+        self._paced = False
         self._pending = 0
         """requests sent to the writer and not answered yet"""
         self._closed = False
@@ -235,10 +241,14 @@ class Recorder:
         """the pipe closes, so the writer ends, at the coordinator's exit before multiprocessing joins it"""
 
     # -- the step loop's side ----------------------------------------------------------------------
-    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None) -> None:
+    def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None,
+              paced: bool = False) -> None:
         """Share a ring of ``window``'s size with the writer and wait until it has the file open for
-        writing; ``observe(first_row, rows)`` sees every block written (called here, from the window)."""
-        self._window, self._observe = window, observe
+        writing; ``observe(first_row, rows)`` sees every block written (called here, from the window).
+
+        ``paced``: a real-time loop, which calls :meth:`collect` while it sleeps; :meth:`submit` then leaves
+        the rows to it (and sends them itself only when :data:`DEFERRED_ROWS` wait)."""
+        self._window, self._observe, self._paced = window, observe, paced
         layout = [(key, values.shape, values.dtype.str) for key, values in window.arrays.items()]
         size = _shared_bytes(layout)
         folder = SHARED_DIR or tempfile.gettempdir()
@@ -262,31 +272,45 @@ class Recorder:
             os.unlink(name)  # the writer has mapped it, or never will
 
     def submit(self, rows: int) -> None:
-        """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait)."""
-        self.collect()
-        if rows > self._submitted and self.failure is None and self._window is not None:
-            window = self._window  # the slots of these rows held rows written already (the loop waits for them)
-            for key, values in window.arrays.items():
-                for _, slot, count in window.segments(self._submitted, rows):
-                    self._ring[key][slot:slot + count] = values[slot:slot + count]
-            self._submitted = rows
-            self._send(("rows", rows))
+        """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait); in a
+        paced run the next :meth:`collect` sends them."""
+        self._due = max(self._due, rows)
+        if not self._paced or self._due - self._submitted >= DEFERRED_ROWS:
+            self._send_rows()
+
+    def collect(self) -> None:
+        """(a paced run, while the loop sleeps) Take the writer's replies; if they brought no rows to observe,
+        send the rows due (one piece of work at a time: each costs a few hundred microseconds on an idle core)."""
+        if not self._take() and self._due > self._submitted and self._pending < QUEUE_WRITES:
+            self._send_rows()
 
     def checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> None:
         """Send a consistent restart point after ``step`` (its rows are sent first)."""
-        self.submit(step + 1)
+        self._due = max(self._due, step + 1)
+        self._send_rows()
         if self.failure is None:
             self._send(("checkpoint", step, step_id, dict(state), dict(modules)))
 
     def records(self, module: str, records: Sequence[Record]) -> None:
-        """Send a block of ``module``'s streamed records (written at their ``first_row``) after the rows sent."""
-        self.collect()
+        """Send a block of ``module``'s streamed records (written at their ``first_row``)."""
+        self._take()
         if self.failure is None and records:
             self._send(("records", module, list(records)))
 
     def wait_written(self, rows: int) -> None:
-        """Block until ``rows`` rows are on disk or the writer failed."""
+        """Block until ``rows`` rows (submitted) are on disk or the writer failed."""
+        self._send_rows()
         self._wait(lambda: self.rows >= rows or self.failure is not None)
+
+    def _send_rows(self) -> None:
+        """Copy the rows due into the shared ring and ask the writer to write them."""
+        if self._due > self._submitted and self.failure is None and self._window is not None:
+            window = self._window  # the slots of these rows held rows written already (the loop waits for them)
+            for key, values in window.arrays.items():
+                for _, slot, count in window.segments(self._submitted, self._due):
+                    self._ring[key][slot:slot + count] = values[slot:slot + count]
+            self._submitted = self._due
+            self._send(("rows", self._due))
 
     def close(self, status: str, summary: Mapping[str, Any] | None = None,
               stop: Mapping[str, Any] | None = None) -> None:
@@ -298,6 +322,7 @@ class Recorder:
         """
         if self._process is None:
             return
+        self._send_rows()
         self._send(("close", status, summary, stop), queued=False)
         self._wait(lambda: self._closed)
         self._process.join(JOIN_S)
@@ -321,16 +346,15 @@ class Recorder:
 
     def _wait(self, done: Callable[[], bool]) -> None:
         """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes)."""
-        self.collect()
+        self._take()
         while not done() and not self._closed:
             self._replies.poll(None)  # a reply, or the end of the pipe
-            self.collect()
+            self._take()
 
-    def collect(self) -> None:
-        """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure.
-
-        Every call here does it first; a real-time loop also calls it while it sleeps (observing a block of
-        rows costs a few hundred microseconds on an idle core: better not in a step's slot)."""
+    def _take(self) -> bool:
+        """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure;
+        whether rows were observed."""
+        observed = False
         try:
             while not self._closed and self._replies.poll():
                 kind, rows, failure = self._replies.recv()
@@ -340,6 +364,7 @@ class Recorder:
                         window = self._window
                         for row, slot, count in window.segments(self.rows, rows):
                             self._observe(row, {k: v[slot:slot + count] for k, v in window.arrays.items()})
+                        observed = True
                     self.rows = rows
                 self.failure = self.failure or failure
                 if kind == "closed":
@@ -347,6 +372,7 @@ class Recorder:
         except (EOFError, OSError):
             self._lost()
         self.activity.sync()
+        return observed
 
     def _lost(self) -> None:
         """The writer process ended without closing the file: a failure line."""

@@ -370,7 +370,7 @@ class _Run:
         closed = False
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
-            start.recorder.start(start.window, start.observe)
+            start.recorder.start(start.window, start.observe, paced=self.pacer is not None)
             with recorder_closed(start.recorder, start.window) as status:
                 try:
                     loop_wall, step_times = self._loop(start, status)
