@@ -266,7 +266,7 @@ class Recorder:
             os.close(descriptor)
         try:
             if self.failure is None:
-                self._send(("window", name, layout))
+                self._send(("window", name, layout, paced))
                 self._wait(lambda: self._pending == 0)
         finally:
             os.unlink(name)  # the writer has mapped it, or never will
@@ -393,7 +393,8 @@ SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 WRITER_NICE = 10
 """niceness the writer process adds to its own (os.nice): on a machine with few cores the step loop and the
-daemons win the CPU when they want it, the writer takes what is left (a block of 1024 rows costs it a few ms)"""
+daemons win the CPU when they want it, the writer takes what is left (a block of 1024 rows costs it a few ms).
+In a paced (real-time) run the writer goes further, to SCHED_IDLE: it runs only on a core nothing else wants"""
 
 _NO_MAIN = types.ModuleType("__main__")
 """the main module the writer process is told the coordinator has: none to import"""
@@ -506,9 +507,12 @@ class _Writer:
         """Do one request: attach the shared memory ("window"), or write rows, a checkpoint or records."""
         kind, *arguments = request
         if kind == "window":
-            name, layout = arguments
+            name, layout, paced = arguments
             with open(name, "r+b") as shared:
                 self._board, self._ring = _shared_arrays(mmap.mmap(shared.fileno(), 0), layout)
+            if paced:  # a waking step loop or daemon takes the CPU from it at once (a niced one ran on up to a slice)
+                with contextlib.suppress(OSError):
+                    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
             return
         if self.failure is not None:
             return
