@@ -10,9 +10,9 @@ thread arena only past its trim threshold, which its dynamic mmap threshold rais
 large free), and next time another thread carries the transient: the coordinator's RSS rose in steps
 of 0.3-0.8 MB until every arena had had its turn.  In one arena the transient reuses the same free
 chunks whichever thread carries it.  The experimental site + plant daemon pair over 300,612 steps
-(docs/step_loop.md, "One malloc arena per process"): the coordinator's RSS 160.4/162.7/163.6 MB at
-10/50/100 % with glibc's arenas, 160.3/161.2/161.3 with one (0.54 -> 0.09 MB per 100,000 steps over
-the second half); the linear and spring daemon rows 0.30 and 0.28 -> 0.01 and 0.02 MB per 100,000
+(docs/step_loop.md, "One malloc arena per process"): the coordinator grew 3.2 MB from 10 % to 100 %
+with glibc's arenas, 0.8-1.6 MB with one (0.54 -> 0.09-0.49 MB per 100,000 steps over the second
+half, three runs); the linear and spring daemon rows 0.30 and 0.28 -> 0.01 and 0.02 MB per 100,000
 steps (122,998 steps).
 
 The cost is one arena lock for all threads, which costs little here: a step allocates almost nothing
