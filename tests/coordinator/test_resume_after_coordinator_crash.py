@@ -38,11 +38,15 @@ def test_kill_minus_9_of_the_coordinator_then_resume(tmp_path, capsys):
 def kill_at_first_checkpoint(experiment_file: Path, results: Path, timeout_s: float = 60.0) -> None:
     """`hybridsim run experiment_file` in a process of its own, killed (SIGKILL) once ``results`` holds a
     checkpoint."""
-    runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(experiment_file), "--quiet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    errors = results.with_name(results.name + ".stderr")
+    with errors.open("w") as stderr:
+        runner = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(experiment_file), "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + timeout_s
     while not _has_checkpoint(results):
-        assert runner.poll() is None and time.monotonic() < deadline, "the run ended before its first checkpoint"
+        assert runner.poll() is None and time.monotonic() < deadline, (
+            f"the run ended (exit {runner.returncode}) or ran out of time before its first checkpoint: "
+            f"{errors.read_text()[-2000:]}")
         time.sleep(0.01)
     runner.send_signal(signal.SIGKILL)
     runner.wait()
