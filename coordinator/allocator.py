@@ -4,7 +4,7 @@ glibc's malloc gives every thread that allocates an arena of its own (up to 8 pe
 process's threads take turns at large transients: a site's streamed records (every ``RECORDS_EVERY``
 = 8192 steps about 0.46 MB for the experimental site: seven records of 8192 doubles) are carried by
 whichever of gRPC's event-engine threads reads the stream and by the channel-spin thread gRPC starts
-anew for every streaming call; the results writer's HDF5 buffers are another.  Each arena grows to the
+anew for every streaming call.  Each arena grows to the
 largest transient its thread has carried and keeps that memory resident once freed (glibc trims a
 thread arena only past its trim threshold, which its dynamic mmap threshold raises after the first
 large free), and next time another thread carries the transient: the coordinator's RSS rose in steps
