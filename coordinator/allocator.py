@@ -4,11 +4,11 @@ glibc's malloc gives every thread that allocates an arena of its own (up to 8 pe
 process's threads take turns at large transients: a site's streamed records (every ``RECORDS_EVERY``
 = 8192 steps about 0.46 MB for the experimental site: seven records of 8192 doubles) are carried by
 whichever of gRPC's event-engine threads reads the stream and by the channel-spin thread gRPC starts
-anew for every streaming call.  Each arena grows to the
-largest transient its thread has carried and keeps that memory resident once freed (glibc trims a
-thread arena only past its trim threshold, which its dynamic mmap threshold raises after the first
-large free), and next time another thread carries the transient: the coordinator's RSS rose in steps
-of 0.3-0.8 MB until every arena had had its turn.  In one arena the transient reuses the same free
+anew for every streaming call.  Each arena grows to the largest transient its thread has carried
+and keeps that memory resident once freed (glibc trims a thread arena only past its trim threshold,
+which its dynamic mmap threshold raises after the first large free), and next time another thread
+carries the transient: the coordinator's RSS rose in steps of 0.3-0.8 MB until every arena had had
+its turn.  In one arena the transient reuses the same free
 chunks whichever thread carries it.  The experimental site + plant daemon pair over 300,612 steps
 (docs/step_loop.md, "One malloc arena per process"): the coordinator grew 3.2 MB from 10 % to 100 %
 with glibc's arenas, 0.8-1.6 MB with one (0.54 -> 0.09-0.49 MB per 100,000 steps over the second
