@@ -124,9 +124,11 @@ def preemptions(pid: int | None = None) -> int:
     return total
 
 
-def children() -> list[int]:
-    """Process IDs of this process's descendants (the local daemons a run started, and theirs: a site's
-    plant daemon), parents first."""
+def processes() -> dict[str, int]:
+    """This process's descendants by role: ``writer`` (the results writer, a child of multiprocessing's fork
+    server), and ``daemon 1``, ``daemon 2``, ... in the order parents first (the local daemons a run started
+    and theirs: a site's plant daemon, an OpenSees module's worker family); multiprocessing's fork server and
+    resource tracker, which outlive the runs of one process and do no work of theirs, are left out."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -135,10 +137,24 @@ def children() -> list[int]:
                     parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-    out, level = [], [os.getpid()]
+    ordered, level = [], [os.getpid()]
     while level:
         level = sorted(pid for pid, parent in parents.items() if parent in level)
-        out += level
+        ordered += level
+    out: dict[str, int] = {}
+    for pid in ordered:
+        try:
+            with open(f"/proc/{pid}/cmdline") as cmdline:
+                command = cmdline.read()
+        except OSError:
+            continue
+        if "multiprocessing.resource_tracker" in command:
+            continue
+        if "multiprocessing.forkserver" in command:
+            if parents[pid] != os.getpid():
+                out["writer"] = pid
+            continue
+        out[f"daemon {sum(key.startswith('daemon') for key in out) + 1}"] = pid
     return out
 
 
@@ -187,7 +203,8 @@ class _Probe:
         self.window = max(steps // (10 * self.WINDOWS), 1)
         self.clock: dict[int, float] = {}
         self.load: dict[int, float] = {}
-        self.pids: list[int] = []
+        self.procs: dict[str, int] = {}
+        """the run's other processes by role (:func:`processes`)"""
         self.cpu: dict[int, dict[str, tuple[int | None, float]]] = {}
         """step -> process -> (ID, CPU time s) at every window's end and at every tenth"""
         self.preempted: dict[int, dict[str, tuple[int | None, int]]] = {}
@@ -246,20 +263,20 @@ class _Probe:
         if tenth is not None:
             self.clock[tenth] = time.perf_counter()
             self.load[tenth] = os.getloadavg()[0]
-            self.pids = children()
+            self.procs = processes()
             self.preempted[n] = {"coordinator": (None, preemptions()),
-                                 **{f"daemon {i + 1}": (pid, preemptions(pid)) for i, pid in enumerate(self.pids)}}
+                                 **{who: (pid, preemptions(pid)) for who, pid in self.procs.items()}}
             if tenth in (1, 5, 10):
                 at = f"{10 * tenth}%"
-                self.rss[at] = {"coordinator": rss_mb(), **{f"daemon {i + 1}": rss_mb(pid)
-                                                            for i, pid in enumerate(self.pids)}}
-                self.rss_pids[at] = {"coordinator": None, **{f"daemon {i + 1}": pid for i, pid in enumerate(self.pids)}}
-                if self.pids:
-                    self.rss[at]["daemons (PSS)"] = pss_mb(self.pids)
+                self.rss[at] = {"coordinator": rss_mb(), **{who: rss_mb(pid) for who, pid in self.procs.items()}}
+                self.rss_pids[at] = {"coordinator": None, **self.procs}
+                daemons = [pid for who, pid in self.procs.items() if who.startswith("daemon")]
+                if daemons:
+                    self.rss[at]["daemons (PSS)"] = pss_mb(daemons)
                     self.rss_pids[at]["daemons (PSS)"] = None
         if tenth is not None or n % self.window == 0:
             self.cpu[n] = {"coordinator": (None, cpu_s()),
-                           **{f"daemon {i + 1}": (pid, cpu_s(pid)) for i, pid in enumerate(self.pids)}}
+                           **{who: (pid, cpu_s(pid)) for who, pid in self.procs.items()}}
 
 
 def _ratio(last: float, first: float) -> float:
@@ -365,8 +382,8 @@ def matrix(seconds: float = 8.0, in_process_repeats: int = 10, daemon_repeats: i
 def format_long_run(figures: Mapping[str, Any]) -> str:
     """The table of :func:`long_run_figures`."""
     lines = [f"{'integrator':<19}{'kind':<13}{'where':<11}{'steps':>7}{'steps/s first':>14}{'last':>8}{'ratio':>7}"
-             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 1 10/50/100 %':>23}{'MB/100k c, d':>26}{'ckpt B 90/100 %':>17}"
-             f"  CPU us/step first/last tenth (ratio; ratio of the quietest quarter): coordinator; daemons  [load average]"]
+             f"{'RSS MB coord 10/50/100 %':>26}{'daemon 1 10/50/100 %':>23}{'MB/100k c, d (PSS d), w':>44}{'ckpt B 90/100 %':>17}"
+             f"  CPU us/step first/last tenth (ratio; ratio of the quietest quarter): coordinator; daemons; writer  [load average]"]
     for r in figures["runs"]:
         rss, s = r["rss_mb"], r["steps_per_s"]
         coord = "/".join(f"{rss[p]['coordinator']:.1f}" for p in ("10%", "50%", "100%"))
@@ -374,7 +391,7 @@ def format_long_run(figures: Mapping[str, Any]) -> str:
         grow = _growth(r["rss_growth_mb_per_100k_steps"])
         ckpt = f"{r['checkpoint_bytes']['90%']}/{r['checkpoint_bytes']['100%']}"
         lines.append(f"{r['integrator']:<19}{r['kind']:<13}{r['where']:<11}{r['steps']:>7}{s['first_tenth']:>14.0f}"
-                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>26}{ckpt:>17}"
+                     f"{s['last_tenth']:>8.0f}{s['last_over_first']:>7.2f}{coord:>26}{daemon:>23}{grow:>44}{ckpt:>17}"
                      f"  {_cpu(r)}")
     if figures.get("realtime_two_daemons"):
         lines += _realtime_lines(figures["realtime_two_daemons"])
@@ -408,11 +425,12 @@ def _realtime_lines(rt: Mapping[str, Any]) -> list[str]:
 
 
 def _growth(growth: Mapping[str, float]) -> str:
-    """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons), then
-    the PSS of all of them together."""
+    """RSS growth per 100k steps: the coordinator's, then each daemon's (/-separated; - without daemons), the
+    PSS of all of them together, and the results writer's."""
     daemons = "/".join(f"{v:.2f}" for k, v in growth.items() if k.startswith("daemon ")) or "-"
     pss = f" ({growth['daemons (PSS)']:.2f})" if "daemons (PSS)" in growth else ""
-    return f"{growth['coordinator']:.2f}, {daemons}{pss}"
+    writer = f", w {growth['writer']:.2f}" if "writer" in growth else ""
+    return f"{growth['coordinator']:.2f}, {daemons}{pss}{writer}"
 
 
 def _cpu(run: Mapping[str, Any]) -> str:
@@ -424,6 +442,7 @@ def _cpu(run: Mapping[str, Any]) -> str:
         c = cpu[who]
         ratios = f"{c['last_over_first']:.2f}; {c['quiet_last_over_first']:.2f}"
         return f"{c['first_tenth']:.0f}/{c['last_tenth']:.0f} ({ratios})"
-    daemons = ", ".join(one(k) for k in cpu if k != "coordinator") or "-"
+    daemons = ", ".join(one(k) for k in cpu if k.startswith("daemon")) or "-"
+    daemons += f"; writer {one('writer')}" if "writer" in cpu else ""
     loads = f"  [load {(load[0] + load[1]) / 2:.1f}/{(load[9] + load[10]) / 2:.1f}]" if load else ""
     return (f"{one('coordinator')}; {daemons}" if "coordinator" in cpu else "-") + loads
