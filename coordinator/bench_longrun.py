@@ -63,29 +63,26 @@ def build(ops, fy=1600.0, e0=4.0e5, b=0.05):
 '''
 
 
+def _proc_number(path: str, key: str) -> int | None:
+    """The number after ``key`` on its line of a /proc file (kB for memory), or None when the process (or
+    the line) is gone."""
+    try:
+        with open(path) as lines:
+            return next((int(line.split()[1]) for line in lines if line.startswith(key)), None)
+    except OSError:
+        return None
+
+
 def rss_mb(pid: int | None = None) -> float:
     """Resident memory of a process (MB; this one by default); NaN once it has ended (an OpenSees worker
     hands over to its snapshot at a discard)."""
-    try:
-        with open(f"/proc/{pid or 'self'}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
+    kb = _proc_number(f"/proc/{pid or 'self'}/status", "VmRSS:")
+    return float("nan") if kb is None else kb / 1024.0
 
 
 def pss_mb(pids: list[int]) -> float:
     """Proportional set size of processes together (MB): each page shared by k processes counts 1/k."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as rollup:
-                total += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
-        except (OSError, StopIteration):
-            continue
-    return total / 1024.0
+    return sum(_proc_number(f"/proc/{pid}/smaps_rollup", "Pss:") or 0 for pid in pids) / 1024.0
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -109,19 +106,12 @@ def cpu_s(pid: int | None = None) -> float:
 def preemptions(pid: int | None = None) -> int:
     """Involuntary context switches of a process's live threads so far (the scheduler gave their CPU to
     another process before they blocked); 0 once it has ended."""
-    total = 0
     folder = f"/proc/{pid or 'self'}/task"
     try:
         tasks = os.listdir(folder)
     except OSError:
         return 0
-    for task in tasks:
-        try:
-            with open(f"{folder}/{task}/status") as status:
-                total += next(int(line.split()[1]) for line in status if line.startswith("nonvoluntary_ctxt_switches"))
-        except (OSError, StopIteration):
-            continue
-    return total
+    return sum(_proc_number(f"{folder}/{task}/status", "nonvoluntary_ctxt_switches") or 0 for task in tasks)
 
 
 def processes() -> dict[str, int]:
