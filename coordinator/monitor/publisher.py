@@ -160,7 +160,10 @@ class Publisher:
                 frame = None
                 if n + 1 > rows:
                     rows = max(rows, getattr(arrays, "first", 0))  # rows that left the run's window are on disk
-                    frame = builder.frame(arrays, rows, n + 1)  # type: ignore[arg-type]
+                    try:
+                        frame = builder.frame(arrays, rows, n + 1)  # type: ignore[arg-type]
+                    except IndexError:  # the loop overtook the frame's first rows as it was built (the builder
+                        continue  # changes nothing before it has read them all): again from the window's first
                     rows = n + 1
                 elif state != last_state or now - last_sent >= self.heartbeat_s or final:
                     frame = pb.Frame(progress=builder.progress(n, float(arrays["time"][n])))  # type: ignore[index]

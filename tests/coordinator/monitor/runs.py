@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 import grpc
 
+from hybridsim.coordinator.bench_longrun import repeated_record
 from hybridsim.coordinator.cli.run import with_bar
 from hybridsim.coordinator.experiment import Experiment, parse_experiment
 from hybridsim.coordinator.monitor.publisher import Publisher
@@ -25,12 +27,15 @@ from tests.conftest import EXAMPLES
 TOKEN = "test-token-1234"
 
 
-def example(name: str, duration_s: float | None = None) -> Experiment:
-    """An example experiment, optionally cut to its first ``duration_s`` seconds."""
+def example(name: str, duration_s: float | None = None, repeated_in: Path | None = None) -> Experiment:
+    """An example experiment, optionally cut to its first ``duration_s`` seconds; with ``repeated_in`` too, over the
+    first 40 s of El Centro repeated for that long (its CSV written in that folder)."""
     path = EXAMPLES / name
     table = tomllib.loads(path.read_text())
     if duration_s is not None:
         table["experiment"]["duration"] = duration_s
+    if repeated_in is not None:
+        table["ground_motion"]["file"] = str(repeated_record(repeated_in, 40.0, math.ceil(duration_s / 40.0) + 1))
     return parse_experiment(table, base_dir=path.parent, source=path.read_text())
 
 
