@@ -409,8 +409,10 @@ def _realtime_lines(rt: Mapping[str, Any]) -> list[str]:
     if causes:
         lines.append("  late episodes by cause: " + ", ".join(f"{k} {v}" for k, v in causes["episodes"].items())
                      + f"; per 1000 steps: {causes['rate_during_writes']:.0f} during results writes "
-                     f"({causes['steps_during_writes']} steps), {causes['rate_outside_writes']:.0f} outside; "
-                     f"{causes['gc_collections']} collections; writer busy {causes['writer_busy_pct']:.2f} %")
+                     f"({causes['episodes_during_writes']} in {causes['steps_during_writes']} steps), "
+                     f"{causes['rate_outside_writes']:.0f} outside; {causes['gc_collections']} collections; writer "
+                     f"busy {causes['writer_busy_pct']:.2f} %, the loop waited for it {causes['loop_writer_waits']} "
+                     f"times, it wrote beside the loop {causes['writer_behind']} times")
     return lines
 
 

@@ -13,10 +13,12 @@ cause, unless Python's garbage collector ran longer than all of them inside the 
 - ``results write``: the coordinator's part, in a step that queued a block of rows or a checkpoint;
 - ``coordinator``: the coordinator's part (integrator, listeners) in any other step.
 
-A results write in the writer process runs beside the steps; whether it makes them late is measured
-by comparison: the rate of late episodes starting in steps that overlapped a write against steps
-that did not (``rate_during_writes`` vs ``rate_outside_writes``, per 1000 steps), and the same for
-collections.  Memory is bounded: counts, and the first :data:`KEPT_EPISODES` episodes in full.
+A results write in the writer process runs in the loop's sleep, a piece at a time (see
+:meth:`hybridsim.coordinator.recorder.Recorder.collect`), and a piece may still outlast the sleep;
+whether writes make steps late is measured by comparison: the rate of late episodes starting in steps
+whose slot a write overlapped (before the slot's end: a write after it cannot have made the step late)
+against steps that none did (``rate_during_writes`` vs ``rate_outside_writes``, per 1000 steps), and the
+same for collections.  Memory is bounded: counts, and the first :data:`KEPT_EPISODES` episodes in full.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 CAUSES = ("gc", "results write", "wake-up", "modules", "coordinator")
@@ -66,11 +68,17 @@ class Intervals:
 
 class LateCauses:
     """Attribution of a real-time run's late episodes (see the module docstring); ``writer`` is the
-    results writer's activity (:attr:`hybridsim.coordinator.recorder.Recorder.activity`)."""
+    results writer's activity (:attr:`hybridsim.coordinator.recorder.Recorder.activity`), ``writer_counts`` its
+    counters (:meth:`hybridsim.coordinator.recorder.Recorder.counts`: the loop waited for it, it fell behind)."""
 
-    def __init__(self, dt: float, writer: Intervals) -> None:
+    def __init__(self, dt: float, writer: Intervals,
+                 writer_counts: Callable[[], Mapping[str, int]] = lambda: {}) -> None:
         self.dt = dt
         self.writer = writer
+        self._writer_counts = writer_counts
+        self.loop_writer_counts: dict[str, int] = {}
+        """the writer's counts over the loop (``writer_counts()`` at its end less at its start)"""
+        self._counts_before: Mapping[str, int] = {}
         self.collections = Intervals()
         self.counts = dict.fromkeys(CAUSES, 0)
         self.late_steps = dict.fromkeys(CAUSES, 0)
@@ -85,6 +93,7 @@ class LateCauses:
         self._gc_callback: Callable[[str, dict[str, Any]], None] | None = None
 
     def __enter__(self) -> "LateCauses":
+        self._counts_before = self._writer_counts()
         def on_gc(phase: str, _info: dict[str, Any]) -> None:
             (self.collections.begin if phase == "start" else self.collections.end)()
 
@@ -93,6 +102,7 @@ class LateCauses:
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        self.loop_writer_counts = {k: v - self._counts_before.get(k, 0) for k, v in self._writer_counts().items()}
         if self._gc_callback in gc.callbacks:
             gc.callbacks.remove(self._gc_callback)
 
@@ -107,7 +117,7 @@ class LateCauses:
                 return
             self._cause = None
             return
-        writing = self.writer.overlap_s(slot_start, end) > 0
+        writing = self.writer.overlap_s(slot_start, min(end, slot_start + self.dt)) > 0  # (after, it was late already)
         collecting = self.collections.overlap_s(slot_start, end)
         self.eligible[writing] += 1
         self.eligible_gc[collecting > 0] += 1
@@ -137,6 +147,8 @@ class LateCauses:
                 "rate_during_writes": rate(self.started, self.eligible, 1),
                 "rate_outside_writes": rate(self.started, self.eligible, 0),
                 "steps_during_writes": self.eligible[1],
+                "episodes_during_writes": self.started[1],
+                **self.loop_writer_counts,
                 "rate_during_gc": rate(self.started_gc, self.eligible_gc, 1),
                 "rate_outside_gc": rate(self.started_gc, self.eligible_gc, 0),
                 "writer_busy_pct": 100.0 * self.writer.total_s / loop_wall_s if loop_wall_s > 0 else 0.0,

@@ -35,8 +35,9 @@ class Pacer:
         self.max_lateness_s = 0.0
         self.slot_start = 0.0
         """wall time (s) the current step's slot began"""
-        self.idle: Callable[[], object] | None = None
-        """work done while the loop would sleep at least :data:`IDLE_S` (taking the results writer's replies)"""
+        self.idle: Callable[[float], object] | None = None
+        """work done while the loop would sleep at least :data:`IDLE_S`, told when the sleep ends (wall time, s):
+        the results writer's replies taken, its next piece of work granted"""
         self._origin: float | None = None
 
     def resync(self) -> None:
@@ -50,7 +51,7 @@ class Pacer:
             self._origin, self.slot = now, 0
         begin = self.slot_start = self._origin + self.slot * self.dt
         if begin - now > IDLE_S and self.idle is not None:
-            self.idle()
+            self.idle(begin)
             now = time.perf_counter()
         if begin > now:
             time.sleep(begin - now)

@@ -25,6 +25,7 @@ what each module measured is in ``/modules/<name>/``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import mmap
@@ -33,12 +34,13 @@ import multiprocessing.util
 import os
 import re
 import signal
+import struct
 import sys
 import tempfile
 import threading
 import time
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -71,8 +73,8 @@ QUEUE_WRITES = 4
 """blocks of rows, checkpoints and records that may wait for the writer process before the step loop waits for it"""
 
 DEFERRED_ROWS = 4096
-"""rows a paced run's submit leaves to the loop's sleep at most (a loop that never sleeps long enough sends them
-in its step): half the window, so that the loop never waits for a whole window to be written"""
+"""rows a paced run's writer may be behind at most before it writes beside the loop (a loop that never sleeps
+long enough for it): half the window, so that the loop never waits for a whole window to be written"""
 
 
 def _space_error(path: Path, needed: int) -> str | None:
@@ -212,8 +214,18 @@ class Recorder:
         self._submitted = self._due = rows
         """rows sent to the writer; rows submitted (sent, or due at the next collect of a paced run)"""
         self._paced = False
+        self.waits = 0
+        """times a paced run's loop waited for the writer (letting it work freely: its window or queue full, a
+        checkpoint, the end)"""
+        self.behind = 0
+        """times a paced run's writer was let write beside the loop, :data:`DEFERRED_ROWS` behind"""
         self._pending = 0
         """requests sent to the writer and not answered yet"""
+        self._sent = 0
+        """requests sent to the writer (its numbers for them: 1, 2, ...)"""
+        self._cores = os.sched_getaffinity(0)
+        self._cpu: int | None = None
+        """the core a paced writer is kept on (None: any of ``_cores``)"""
         self._closed = False
         """the writer has closed the file, or has ended"""
         self._window: RowWindow | None = None
@@ -225,7 +237,8 @@ class Recorder:
         context.set_forkserver_preload([__name__])  # each writer is a fork of a server that has imported h5py
         requests, self._requests = context.Pipe(duplex=False)
         self._replies, replies = context.Pipe(duplex=False)
-        self._process = context.Process(target=_serve, args=(str(self.path), requests, replies),
+        grants, self._grants = context.Pipe(duplex=False)
+        self._process = context.Process(target=_serve, args=(str(self.path), requests, replies, grants),
                                         name=f"results writer {self.path.name}")
         # multiprocessing would run the coordinator's main script again in the writer (a script without the
         # `if __name__ == "__main__":` guard would start its whole run there): the writer is told of none
@@ -237,8 +250,9 @@ class Recorder:
                 sys.modules["__main__"] = main
         requests.close()
         replies.close()
-        multiprocessing.util.Finalize(self, self._requests.close, exitpriority=10)
-        """the pipe closes, so the writer ends, at the coordinator's exit before multiprocessing joins it"""
+        grants.close()
+        multiprocessing.util.Finalize(self, _close_pipes, args=((self._requests, self._grants),), exitpriority=10)
+        """the pipes close, so the writer ends, at the coordinator's exit before multiprocessing joins it"""
 
     # -- the step loop's side ----------------------------------------------------------------------
     def start(self, window: RowWindow, observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None,
@@ -247,8 +261,9 @@ class Recorder:
         writing; ``observe(first_row, rows)`` sees every block written (called here, from the window).
 
         ``paced``: a real-time loop, which calls :meth:`collect` while it sleeps; :meth:`submit` then leaves
-        the rows to it (and sends them itself only when :data:`DEFERRED_ROWS` wait)."""
-        self._window, self._observe, self._paced = window, observe, paced
+        the rows to it (and sends them itself only when :data:`DEFERRED_ROWS` wait), and the writer works only
+        in the loop's sleep, a piece at a time (see :meth:`collect`)."""
+        self._window, self._observe = window, observe
         layout = [(key, values.shape, values.dtype.str) for key, values in window.arrays.items()]
         size = _shared_bytes(layout)
         folder = SHARED_DIR or tempfile.gettempdir()
@@ -270,19 +285,36 @@ class Recorder:
                 self._wait(lambda: self._pending == 0)
         finally:
             os.unlink(name)  # the writer has mapped it, or never will
+        self._paced = paced
 
     def submit(self, rows: int) -> None:
         """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait); in a
-        paced run the next :meth:`collect` sends them."""
+        paced run the next :meth:`collect` sends them, unless the writer is :data:`DEFERRED_ROWS` behind: the
+        loop has not slept enough for it, and it is let write beside the loop (:attr:`behind`)."""
         self._due = max(self._due, rows)
-        if not self._paced or self._due - self._submitted >= DEFERRED_ROWS:
+        if not self._paced:
             self._send_rows()
+        elif self._due - self.rows >= DEFERRED_ROWS:
+            self._send_rows()
+            self.behind += 1
+            self._grant(FREE)
 
-    def collect(self) -> None:
-        """(a paced run, while the loop sleeps) Take the writer's replies; if they brought no rows to observe,
-        send the rows due (one piece of work at a time: each costs a few hundred microseconds on an idle core)."""
+    def collect(self, until: float) -> None:
+        """(a paced run, while the loop sleeps until wall time ``until``, s of ``time.perf_counter``) Take the
+        writer's replies; if they brought no rows to observe, send the rows due; let the writer work until then.
+
+        A paced writer does its work in pieces (a dataset's rows, a flush, ...) and starts a piece only within
+        such a grant, :data:`PIECE_S` before its end at the latest (at its end when it has fallen
+        :data:`BEHIND_ROWS` behind): it runs while the loop and the daemons are idle, not beside a step.
+        A loop that waits for the writer (its window or queue full, a checkpoint, the end) lets it run freely."""
         if not self._take() and self._due > self._submitted and self._pending < QUEUE_WRITES:
             self._send_rows()
+        if self._pending:
+            self._grant(until)
+
+    def counts(self) -> dict[str, int]:
+        """A paced run's counters: times the loop waited for its writer, times the writer wrote beside the loop."""
+        return {"loop_writer_waits": self.waits, "writer_behind": self.behind}
 
     def checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> None:
         """Send a consistent restart point after ``step`` (its rows are sent first)."""
@@ -327,8 +359,7 @@ class Recorder:
         self._wait(lambda: self._closed)
         self._process.join(JOIN_S)
         self._process = None
-        self._requests.close()
-        self._replies.close()
+        _close_pipes((self._requests, self._replies, self._grants))
         self.activity.board, self._ring = None, {}  # the mapping goes with its last array
 
     def _send(self, request: tuple[Any, ...], queued: bool = True) -> None:
@@ -343,10 +374,39 @@ class Recorder:
             self._lost()
             return
         self._pending += 1
+        self._sent += 1
+
+    def _grant(self, until: float) -> None:
+        """Let a paced writer work on the requests sent so far until wall time ``until`` (s): start pieces
+        :data:`PIECE_S` before it unless it has fallen behind (:data:`BEHIND_ROWS`); on the core this loop runs
+        on, which it is leaving to sleep (a grant without end: on any core).
+
+        On the core just left the writer wakes at once and runs warm: woken on the other, idle core of a 2-vCPU
+        VM, its first pieces took 1.6 times longer (p50 417 vs 257 us, two runs in a row) and it fell behind."""
+        if self._closed:
+            return
+        self._bind(None if until == FREE else _current_cpu())
+        reserve = PIECE_S if self._due - self.rows < BEHIND_ROWS else 0.0
+        try:
+            self._grants.send_bytes(GRANT.pack(until, reserve, self._sent))
+        except OSError:  # the writer has ended: its replies' pipe says so
+            pass
+
+    def _bind(self, cpu: int | None) -> None:
+        """Keep the writer process on core ``cpu`` (None: on the cores the coordinator may use)."""
+        if cpu == self._cpu or self._process is None:
+            return
+        with contextlib.suppress(OSError):  # a writer that has ended, a core this process may not use
+            os.sched_setaffinity(self._process.pid, self._cores if cpu is None else {cpu})
+            self._cpu = cpu
 
     def _wait(self, done: Callable[[], bool]) -> None:
-        """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes)."""
+        """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes).  A
+        paced writer is let do all it has been sent without waiting for the loop's sleep."""
         self._take()
+        if not done() and self._paced:
+            self.waits += 1
+            self._grant(FREE)
         while not done() and not self._closed:
             self._replies.poll(None)  # a reply, or the end of the pipe
             self._take()
@@ -388,6 +448,9 @@ class Recorder:
                                         "it from its last checkpoint)")
 
 
+_SCHED_GETCPU = getattr(ctypes.CDLL(None), "sched_getcpu", None)
+"""the C library's ``sched_getcpu`` (glibc, musl), where it has one"""
+
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
 """where the file of the rows shared with the writer is made (memory; None: the temporary folder)"""
 
@@ -401,6 +464,28 @@ _NO_MAIN = types.ModuleType("__main__")
 
 _LAUNCHING = threading.Lock()
 """one writer started at a time (each puts the coordinator's main module back)"""
+
+GRANT = struct.Struct("ddq")
+"""a grant to a paced writer: start pieces until this wall time (s, ``time.perf_counter``) less this reserve (s),
+on requests up to this number"""
+
+FREE = float("inf")
+"""a grant without end: the writer does all the requests it covers"""
+
+PIECE_S = 4.5e-4
+"""the time a paced writer keeps for a piece of work (s): it starts one only if the grant lasts that much longer.
+A piece takes 40-80 us on a core that has been running, 250-500 us (p90) on one that has just woken up"""
+
+WARM_PIECE_S = 1.5e-4
+"""the time kept for a piece that follows another at once (s): on a core already running, pieces take 40-80 us"""
+
+WARM_GAP_S = 1e-4
+"""how soon after a piece the next one counts as following it (s)"""
+
+BEHIND_ROWS = 2048
+"""rows due and not on disk beyond which a paced writer has fallen behind (its loop's sleeps too short for
+:data:`PIECE_S`): it then starts pieces until the end of each grant, at the risk of a piece overlapping a step,
+rather than make the loop wait for a whole window (:data:`hybridsim.coordinator.window.WINDOW_ROWS`)"""
 
 JOIN_S = 5.0
 """how long to wait for the writer process to end once its pipe says it has (s)"""
@@ -435,6 +520,18 @@ class _Activity(Intervals):
         return super().overlap_s(start, stop)
 
 
+def _current_cpu() -> int | None:
+    """The core the calling thread runs on (glibc's ``sched_getcpu``; None where there is none)."""
+    cpu = _SCHED_GETCPU() if _SCHED_GETCPU is not None else -1
+    return cpu if cpu >= 0 else None
+
+
+def _close_pipes(pipes: Sequence[Connection]) -> None:
+    """Close the coordinator's ends of the writer's pipes."""
+    for pipe in pipes:
+        pipe.close()
+
+
 def _sharing_error(folder: str, size: int, exc: OSError) -> str:
     return (f"results file: no memory to share the rows with the writer process ({size} bytes in {folder}: "
             f"{exc.strerror}; free space or raise the limit, and resume)")
@@ -456,12 +553,13 @@ def _shared_arrays(buffer: mmap.mmap, layout: Sequence[tuple[str, tuple[int, ...
 
 
 # -- the writer process -------------------------------------------------------------------------------
-def _serve(path: str, requests: Connection, replies: Connection) -> None:
-    """(writer process) Write what the coordinator sends until it says close, or its pipe closes."""
+def _serve(path: str, requests: Connection, replies: Connection, grants: Connection) -> None:
+    """(writer process) Write what the coordinator sends until it says close, or its pipe closes; in a paced
+    run, a piece at a time within the coordinator's grants."""
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)  # the coordinator stops the run and closes the file
     os.nice(WRITER_NICE)
-    writer = _Writer(Path(path))
+    writer = _Writer(Path(path), _Gate(grants))
     try:
         while True:
             try:
@@ -480,11 +578,47 @@ def _serve(path: str, requests: Connection, replies: Connection) -> None:
         writer.release()
 
 
-class _Writer:
-    """(writer process) The results file open for SWMR writing; rows come from the shared ring."""
+class _Gate:
+    """(writer process) When a paced writer may start its next piece of work: within the coordinator's
+    latest grant (:data:`GRANT`: before its wall time less its reserve, or :data:`WARM_PIECE_S` right after
+    another piece, on a request it covers).  Until the run is paced, and after the coordinator has ended (its
+    grants' pipe closed), always."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, grants: Connection) -> None:
+        self.paced = False
+        self._grants = grants
+        self._until, self._reserve, self._through = 0.0, 0.0, 0
+        self._ended = 0.0
+        """when the last piece ended (wall time, s)"""
+
+    def wait(self, request: int) -> None:
+        """Return when a piece of request number ``request`` may start."""
+        while self.paced:
+            try:
+                while self._grants.poll():  # the newest grant holds
+                    self._until, self._reserve, self._through = GRANT.unpack(self._grants.recv_bytes())
+                now = time.perf_counter()
+                reserve = min(self._reserve, WARM_PIECE_S) if now - self._ended < WARM_GAP_S else self._reserve
+                if request <= self._through and now + reserve < self._until:
+                    return
+                self._grants.poll(None)
+            except (EOFError, OSError):  # the coordinator has ended: finish the request at hand
+                self.paced = False
+
+    def ended(self) -> None:
+        """A piece has ended now."""
+        self._ended = time.perf_counter()
+
+
+class _Writer:
+    """(writer process) The results file open for SWMR writing; rows come from the shared ring.  Each write is
+    a series of pieces (:meth:`handle`), each started only when :class:`_Gate` allows."""
+
+    def __init__(self, path: Path, gate: _Gate) -> None:
         self.path = path
+        self._gate = gate
+        self._requests = 0
+        """requests received that write (the coordinator's numbers for them)"""
         self.rows = 0
         self.failure: str | None = None
         self._abandoned = False
@@ -494,40 +628,45 @@ class _Writer:
         self._board: np.ndarray | None = None
         self._ring: dict[str, np.ndarray] = {}
         self._file: h5py.File | None = None
+        self._completed: h5py.h5a.AttrID | None = None
+        """the file's attribute completed_steps, kept open: rewritten after every block"""
         try:
             self._file = h5py.File(path, "r+", libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
             self._descriptor = self._file.id.get_vfd_handle()
             """the file's descriptor, taken now: after a failed write HDF5 may not answer for it"""
             self.rows = int(self._file.attrs["completed_steps"])
             self._file.swmr_mode = True
+            self._completed = h5py.h5a.open(self._file.id, b"completed_steps")  # (SWMR starts with none open)
         except Exception as exc:  # noqa: BLE001 - HDF5 reports errors as several types
             self.failure = _write_error(path, exc)
 
     def handle(self, request: tuple[Any, ...]) -> None:
-        """Do one request: attach the shared memory ("window"), or write rows, a checkpoint or records."""
+        """Do one request: attach the shared memory ("window"), or write rows, a checkpoint or records, a piece
+        at a time (each one an interval on the activity board)."""
         kind, *arguments = request
+        self._requests += 1
         if kind == "window":
             name, layout, paced = arguments
             with open(name, "r+b") as shared:
                 self._board, self._ring = _shared_arrays(mmap.mmap(shared.fileno(), 0), layout)
             if paced:  # a waking step loop or daemon takes the CPU from it at once (a niced one ran on up to a slice)
+                self._gate.paced = True
                 with contextlib.suppress(OSError):
                     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
             return
-        if self.failure is not None:
-            return
-        began = self._began()
-        try:
-            if kind == "rows":
-                self._write_rows(*arguments)
-            elif kind == "records":
-                self._write_records(*arguments)
-            else:
-                self._write_checkpoint(*arguments)
-        except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
-            self._abandon(exc)
-        finally:
-            self._ended(began)
+        work = {"rows": self._write_rows, "records": self._write_records,
+                "checkpoint": self._write_checkpoint}[kind](*arguments)
+        more = True
+        while more and self.failure is None:
+            self._gate.wait(self._requests)
+            began = self._began()
+            try:
+                more = next(work, False) is None
+            except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
+                self._abandon(exc)
+            finally:
+                self._ended(began)
+                self._gate.ended()
 
     def _began(self) -> float:
         now = time.perf_counter()
@@ -546,44 +685,49 @@ class _Writer:
         board[0] += 1  # published after its interval
         board[2] = 0.0
 
-    def _write_rows(self, stop: int) -> None:
+    # Each write is a generator: the work up to each ``yield`` is one piece.
+    def _write_rows(self, stop: int) -> Iterator[None]:
         start = self.rows
-        if stop <= start:
-            return
         ring = self._ring
-        if self._refuse(sum(values[0].nbytes for values in ring.values()) * (stop - start)):
+        if stop <= start or self._refuse(sum(values[0].nbytes for values in ring.values()) * (stop - start)):
             return
         for key, values in ring.items():
-            dataset = self._dataset(key)
-            dataset.resize(stop, axis=0)
+            dataset = self._dataset(key).id
+            dataset.set_extent((stop,) + values.shape[1:])
             for row, slot, count in segments(start, stop, values.shape[0]):
-                dataset[row:row + count] = values[slot:slot + count]
+                _write_at(dataset, row, values[slot:slot + count])
+            yield
         self._file.flush()  # type: ignore[union-attr]
-        self._file.attrs["completed_steps"] = stop  # type: ignore[union-attr]
+        yield
+        self._completed.write(np.array(stop, dtype=np.int64))  # type: ignore[union-attr]
         self._file.flush()  # type: ignore[union-attr]
         self.rows = stop
 
     def _write_checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray],
-                          modules: Mapping[str, bytes]) -> None:
+                          modules: Mapping[str, bytes]) -> Iterator[None]:
         if self._refuse(2 * sum(len(blob) for blob in modules.values()) + 8 * sum(v.size for v in state.values())):
             return
         current = self._dataset("checkpoint/current")
         slot = "slot1" if current[0] == 0 else "slot0"
         for key, value in state.items():
             self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
+        yield
         for name, blob in modules.items():
             dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
             dataset.resize(len(blob), axis=0)
             dataset[:] = np.frombuffer(blob, dtype=np.uint8)
+            yield
         self._file.flush()  # type: ignore[union-attr]
+        yield
         current[...] = [int(slot[-1]), step, step_id]
         self._file.flush()  # type: ignore[union-attr]
 
-    def _write_records(self, module: str, records: Sequence[Record]) -> None:
+    def _write_records(self, module: str, records: Sequence[Record]) -> Iterator[None]:
         if self._refuse(sum(8 * np.size(r.values) for r in records)):
             return
         for record in records:
             _store_streamed(self._dataset(f"modules/{module}/records/{record.name}"), record)
+            yield
         self._file.flush()  # type: ignore[union-attr]
 
     def _dataset(self, name: str) -> h5py.Dataset:
@@ -625,6 +769,14 @@ class _Writer:
             with contextlib.suppress(Exception):
                 self._file.close()
             self._file = None
+
+
+def _write_at(dataset: h5py.h5d.DatasetID, row: int, values: np.ndarray) -> None:
+    """Write ``values`` (C-contiguous rows) into ``dataset`` from ``row`` on, through HDF5's own calls: h5py's
+    indexing costs two to three times more per call, most of a paced writer's piece."""
+    space = dataset.get_space()
+    space.select_hyperslab((row,) + (0,) * (values.ndim - 1), values.shape)
+    dataset.write(h5py.h5s.create_simple(values.shape), space, values)
 
 
 def _create_streamed(f: h5py.File, streamed: Mapping[str, Sequence[Record]]) -> None:

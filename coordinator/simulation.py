@@ -409,7 +409,8 @@ class _Run:
         """
         step_times = Durations()
         pacer = self.pacer
-        self.late_causes = LateCauses(self.experiment.dt, start.recorder.activity) if pacer is not None else None
+        recorder = start.recorder
+        self.late_causes = LateCauses(self.experiment.dt, recorder.activity, recorder.counts) if pacer else None
         with self.late_causes or contextlib.nullcontext(), realtime_process() if pacer else contextlib.nullcontext():
             loop_start = time.perf_counter()
             self._steps(start, status, step_times, self.late_causes)
