@@ -412,7 +412,8 @@ def _realtime_lines(rt: Mapping[str, Any]) -> list[str]:
                      f"({causes['episodes_during_writes']} in {causes['steps_during_writes']} steps), "
                      f"{causes['rate_outside_writes']:.0f} outside; {causes['gc_collections']} collections; writer "
                      f"busy {causes['writer_busy_pct']:.2f} %, the loop waited for it {causes['loop_writer_waits']} "
-                     f"times, it wrote beside the loop {causes['writer_behind']} times")
+                     f"times, it hurried {causes['writer_hurried']} times, wrote beside the loop "
+                     f"{causes['writer_behind']} times")
     return lines
 
 

@@ -59,8 +59,10 @@ class RunControl:
     def aborted(self) -> bool:
         return self._abort_reason is not None
 
-    def gate(self) -> None:
-        """Block while held; raise RunAborted once aborted."""
+    def gate(self, on_hold: Callable[[], object] | None = None) -> None:
+        """Block while held (calling ``on_hold`` first); raise RunAborted once aborted."""
+        if on_hold is not None and not self._running.is_set():
+            on_hold()
         self._running.wait()
         if self._abort_reason is not None:
             raise RunAborted(self._abort_reason)

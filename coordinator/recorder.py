@@ -24,15 +24,18 @@ what each module measured is in ``/modules/<name>/``.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import errno
 import json
 import mmap
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.util
 import os
 import re
+import select
 import signal
 import struct
 import sys
@@ -214,18 +217,13 @@ class Recorder:
         self._submitted = self._due = rows
         """rows sent to the writer; rows submitted (sent, or due at the next collect of a paced run)"""
         self._paced = False
-        self.waits = 0
-        """times a paced run's loop waited for the writer (letting it work freely: its window or queue full, a
-        checkpoint, the end)"""
-        self.behind = 0
-        """times a paced run's writer was let write beside the loop, :data:`DEFERRED_ROWS` behind"""
+        self._counts = dict.fromkeys(COUNTS, 0)
+        self._behind = dict.fromkeys(("writer_hurried", "writer_behind"), False)
+        """whether a paced writer is :data:`BEHIND_ROWS`, :data:`DEFERRED_ROWS` behind now"""
         self._pending = 0
         """requests sent to the writer and not answered yet"""
         self._sent = 0
         """requests sent to the writer (its numbers for them: 1, 2, ...)"""
-        self._cores = os.sched_getaffinity(0)
-        self._cpu: int | None = None
-        """the core a paced writer is kept on (None: any of ``_cores``)"""
         self._closed = False
         """the writer has closed the file, or has ended"""
         self._window: RowWindow | None = None
@@ -238,6 +236,7 @@ class Recorder:
         requests, self._requests = context.Pipe(duplex=False)
         self._replies, replies = context.Pipe(duplex=False)
         grants, self._grants = context.Pipe(duplex=False)
+        os.set_blocking(self._grants.fileno(), False)  # a grant the writer has no room for is dropped, see _grant
         self._process = context.Process(target=_serve, args=(str(self.path), requests, replies, grants),
                                         name=f"results writer {self.path.name}")
         # multiprocessing would run the coordinator's main script again in the writer (a script without the
@@ -294,9 +293,10 @@ class Recorder:
         self._due = max(self._due, rows)
         if not self._paced:
             self._send_rows()
-        elif self._due - self.rows >= DEFERRED_ROWS:
+            return
+        self._take()
+        if self._count_episode("writer_behind", self._due - self.rows >= DEFERRED_ROWS):
             self._send_rows()
-            self.behind += 1
             self._grant(FREE)
 
     def collect(self, until: float) -> None:
@@ -313,8 +313,15 @@ class Recorder:
             self._grant(until)
 
     def counts(self) -> dict[str, int]:
-        """A paced run's counters: times the loop waited for its writer, times the writer wrote beside the loop."""
-        return {"loop_writer_waits": self.waits, "writer_behind": self.behind}
+        """A paced run's counters (:data:`COUNTS`)."""
+        return dict(self._counts)
+
+    def let_write(self) -> None:
+        """(a paced run that stops stepping for a while: a hold) Send the rows due and let the writer do all it
+        has been sent, on any core, without waiting for it."""
+        if self._paced and self.failure is None:
+            self._send_rows()
+            self._grant(FREE)
 
     def checkpoint(self, step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> None:
         """Send a consistent restart point after ``step`` (its rows are sent first)."""
@@ -385,27 +392,33 @@ class Recorder:
         VM, its first pieces took 1.6 times longer (p50 417 vs 257 us, two runs in a row) and it fell behind."""
         if self._closed:
             return
-        self._bind(None if until == FREE else _current_cpu())
-        reserve = PIECE_S if self._due - self.rows < BEHIND_ROWS else 0.0
-        try:
-            self._grants.send_bytes(GRANT.pack(until, reserve, self._sent))
-        except OSError:  # the writer has ended: its replies' pipe says so
-            pass
+        hurried = self._count_episode("writer_hurried", self._due - self.rows >= BEHIND_ROWS)
+        core = _current_cpu() if until != FREE else -1
+        grant = GRANT.pack(until, 0.0 if hurried else PIECE_S, self._sent, core)
+        while True:
+            try:
+                self._grants.send_bytes(grant)  # one write of less than PIPE_BUF bytes: all of it, or none
+                return
+            except BlockingIOError:  # the writer, in a long piece, has not read its grants (64 KiB of them)
+                if until != FREE:
+                    return  # dropped: the next sleep grants again
+                select.select([], [self._grants], [], 1.0)
+            except OSError:  # the writer has ended: its replies' pipe says so
+                return
 
-    def _bind(self, cpu: int | None) -> None:
-        """Keep the writer process on core ``cpu`` (None: on the cores the coordinator may use)."""
-        if cpu == self._cpu or self._process is None:
-            return
-        with contextlib.suppress(OSError):  # a writer that has ended, a core this process may not use
-            os.sched_setaffinity(self._process.pid, self._cores if cpu is None else {cpu})
-            self._cpu = cpu
+    def _count_episode(self, key: str, now: bool) -> bool:
+        """Count an episode of ``key`` (one of ``_behind``) if it begins ``now``; whether it lasts."""
+        if now and not self._behind[key]:
+            self._counts[key] += 1
+        self._behind[key] = now
+        return now
 
     def _wait(self, done: Callable[[], bool]) -> None:
         """Take the writer's replies until ``done()``; a writer that ended ends the wait (its pipe closes).  A
         paced writer is let do all it has been sent without waiting for the loop's sleep."""
         self._take()
         if not done() and self._paced:
-            self.waits += 1
+            self._counts["loop_writer_waits"] += 1
             self._grant(FREE)
         while not done() and not self._closed:
             self._replies.poll(None)  # a reply, or the end of the pipe
@@ -465,9 +478,14 @@ _NO_MAIN = types.ModuleType("__main__")
 _LAUNCHING = threading.Lock()
 """one writer started at a time (each puts the coordinator's main module back)"""
 
-GRANT = struct.Struct("ddq")
+GRANT = struct.Struct("ddqq")
 """a grant to a paced writer: start pieces until this wall time (s, ``time.perf_counter``) less this reserve (s),
-on requests up to this number"""
+on requests up to this number, on this core (-1: any)"""
+
+COUNTS = ("loop_writer_waits", "writer_hurried", "writer_behind")
+"""a paced run's counts of its writer: the loop waited for it (letting it work freely: its window or queue
+full, a checkpoint, the end); it fell :data:`BEHIND_ROWS` behind (and started pieces to the end of each
+grant); it fell :data:`DEFERRED_ROWS` behind (and wrote beside the loop)"""
 
 FREE = float("inf")
 """a grant without end: the writer does all the requests it covers"""
@@ -520,10 +538,9 @@ class _Activity(Intervals):
         return super().overlap_s(start, stop)
 
 
-def _current_cpu() -> int | None:
-    """The core the calling thread runs on (glibc's ``sched_getcpu``; None where there is none)."""
-    cpu = _SCHED_GETCPU() if _SCHED_GETCPU is not None else -1
-    return cpu if cpu >= 0 else None
+def _current_cpu() -> int:
+    """The core the calling thread runs on (the C library's ``sched_getcpu``; -1 where there is none)."""
+    return _SCHED_GETCPU() if _SCHED_GETCPU is not None else -1
 
 
 def _close_pipes(pipes: Sequence[Connection]) -> None:
@@ -559,13 +576,10 @@ def _serve(path: str, requests: Connection, replies: Connection, grants: Connect
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)  # the coordinator stops the run and closes the file
     os.nice(WRITER_NICE)
-    writer = _Writer(Path(path), _Gate(grants))
+    inbox = _Inbox(requests)
+    writer = _Writer(Path(path), _Gate(grants, inbox))
     try:
-        while True:
-            try:
-                request = requests.recv()
-            except EOFError:  # the coordinator has ended: what is flushed stays, the file is released
-                return
+        while (request := inbox.take()) is not None:  # None: the coordinator has ended; what is flushed stays
             if request[0] == "close":
                 writer.close(*request[1:])
                 replies.send(("closed", writer.rows, writer.failure))
@@ -578,36 +592,78 @@ def _serve(path: str, requests: Connection, replies: Connection, grants: Connect
         writer.release()
 
 
+class _Inbox:
+    """(writer process) The coordinator's requests, received as soon as they come, also while a request waits
+    for a grant: a request larger than the pipe's buffer (a checkpoint, a block of records) must never wait
+    for the writer to finish the one before, which may wait for the loop's next sleep."""
+
+    def __init__(self, requests: Connection) -> None:
+        self.connection = requests
+        self.ended = False
+        """the coordinator has closed its end (it has ended)"""
+        self._queue: collections.deque[tuple[Any, ...]] = collections.deque()
+
+    def drain(self) -> None:
+        """Receive every request that has come (never waits but for the rest of one being sent)."""
+        try:
+            while not self.ended and self.connection.poll():
+                self._queue.append(self.connection.recv())
+        except (EOFError, OSError):
+            self.ended = True
+
+    def take(self) -> tuple[Any, ...] | None:
+        """The next request, waiting for it; None once the coordinator has ended and every request is taken."""
+        if not self._queue and not self.ended:
+            try:
+                self._queue.append(self.connection.recv())
+            except (EOFError, OSError):
+                self.ended = True
+        return self._queue.popleft() if self._queue else None
+
+
 class _Gate:
     """(writer process) When a paced writer may start its next piece of work: within the coordinator's
     latest grant (:data:`GRANT`: before its wall time less its reserve, or :data:`WARM_PIECE_S` right after
-    another piece, on a request it covers).  Until the run is paced, and after the coordinator has ended (its
-    grants' pipe closed), always."""
+    another piece, on a request it covers), on the core the grant names.  Until the run is paced, and after
+    the coordinator has ended (a pipe closed), always."""
 
-    def __init__(self, grants: Connection) -> None:
+    def __init__(self, grants: Connection, inbox: _Inbox) -> None:
         self.paced = False
-        self._grants = grants
+        self._grants, self._inbox = grants, inbox
         self._until, self._reserve, self._through = 0.0, 0.0, 0
         self._ended = 0.0
         """when the last piece ended (wall time, s)"""
+        self._cores = os.sched_getaffinity(0)
+        self._core = -1
+        """the core the writer keeps to (-1: any of ``_cores``)"""
 
     def wait(self, request: int) -> None:
         """Return when a piece of request number ``request`` may start."""
-        while self.paced:
+        while self.paced and not self._inbox.ended:
             try:
                 while self._grants.poll():  # the newest grant holds
-                    self._until, self._reserve, self._through = GRANT.unpack(self._grants.recv_bytes())
-                now = time.perf_counter()
-                reserve = min(self._reserve, WARM_PIECE_S) if now - self._ended < WARM_GAP_S else self._reserve
-                if request <= self._through and now + reserve < self._until:
-                    return
-                self._grants.poll(None)
+                    self._until, self._reserve, self._through, core = GRANT.unpack(self._grants.recv_bytes())
+                    self._keep_to(core)
             except (EOFError, OSError):  # the coordinator has ended: finish the request at hand
-                self.paced = False
+                break
+            now = time.perf_counter()
+            reserve = min(self._reserve, WARM_PIECE_S) if now - self._ended < WARM_GAP_S else self._reserve
+            if request <= self._through and now + reserve < self._until:
+                return
+            if self._inbox.connection in multiprocessing.connection.wait([self._grants, self._inbox.connection]):
+                self._inbox.drain()
+        self.paced = False
 
     def ended(self) -> None:
         """A piece has ended now."""
         self._ended = time.perf_counter()
+
+    def _keep_to(self, core: int) -> None:
+        """Run on ``core`` from now on (-1: on any core the writer started with)."""
+        if core != self._core:
+            with contextlib.suppress(OSError):  # a core this process may not use
+                os.sched_setaffinity(0, self._cores if core < 0 else {core})
+                self._core = core
 
 
 class _Writer:

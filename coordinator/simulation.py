@@ -431,7 +431,7 @@ class _Run:
         for n in range(first, last + 1):
             stop_point()  # a SIGINT or SIGTERM stops the run here, between two steps
             try:
-                control.gate()
+                control.gate(recorder.let_write)  # a held real-time run lets its writer catch up
             except RunAborted as exc:
                 status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * dt)
                 raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "
