@@ -11,7 +11,7 @@ import pytest
 from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import load_experiment
-from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.recorder import read_attributes, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
 
@@ -49,3 +49,24 @@ def test_abort_ends_the_run_cleanly_with_every_step_on_disk(tmp_path):
     assert stored["attrs"]["status"] == "stopped: aborted by the operator after step 700"
     assert stored["displacement"].shape == (701, 1)
     np.testing.assert_array_equal(stored["displacement"][1:, 0], seen)  # listeners saw exactly what was stored
+
+
+def test_a_held_real_time_run_lets_its_results_writer_write_during_the_hold(tmp_path):
+    control, output, during_hold = RunControl(), tmp_path / "held.h5", {}
+
+    def look_then_resume() -> None:
+        during_hold["claimed"] = int(read_attributes(output)["completed_steps"])
+        control.resume()
+
+    def listener(n, arrays):
+        if n == 2048:  # its block was just queued: a paced loop sends it in its next sleep, and a hold has none
+            control.hold()
+            threading.Timer(1.0, look_then_resume).start()
+        elif n == 2100:
+            control.abort()
+
+    with pytest.raises(RunStopped, match="aborted by the operator after step 2100"):
+        run_experiment(load_experiment(EXAMPLES / "monitor_shear_building.toml"), output=output, control=control,
+                       listeners=[listener], realtime=True)
+    assert during_hold["claimed"] == 2049  # rows 0..2048 on disk while the run was held
+    assert read_attributes(output)["completed_steps"] == 2101
