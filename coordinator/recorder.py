@@ -289,15 +289,14 @@ class Recorder:
     def submit(self, rows: int) -> None:
         """Send the window's rows up to ``rows - 1`` to the writer (waits while :data:`QUEUE_WRITES` wait); in a
         paced run the next :meth:`collect` sends them, unless the writer is :data:`DEFERRED_ROWS` behind: the
-        loop has not slept enough for it, and it is let write beside the loop (:attr:`behind`)."""
+        loop has not slept enough for it, and it is let write beside the loop (counted in :meth:`counts`)."""
         self._due = max(self._due, rows)
         if not self._paced:
             self._send_rows()
             return
         self._take()
         if self._count_episode("writer_behind", self._due - self.rows >= DEFERRED_ROWS):
-            self._send_rows()
-            self._grant(FREE)
+            self.let_write()
 
     def collect(self, until: float) -> None:
         """(a paced run, while the loop sleeps until wall time ``until``, s of ``time.perf_counter``) Take the
@@ -654,9 +653,9 @@ class _Gate:
                 self._inbox.drain()
         self.paced = False
 
-    def ended(self) -> None:
-        """A piece has ended now."""
-        self._ended = time.perf_counter()
+    def ended(self, when: float) -> None:
+        """A piece has ended at wall time ``when`` (s)."""
+        self._ended = when
 
     def _keep_to(self, core: int) -> None:
         """Run on ``core`` from now on (-1: on any core the writer started with)."""
@@ -721,8 +720,7 @@ class _Writer:
             except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
                 self._abandon(exc)
             finally:
-                self._ended(began)
-                self._gate.ended()
+                self._gate.ended(self._ended(began))
 
     def _began(self) -> float:
         now = time.perf_counter()
@@ -730,16 +728,18 @@ class _Writer:
             self._board[2] = now
         return now
 
-    def _ended(self, began: float) -> None:
+    def _ended(self, began: float) -> float:
+        """Publish the piece that began at ``began`` and ends now; now (wall time, s)."""
+        now = time.perf_counter()
         board = self._board
         if board is None:
-            return
-        now = time.perf_counter()
+            return now
         j = 3 + 2 * (int(board[0]) % INTERVALS)
         board[j:j + 2] = began, now
         board[1] += now - began
         board[0] += 1  # published after its interval
         board[2] = 0.0
+        return now
 
     # Each write is a generator: the work up to each ``yield`` is one piece.
     def _write_rows(self, stop: int) -> Iterator[None]:
