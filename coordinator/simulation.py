@@ -309,6 +309,7 @@ class _Run:
                          reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
         widths = {s.name: s.ndof for s in partition.slots}
         window = RowWindow(results_columns(model.ndof, widths), widths)
+        window.descriptions = self.descriptions
         recorder = _results_file(lambda: Recorder(
             self.output, window.columns, dofs=exp.dofs,
             attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
@@ -337,6 +338,7 @@ class _Run:
         rows = checkpoint.step + 1
         widths = {s.name: s.ndof for s in partition.slots}
         window = RowWindow(results_columns(len(exp.dofs), widths), widths)
+        window.descriptions = self.descriptions
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
         model = StructuralModel(exp.dofs, stored["model/mass"], stored["model/damping"], exp.influence)

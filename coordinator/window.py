@@ -65,6 +65,8 @@ class RowWindow:
         self.counters: dict[str, dict[str, float]] = {}
         """per module, the event counters its step results carried, as they stand at the last row
         (:attr:`hybridsim.wire.contract.StepResult.counters`: a site clock's slowed steps, held and late samples)"""
+        self.descriptions: dict[str, dict[str, Any]] = {}
+        """per module, its description as the results file records it (``module_descriptions``: kind, DOF names)"""
         self.rows = 0
         """rows complete (absolute count: the next row to write is ``rows``)"""
         self.view = WindowView(self)
@@ -126,6 +128,11 @@ class WindowView(Mapping[str, WindowColumn]):
     def counters(self) -> Mapping[str, Mapping[str, float]]:
         """Per module, its event counters as they stand at the last row (see :attr:`RowWindow.counters`)."""
         return self.window.counters
+
+    @property
+    def descriptions(self) -> Mapping[str, Mapping[str, Any]]:
+        """Per module, its description (see :attr:`RowWindow.descriptions`)."""
+        return self.window.descriptions
 
     def __getitem__(self, key: str) -> WindowColumn:
         return WindowColumn(self.window, key)

@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.experiment, network=args.network)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
-    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
+    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
                                     takeover=args.takeover, **with_bar(hooks, progress))
@@ -76,7 +76,7 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(read_attributes(args.results), args.network)
-    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args)) as hooks:
+    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
                                 **with_bar(hooks, progress))

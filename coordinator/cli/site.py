@@ -142,6 +142,11 @@ def _listen_address(text: str, option: str = "--listen", alternative: str = "") 
     return text
 
 
+def _article(word: str) -> str:
+    """'an' before a vowel ("an opensees module", "an experimental module"), else 'a'."""
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _write_port(path: Path, port: int) -> None:
     """Write the port so that a reader never sees a partial file."""
     partial_path = path.with_name(path.name + ".partial")
@@ -196,7 +201,7 @@ def main(args: argparse.Namespace) -> int:
     with _stop_signals() as stop_signal:
         if args.port_file:
             _write_port(args.port_file, server.port)
-        print(f"hybridsim site {name}: serving a {args.kind} module on {server.address}"
+        print(f"hybridsim site {name}: serving {_article(args.kind)} {args.kind} module on {server.address}"
               + "".join(f", {option} on {lab.address}" for option, lab in extra.items()), flush=True)
         while not select.select([stop_signal], [], [], _PARENT_CHECK_S)[0]:
             if args.parent_pid is not None and os.getppid() != args.parent_pid:

@@ -33,7 +33,9 @@ def run_info(layout: RunLayout) -> pb.RunInfo:
     return pb.RunInfo(
         experiment=layout.experiment, integrator=layout.integrator, dt_s=layout.dt, total_steps=layout.total_steps,
         decimation=layout.decimation, response_dofs=layout.response_dofs, step_time_edges_s=STEP_TIME_EDGES_S,
+        realtime=layout.realtime,
         modules=[pb.ModuleInfo(name=m.name, dofs=m.dofs, where=m.where, has_command=m.command_index is not None,
+                               kind=m.kind, actuated=m.actuated,
                                displacement_limit=() if m.displacement_limit is None else m.displacement_limit,
                                force_limit=() if m.force_limit is None else m.force_limit)
                  for m in layout.modules])

@@ -26,7 +26,9 @@ def info_json(info: pb.RunInfo) -> dict[str, Any]:
         "experiment": info.experiment, "integrator": info.integrator, "dt_s": info.dt_s,
         "total_steps": info.total_steps, "decimation": info.decimation,
         "response_dofs": list(info.response_dofs), "step_time_edges_s": list(info.step_time_edges_s),
+        "realtime": info.realtime,
         "modules": [{"name": m.name, "dofs": list(m.dofs), "where": m.where, "has_command": m.has_command,
+                     "kind": m.kind, "actuated": m.actuated,
                      "displacement_limit": _plain(m.displacement_limit), "force_limit": _plain(m.force_limit)}
                     for m in info.modules],
     }

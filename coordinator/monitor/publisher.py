@@ -67,13 +67,15 @@ class Publisher:
 
     ``period_s`` is the interval between frames (s), ``queue_frames`` the frames an observer may
     fall behind before it drops some, ``heartbeat_s`` the longest interval without a frame (while
-    held); ``max_points`` sets the decimation (samples over the whole record).
+    held); ``max_points`` sets the decimation (samples over the whole record); ``realtime``: the run is paced
+    to the wall clock.  The modules' DOF names are the ones they described themselves with (the run's window
+    carries the descriptions: ``arrays.descriptions``).
     """
 
     def __init__(self, experiment: Experiment, control: RunControl, *, period_s: float = 0.05,
                  queue_frames: int = 64, max_observers: int = 8, heartbeat_s: float = 0.5,
-                 max_points: int = MAX_POINTS) -> None:
-        self.experiment, self.control = experiment, control
+                 max_points: int = MAX_POINTS, realtime: bool = False) -> None:
+        self.experiment, self.control, self.realtime = experiment, control, realtime
         self.period_s, self.queue_frames, self.max_observers = period_s, queue_frames, max_observers
         self.heartbeat_s, self.max_points = heartbeat_s, max_points
         self._arrays: Mapping[str, np.ndarray] | None = None
@@ -177,7 +179,8 @@ class Publisher:
             self._wake.wait(self.period_s)
 
     def _start_frames(self, arrays: Mapping[str, np.ndarray]) -> None:
-        layout = layout_of_experiment(self.experiment, arrays, self.max_points)
+        layout = layout_of_experiment(self.experiment, arrays, getattr(arrays, "descriptions", None),
+                                      realtime=self.realtime, max_points=self.max_points)
         self._builder = FrameBuilder(layout)
         self._info = run_info(layout)
         self._started_at = time.monotonic()

@@ -93,20 +93,24 @@ def stop_banner(attrs: Mapping[str, Any], layout: RunLayout, rows: int) -> str:
 
 def _layout(attrs: Mapping[str, Any], dofs: list[str], arrays: Mapping[str, np.ndarray],
             max_points: int) -> RunLayout:
-    """The live monitor's layout from the experiment stored in the file; without it, modules by position."""
+    """The live monitor's layout from the experiment stored in the file, the modules named as they described
+    themselves; without the experiment, modules by position."""
+    described = json.loads(attrs.get("module_descriptions", "{}"))
+    realtime = bool(_summary(attrs).get("realtime", False))
     table = json.loads(attrs["experiment_table"]) if "experiment_table" in attrs else None
     if table is not None:
         try:
             experiment = parse_experiment(table, base_dir=Path(attrs.get("base_dir", ".")), source=attrs.get("source", ""))
-            return layout_of_experiment(experiment, arrays, max_points)
+            return layout_of_experiment(experiment, arrays, described, realtime=realtime, max_points=max_points)
         except UsageError:
-            pass  # the experiment's files are not where the run had them: no DOF names from its config
+            pass  # the experiment's files are not where the run had them: the modules as the file describes them
     names = json.loads(attrs.get("modules", "{}"))
     widths = {name: arrays[f"modules/{name}/displacement"].shape[1] for name in names}
     dt = float(attrs.get("dt", arrays["time"][1] - arrays["time"][0]))
     total = _total_steps(attrs, arrays)
     return run_layout(experiment=str(attrs.get("experiment", "run")), integrator=str(attrs.get("integrator", "")),
-                      dt=dt, total_steps=total, dofs=dofs, shaken=(), widths=widths, max_points=max_points,
+                      dt=dt, total_steps=total, dofs=dofs, shaken=(), widths=widths, described=described,
+                      realtime=realtime, max_points=max_points,
                       modules=[(name, {}, where) for name, where in names.items()])
 
 

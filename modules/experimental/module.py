@@ -551,8 +551,8 @@ def _output_path(base_dir: Path | None, value: object) -> Path:
     return path
 
 
-RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (mm)",
-                 "commands": "command sent at sample k, after the compensator (mm)",
+RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (mm; the last: held from the one before)",
+                 "commands": "command sent at sample k, after the compensator (mm; the last: held)",
                  "measured_strokes": "stroke measured at sample k, before that sample's command acts (mm)",
                  "measured_loads": "load-cell force measured at sample k (N; zeros without load cells)"}
 """what each per-sample record of the site holds"""
@@ -777,6 +777,7 @@ class ExperimentalModule(StepLedger):
             if volts is not None:
                 stats.update({f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(volts)})
             if self.record_path is not None:
+                self.site.record.hold(self._committed_sample)
                 self._file_record(self._committed_sample + 1)
         plant = self._close_plant()
         stats.update({k: v for k, v in plant.items() if k.startswith("max_command_volts")})
@@ -802,9 +803,11 @@ class ExperimentalModule(StepLedger):
     def _records(self, since: int, final: bool) -> list[Record]:
         assert self.site is not None
         # sample k's target and command are logged when step k + 1 runs: during the run the last committed
-        # sample waits for the next collection
+        # sample waits for the next collection; at the end it holds the previous ones (SiteRecord.hold)
         rows = self._committed_sample + (1 if final else 0)
         record = self.site.record
+        if final:
+            record.hold(self._committed_sample)
         self._collected = max(self._collected, since)
         self._forget()
         out = []

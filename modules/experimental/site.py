@@ -199,6 +199,14 @@ class SiteRecord:
         self.logs["target_strokes"].at(k)[:] = targets_mm
         self.logs["commands"].at(k)[:] = commands_mm
 
+    def hold(self, k: int) -> None:
+        """Sample k ends the run (no step follows it, so no command is sent at it): its target and command are the
+        ones the actuators hold, sample k - 1's, not unwritten rows (NaN)."""
+        for name in ("target_strokes", "commands"):
+            log = self.logs[name]
+            if self.keep and log.rows == k and k - 1 >= log.first:
+                log.at(k)[:] = log.at(k - 1).copy()
+
     def array(self, name: str, samples: int | None = None, start: int = 0) -> np.ndarray:
         """A logged signal (samples x actuators): samples ``start`` .. ``samples`` - 1 (default: all measured;
         ``start`` at least :attr:`first`)."""

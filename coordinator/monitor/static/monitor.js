@@ -123,11 +123,23 @@ const hybridsimMonitor = (() => {
       });
       const what = m.has_command ? "target (dashed) and measured displacement" : "measured displacement";
       timeChart(`${m.name}: ${what} of ${idx.map((i) => m.dofs[i]).join(", ")}`,
-        `${m.where}; ${idx.length} of ${m.dofs.length} DOFs` + (m.has_command ? "" : "; no target (DOFs not named)"),
+        `${moduleNote(m)}; ${idx.length} of ${m.dofs.length} DOFs` + (m.has_command ? "" : "; no target (DOF names unknown)"),
         "m, rad", series, () => columns.map((c) => (c >= 0 ? cols.command[c] : cols.measured[-c - 1])));
     }
 
-    syncChart();
+    const tracked = actuatedPairs();
+    if (tracked.length) {
+      timeChart("Tracking error: measured - target displacement (mm, mrad)", "sites with actuators; zero when the " +
+        "actuators reach their command", "mm, mrad", tracked.map(([m, i], k) => line(`${m.name} ${m.dofs[i]}`, COLORS[k % COLORS.length])),
+        () => tracked.map(([m, i]) => {
+          const target = cols.command[m.offset + i], measured = cols.measured[m.offset + i];
+          return measured.map((v, r) => (v == null || target[r] == null ? null : 1e3 * (v - target[r])));
+        }));
+    }
+
+    syncChart(tracked);
+
+    for (const m of info.modules) for (const i of shown(m)) hysteresisChart(m, i);
 
     const forceSeries = [], forceColumns = [];
     info.modules.forEach((m) => shown(m).forEach((i) => {
@@ -138,49 +150,72 @@ const hybridsimMonitor = (() => {
       "N, N*m", forceSeries,
       () => forceColumns.map((c) => cols.force[c]));
 
-    timeChart("Step wall time (ms) against dt", "sampled steps; the dashed line is dt (a step above it is late for real time)", "ms",
+    timeChart("Step wall time (ms) against dt", info.realtime
+      ? "sampled steps; the dashed line is dt (a step above it is late for real time)"
+      : "sampled steps; the dashed line is dt (the run was not paced to the wall clock: information only)", "ms",
       [line("wall time", COLORS[0]), line("dt", "#888", true)],
       () => [cols.wall, cols.time.map(() => info.dt_s * 1e3)]);
 
     histogramChart();
   }
 
-  function syncChart() {
+  function moduleNote(m) {
+    return `${m.kind ? m.kind + ", " : ""}${m.where}`;
+  }
+
+  // (module, DOF index) of every shown DOF of a site with actuators whose target is known
+  function actuatedPairs() {
     const pairs = [];
-    for (const m of info.modules) {
-      if (m.has_command) for (const i of shown(m)) pairs.push([m, i]);
-    }
-    const el = card("Synchronization subspace", pairs.length
-      ? "measured vs target displacement; on the diagonal when the module reaches its command"
-      : "no module with named DOFs: no target to compare with");
-    if (!pairs.length) return;
-    const series = [{}].concat(pairs.map(([m, i], k) => ({
-      label: `${m.name} ${m.dofs[i]}`, stroke: COLORS[k % COLORS.length], fill: COLORS[k % COLORS.length],
-      facets: [{ scale: "x", auto: true }, { scale: "y", auto: true }],
+    for (const m of info.modules) if (m.actuated && m.has_command) for (const i of shown(m)) pairs.push([m, i]);
+    return pairs;
+  }
+
+  // an x-y chart (uPlot mode 2): each series its own [x, y] columns; ``diagonal`` adds the line y = x
+  function xyChart(el, name, xLabel, yLabel, labels, columns, diagonal) {
+    const facets = [{ scale: "x", auto: true }, { scale: "y", auto: true }];
+    const series = [{}].concat(labels.map((label, k) => ({
+      label, stroke: COLORS[k % COLORS.length], fill: COLORS[k % COLORS.length], facets,
       paths: uPlot.paths.points(), points: { show: false, size: 3, width: 0 },
-    })), [{ label: "measured = target", stroke: "#999", dash: [4, 4], width: 1,
-            facets: [{ scale: "x", auto: true }, { scale: "y", auto: true }], paths: uPlot.paths.linear(),
-            points: { show: false } }]);
+    })));
+    if (diagonal) series.push({ label: "measured = target", stroke: "#999", dash: [4, 4], width: 1, facets,
+                                paths: uPlot.paths.linear(), points: { show: false } });
     const opts = {
       mode: 2, width: Math.min(chartWidth(), 520), height: 320,
       scales: { x: { time: false }, y: {} },
       legend: { live: false },
       series,
-      axes: [{ label: "target (m, rad)" }, { label: "measured (m, rad)", size: 70 }],
+      axes: [{ label: xLabel }, { label: yLabel, size: 70 }],
     };
     const data = () => {
       const out = [null];
       let lo = Infinity, hi = -Infinity;
-      for (const [m, i] of pairs) {
-        const x = cols.command[m.offset + i], y = cols.measured[m.offset + i];
-        for (const v of x) { if (v < lo) lo = v; if (v > hi) hi = v; }
+      for (const [x, y] of columns()) {
+        for (const v of x) { if (v != null && v < lo) lo = v; if (v != null && v > hi) hi = v; }
         out.push([x, y]);
       }
-      if (!(hi > lo)) { lo = -1e-3; hi = 1e-3; }
-      out.push([[lo, hi], [lo, hi]]);
+      if (diagonal) {
+        if (!(hi > lo)) { lo = -1e-3; hi = 1e-3; }
+        out.push([[lo, hi], [lo, hi]]);
+      }
       return out;
     };
-    charts.push({ plot: new uPlot(opts, data(), el), data, name: "sync" });
+    charts.push({ plot: new uPlot(opts, data(), el), data, name, xy: true });
+  }
+
+  function syncChart(pairs) {
+    const el = card("Synchronization subspace", pairs.length
+      ? "measured vs target displacement of each site with actuators; on the diagonal when it reaches its command"
+      : "no site with actuators (an experimental site or a lab protocol's client) whose target is known");
+    if (!pairs.length) return;
+    xyChart(el, "sync", "target (m, rad)", "measured (m, rad)", pairs.map(([m, i]) => `${m.name} ${m.dofs[i]}`),
+      () => pairs.map(([m, i]) => [cols.command[m.offset + i], cols.measured[m.offset + i]]), true);
+  }
+
+  function hysteresisChart(m, i) {
+    const el = card(`${m.name}: hysteresis of ${m.dofs[i]}`, `restoring force against measured displacement; ` +
+      `${moduleNote(m)}`);
+    xyChart(el, `hysteresis ${m.name} ${m.dofs[i]}`, "displacement (m, rad)", "force (N, N*m)", [`${m.name} ${m.dofs[i]}`],
+      () => [[cols.measured[m.offset + i], cols.force[m.offset + i]]], false);
   }
 
   function histogramChart() {
@@ -236,7 +271,8 @@ const hybridsimMonitor = (() => {
     $("eta").textContent = state === "running" ? duration(p.eta_s) : state === "held" ? "held" : "-";
     $("elapsed").textContent = duration(p.elapsed_s);
     $("late").textContent = p.late_steps;
-    $("late").className = p.late_steps ? "alert" : "";
+    $("late").className = p.late_steps && info.realtime ? "alert" : "";
+    $("late-note").textContent = info.realtime ? "" : " (not paced: information)";
     $("max-wall").textContent = fmt(p.max_wall_step_s * 1e3, 3);
     $("mean-wall").textContent = fmt(p.mean_wall_step_s * 1e3, 3);
     $("dropped").textContent = p.dropped_frames || 0;
@@ -294,7 +330,7 @@ const hybridsimMonitor = (() => {
   }
 
   function resize() {
-    for (const c of charts) c.plot.setSize({ width: c.name === "sync" ? Math.min(chartWidth(), 520) : chartWidth(),
+    for (const c of charts) c.plot.setSize({ width: c.xy ? Math.min(chartWidth(), 520) : chartWidth(),
                                              height: c.plot.height });
   }
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahybridsim/v1/monitor.proto\x12\x0chybridsim.v1\"\x0e\n\x0cWatchRequest\"d\n\x0cMonitorEvent\x12%\n\x04info\x18\x01 \x01(\x0b\x32\x15.hybridsim.v1.RunInfoH\x00\x12$\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x13.hybridsim.v1.FrameH\x00\x42\x07\n\x05\x65vent\"\xc5\x01\n\x07RunInfo\x12\x12\n\nexperiment\x18\x01 \x01(\t\x12\x12\n\nintegrator\x18\x02 \x01(\t\x12\x0c\n\x04\x64t_s\x18\x03 \x01(\x01\x12\x13\n\x0btotal_steps\x18\x04 \x01(\x03\x12\x12\n\ndecimation\x18\x05 \x01(\x03\x12\x15\n\rresponse_dofs\x18\x06 \x03(\t\x12)\n\x07modules\x18\x07 \x03(\x0b\x32\x18.hybridsim.v1.ModuleInfo\x12\x19\n\x11step_time_edges_s\x18\x08 \x03(\x01\"}\n\nModuleInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x64ofs\x18\x02 \x03(\t\x12\r\n\x05where\x18\x03 \x01(\t\x12\x1a\n\x12\x64isplacement_limit\x18\x04 \x03(\x01\x12\x13\n\x0b\x66orce_limit\x18\x05 \x03(\x01\x12\x13\n\x0bhas_command\x18\x06 \x01(\x08\"\xc5\x01\n\x05\x46rame\x12\x0c\n\x04step\x18\x01 \x03(\x03\x12\x0e\n\x06time_s\x18\x02 \x03(\x01\x12\x13\n\x0bwall_step_s\x18\x03 \x03(\x01\x12\x1b\n\x13ground_acceleration\x18\x04 \x03(\x01\x12\x10\n\x08response\x18\x05 \x03(\x01\x12\x0f\n\x07\x63ommand\x18\x06 \x03(\x01\x12\x10\n\x08measured\x18\x07 \x03(\x01\x12\r\n\x05\x66orce\x18\x08 \x03(\x01\x12(\n\x08progress\x18\t \x01(\x0b\x32\x16.hybridsim.v1.Progress\"\xca\x02\n\x08Progress\x12\x0c\n\x04step\x18\x01 \x01(\x03\x12\x0e\n\x06time_s\x18\x02 \x01(\x01\x12\x13\n\x0btotal_steps\x18\x03 \x01(\x03\x12\r\n\x05state\x18\x04 \x01(\t\x12\x12\n\nlate_steps\x18\x05 \x01(\x03\x12\x17\n\x0fmax_wall_step_s\x18\x06 \x01(\x01\x12\x18\n\x10mean_wall_step_s\x18\x07 \x01(\x01\x12\x11\n\telapsed_s\x18\x08 \x01(\x01\x12\r\n\x05\x65ta_s\x18\t \x01(\x01\x12\x16\n\x0e\x64ropped_frames\x18\n \x01(\x03\x12\x18\n\x10step_time_counts\x18\x0b \x03(\x03\x12\x1b\n\x13\x64isplacement_margin\x18\x0c \x03(\x01\x12\x14\n\x0c\x66orce_margin\x18\r \x03(\x01\x12.\n\x08\x63ounters\x18\x0e \x03(\x0b\x32\x1c.hybridsim.v1.ModuleCounters\"\x89\x01\n\x0eModuleCounters\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x38\n\x06values\x18\x02 \x03(\x0b\x32(.hybridsim.v1.ModuleCounters.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x1f\n\x0e\x43ontrolRequest\x12\r\n\x05token\x18\x01 \x01(\t\"+\n\x0c\x43ontrolReply\x12\r\n\x05state\x18\x01 \x01(\t\x12\x0c\n\x04step\x18\x02 \x01(\x03\x32\x95\x02\n\x07Monitor\x12\x41\n\x05Watch\x12\x1a.hybridsim.v1.WatchRequest\x1a\x1a.hybridsim.v1.MonitorEvent0\x01\x12@\n\x04Hold\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReply\x12\x42\n\x06Resume\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReply\x12\x41\n\x05\x41\x62ort\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ahybridsim/v1/monitor.proto\x12\x0chybridsim.v1\"\x0e\n\x0cWatchRequest\"d\n\x0cMonitorEvent\x12%\n\x04info\x18\x01 \x01(\x0b\x32\x15.hybridsim.v1.RunInfoH\x00\x12$\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x13.hybridsim.v1.FrameH\x00\x42\x07\n\x05\x65vent\"\xd7\x01\n\x07RunInfo\x12\x12\n\nexperiment\x18\x01 \x01(\t\x12\x12\n\nintegrator\x18\x02 \x01(\t\x12\x0c\n\x04\x64t_s\x18\x03 \x01(\x01\x12\x13\n\x0btotal_steps\x18\x04 \x01(\x03\x12\x12\n\ndecimation\x18\x05 \x01(\x03\x12\x15\n\rresponse_dofs\x18\x06 \x03(\t\x12)\n\x07modules\x18\x07 \x03(\x0b\x32\x18.hybridsim.v1.ModuleInfo\x12\x19\n\x11step_time_edges_s\x18\x08 \x03(\x01\x12\x10\n\x08realtime\x18\t \x01(\x08\"\x9d\x01\n\nModuleInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x64ofs\x18\x02 \x03(\t\x12\r\n\x05where\x18\x03 \x01(\t\x12\x1a\n\x12\x64isplacement_limit\x18\x04 \x03(\x01\x12\x13\n\x0b\x66orce_limit\x18\x05 \x03(\x01\x12\x13\n\x0bhas_command\x18\x06 \x01(\x08\x12\x0c\n\x04kind\x18\x07 \x01(\t\x12\x10\n\x08\x61\x63tuated\x18\x08 \x01(\x08\"\xc5\x01\n\x05\x46rame\x12\x0c\n\x04step\x18\x01 \x03(\x03\x12\x0e\n\x06time_s\x18\x02 \x03(\x01\x12\x13\n\x0bwall_step_s\x18\x03 \x03(\x01\x12\x1b\n\x13ground_acceleration\x18\x04 \x03(\x01\x12\x10\n\x08response\x18\x05 \x03(\x01\x12\x0f\n\x07\x63ommand\x18\x06 \x03(\x01\x12\x10\n\x08measured\x18\x07 \x03(\x01\x12\r\n\x05\x66orce\x18\x08 \x03(\x01\x12(\n\x08progress\x18\t \x01(\x0b\x32\x16.hybridsim.v1.Progress\"\xca\x02\n\x08Progress\x12\x0c\n\x04step\x18\x01 \x01(\x03\x12\x0e\n\x06time_s\x18\x02 \x01(\x01\x12\x13\n\x0btotal_steps\x18\x03 \x01(\x03\x12\r\n\x05state\x18\x04 \x01(\t\x12\x12\n\nlate_steps\x18\x05 \x01(\x03\x12\x17\n\x0fmax_wall_step_s\x18\x06 \x01(\x01\x12\x18\n\x10mean_wall_step_s\x18\x07 \x01(\x01\x12\x11\n\telapsed_s\x18\x08 \x01(\x01\x12\r\n\x05\x65ta_s\x18\t \x01(\x01\x12\x16\n\x0e\x64ropped_frames\x18\n \x01(\x03\x12\x18\n\x10step_time_counts\x18\x0b \x03(\x03\x12\x1b\n\x13\x64isplacement_margin\x18\x0c \x03(\x01\x12\x14\n\x0c\x66orce_margin\x18\r \x03(\x01\x12.\n\x08\x63ounters\x18\x0e \x03(\x0b\x32\x1c.hybridsim.v1.ModuleCounters\"\x89\x01\n\x0eModuleCounters\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x38\n\x06values\x18\x02 \x03(\x0b\x32(.hybridsim.v1.ModuleCounters.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x1f\n\x0e\x43ontrolRequest\x12\r\n\x05token\x18\x01 \x01(\t\"+\n\x0c\x43ontrolReply\x12\r\n\x05state\x18\x01 \x01(\t\x12\x0c\n\x04step\x18\x02 \x01(\x03\x32\x95\x02\n\x07Monitor\x12\x41\n\x05Watch\x12\x1a.hybridsim.v1.WatchRequest\x1a\x1a.hybridsim.v1.MonitorEvent0\x01\x12@\n\x04Hold\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReply\x12\x42\n\x06Resume\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReply\x12\x41\n\x05\x41\x62ort\x12\x1c.hybridsim.v1.ControlRequest\x1a\x1a.hybridsim.v1.ControlReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,21 +38,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MONITOREVENT']._serialized_start=60
   _globals['_MONITOREVENT']._serialized_end=160
   _globals['_RUNINFO']._serialized_start=163
-  _globals['_RUNINFO']._serialized_end=360
-  _globals['_MODULEINFO']._serialized_start=362
-  _globals['_MODULEINFO']._serialized_end=487
-  _globals['_FRAME']._serialized_start=490
-  _globals['_FRAME']._serialized_end=687
-  _globals['_PROGRESS']._serialized_start=690
-  _globals['_PROGRESS']._serialized_end=1020
-  _globals['_MODULECOUNTERS']._serialized_start=1023
-  _globals['_MODULECOUNTERS']._serialized_end=1160
-  _globals['_MODULECOUNTERS_VALUESENTRY']._serialized_start=1115
-  _globals['_MODULECOUNTERS_VALUESENTRY']._serialized_end=1160
-  _globals['_CONTROLREQUEST']._serialized_start=1162
-  _globals['_CONTROLREQUEST']._serialized_end=1193
-  _globals['_CONTROLREPLY']._serialized_start=1195
-  _globals['_CONTROLREPLY']._serialized_end=1238
-  _globals['_MONITOR']._serialized_start=1241
-  _globals['_MONITOR']._serialized_end=1518
+  _globals['_RUNINFO']._serialized_end=378
+  _globals['_MODULEINFO']._serialized_start=381
+  _globals['_MODULEINFO']._serialized_end=538
+  _globals['_FRAME']._serialized_start=541
+  _globals['_FRAME']._serialized_end=738
+  _globals['_PROGRESS']._serialized_start=741
+  _globals['_PROGRESS']._serialized_end=1071
+  _globals['_MODULECOUNTERS']._serialized_start=1074
+  _globals['_MODULECOUNTERS']._serialized_end=1211
+  _globals['_MODULECOUNTERS_VALUESENTRY']._serialized_start=1166
+  _globals['_MODULECOUNTERS_VALUESENTRY']._serialized_end=1211
+  _globals['_CONTROLREQUEST']._serialized_start=1213
+  _globals['_CONTROLREQUEST']._serialized_end=1244
+  _globals['_CONTROLREPLY']._serialized_start=1246
+  _globals['_CONTROLREPLY']._serialized_end=1289
+  _globals['_MONITOR']._serialized_start=1292
+  _globals['_MONITOR']._serialized_end=1569
 # @@protoc_insertion_point(module_scope)

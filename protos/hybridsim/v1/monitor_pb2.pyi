@@ -19,7 +19,7 @@ class MonitorEvent(_message.Message):
     def __init__(self, info: _Optional[_Union[RunInfo, _Mapping]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class RunInfo(_message.Message):
-    __slots__ = ("experiment", "integrator", "dt_s", "total_steps", "decimation", "response_dofs", "modules", "step_time_edges_s")
+    __slots__ = ("experiment", "integrator", "dt_s", "total_steps", "decimation", "response_dofs", "modules", "step_time_edges_s", "realtime")
     EXPERIMENT_FIELD_NUMBER: _ClassVar[int]
     INTEGRATOR_FIELD_NUMBER: _ClassVar[int]
     DT_S_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,7 @@ class RunInfo(_message.Message):
     RESPONSE_DOFS_FIELD_NUMBER: _ClassVar[int]
     MODULES_FIELD_NUMBER: _ClassVar[int]
     STEP_TIME_EDGES_S_FIELD_NUMBER: _ClassVar[int]
+    REALTIME_FIELD_NUMBER: _ClassVar[int]
     experiment: str
     integrator: str
     dt_s: float
@@ -36,23 +37,28 @@ class RunInfo(_message.Message):
     response_dofs: _containers.RepeatedScalarFieldContainer[str]
     modules: _containers.RepeatedCompositeFieldContainer[ModuleInfo]
     step_time_edges_s: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, experiment: _Optional[str] = ..., integrator: _Optional[str] = ..., dt_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., decimation: _Optional[int] = ..., response_dofs: _Optional[_Iterable[str]] = ..., modules: _Optional[_Iterable[_Union[ModuleInfo, _Mapping]]] = ..., step_time_edges_s: _Optional[_Iterable[float]] = ...) -> None: ...
+    realtime: bool
+    def __init__(self, experiment: _Optional[str] = ..., integrator: _Optional[str] = ..., dt_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., decimation: _Optional[int] = ..., response_dofs: _Optional[_Iterable[str]] = ..., modules: _Optional[_Iterable[_Union[ModuleInfo, _Mapping]]] = ..., step_time_edges_s: _Optional[_Iterable[float]] = ..., realtime: _Optional[bool] = ...) -> None: ...
 
 class ModuleInfo(_message.Message):
-    __slots__ = ("name", "dofs", "where", "displacement_limit", "force_limit", "has_command")
+    __slots__ = ("name", "dofs", "where", "displacement_limit", "force_limit", "has_command", "kind", "actuated")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DOFS_FIELD_NUMBER: _ClassVar[int]
     WHERE_FIELD_NUMBER: _ClassVar[int]
     DISPLACEMENT_LIMIT_FIELD_NUMBER: _ClassVar[int]
     FORCE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     HAS_COMMAND_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ACTUATED_FIELD_NUMBER: _ClassVar[int]
     name: str
     dofs: _containers.RepeatedScalarFieldContainer[str]
     where: str
     displacement_limit: _containers.RepeatedScalarFieldContainer[float]
     force_limit: _containers.RepeatedScalarFieldContainer[float]
     has_command: bool
-    def __init__(self, name: _Optional[str] = ..., dofs: _Optional[_Iterable[str]] = ..., where: _Optional[str] = ..., displacement_limit: _Optional[_Iterable[float]] = ..., force_limit: _Optional[_Iterable[float]] = ..., has_command: _Optional[bool] = ...) -> None: ...
+    kind: str
+    actuated: bool
+    def __init__(self, name: _Optional[str] = ..., dofs: _Optional[_Iterable[str]] = ..., where: _Optional[str] = ..., displacement_limit: _Optional[_Iterable[float]] = ..., force_limit: _Optional[_Iterable[float]] = ..., has_command: _Optional[bool] = ..., kind: _Optional[str] = ..., actuated: _Optional[bool] = ...) -> None: ...
 
 class Frame(_message.Message):
     __slots__ = ("step", "time_s", "wall_step_s", "ground_acceleration", "response", "command", "measured", "force", "progress")
