@@ -3,7 +3,8 @@
 ``export_results(results, "mat" | "csv", out_dir)`` writes every group:
 
 mat   one ``<stem>.mat``: each dataset under its path with ``/`` as ``_`` (``displacement``,
-      ``modules_lab_force``, ``modules_lab_records_commands``), ``units`` and ``columns`` (structs by the
+      ``modules_lab_force``, ``modules_lab_records_commands``; one row per step, so ``time`` and the other
+      scalars per step are N x 1 like ``displacement``'s N x ndof), ``units`` and ``columns`` (structs by the
       same names: the unit and the DOF or column name of every column), ``dofs`` (the structure's
       DOFs), ``status``, ``stop`` (a stopped run), ``summary`` (JSON text), ``J`` (a struct, when the
       run was evaluated) and ``experiment`` (the experiment file's text)
@@ -117,7 +118,8 @@ def _struct(value: Any) -> Any:
 
 
 def _write_mat(datasets: Mapping[str, Column], attrs: Mapping[str, Any], target: Path) -> Path:
-    flat: dict[str, Any] = {_field(k): c.values for k, c in datasets.items()}
+    # a vector is a column (N x 1), as every dataset over DOFs is N x ndof (MATLAB would make it 1 x N)
+    flat: dict[str, Any] = {_field(k): c.values[:, None] if c.values.ndim == 1 else c.values for k, c in datasets.items()}
     flat["units"] = {_field(k): np.array(c.units, dtype=object) for k, c in datasets.items()}
     flat["columns"] = {_field(k): np.array(c.columns, dtype=object) for k, c in datasets.items()}
     flat["dofs"] = np.array(json.loads(attrs.get("dofs", "[]")), dtype=object)

@@ -63,6 +63,9 @@ def test_the_mat_file_round_trips_through_scipy_io(results, tmp_path):
     assert json.loads(mat["summary"])["steps"] == stored["displacement"].shape[0] - 1
     np.testing.assert_array_equal(mat["J"]["J2"], [3.18, 1.75])
     assert 'name = "shear_building"' in mat["experiment"]
+    raw = scipy.io.loadmat(tmp_path / "building.mat")  # as MATLAB sees it: a step per row in every dataset
+    rows = stored["displacement"].shape[0]
+    assert (raw["time"].shape, raw["wall_step_s"].shape, raw["displacement"].shape) == ((rows, 1), (rows, 1), (rows, 5))
 
 
 def test_the_csv_files_read_back_with_their_units(results, tmp_path):
