@@ -16,6 +16,11 @@ INTEGRATORS: dict[str, str] = {
     "alpha-os": "hybridsim.coordinator.integrators.alpha_os:AlphaOSIntegrator",
     "newmark": "hybridsim.coordinator.integrators.newmark:NewmarkImplicitIntegrator",
     "central-difference": "hybridsim.coordinator.integrators.explicit:CentralDifferenceIntegrator",
+    "newmark-explicit": "hybridsim.coordinator.integrators.newmark_explicit:NewmarkExplicitIntegrator",
+    "hht-explicit": "hybridsim.coordinator.integrators.hht_explicit:HHTExplicitIntegrator",
+    "generalized-alpha-os": "hybridsim.coordinator.integrators.generalized_alpha_os:GeneralizedAlphaOSIntegrator",
+    "kr-alpha": "hybridsim.coordinator.integrators.kr_alpha:KRAlphaIntegrator",
+    "cr": "hybridsim.coordinator.integrators.kr_alpha:CRIntegrator",
 }
 
 CONFIG = Schema("integrator", "The time integration scheme over the condensed DOFs and its options.",

@@ -44,6 +44,19 @@ def factor_once(matrix: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     return lu
 
 
+def require_mass(mass: np.ndarray, scheme: str) -> None:
+    """Refuse a mass matrix that is not positive definite: an explicit scheme solves for a at every DOF."""
+    if np.min(np.linalg.eigvalsh(np.asarray(mass, float))) <= 0.0:
+        raise IntegratorError(
+            f"{scheme}: an explicit scheme needs mass at every DOF; set structure.condense_massless = true "
+            f"(Guyan condensation of the massless DOFs) or use alpha-OS")
+
+
+def highest_omega(stiffness: np.ndarray, mass: np.ndarray) -> float:
+    """The highest natural circular frequency of K, M (rad/s)."""
+    return float(np.sqrt(np.max(np.abs(scipy.linalg.eigvals(stiffness, mass)))))
+
+
 class Integrator(abc.ABC):
     """State (d, v, a, r) at the last completed step and the step from n to n+1."""
 

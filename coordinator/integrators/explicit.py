@@ -9,9 +9,8 @@ against the initial stiffness at construction.  Every DOF needs mass.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
-from hybridsim.coordinator.integrators.base import IntegratorError
+from hybridsim.coordinator.integrators.base import IntegratorError, highest_omega, require_mass
 from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
 
 
@@ -19,12 +18,9 @@ class CentralDifferenceIntegrator(NewmarkFamilyIntegrator):
     name = "central-difference"
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
-        if np.min(np.linalg.eigvalsh(np.asarray(mass, float))) <= 0.0:
-            raise IntegratorError(
-                "central difference: an explicit scheme needs mass at every DOF; set structure.condense_massless "
-                "= true (Guyan condensation of the massless DOFs) or use alpha-OS")
+        require_mass(mass, "central difference")
         super().__init__(mass, damping, initial_stiffness, dt, alpha=0.0, beta=0.0, gamma=0.5)
-        omega_max = float(np.sqrt(np.max(np.abs(scipy.linalg.eigvals(self.initial_stiffness, self.mass)))))
+        omega_max = highest_omega(self.initial_stiffness, self.mass)
         if dt * omega_max > 2.0:
             raise IntegratorError(
                 f"central difference is unstable at dt = {dt:g} s: the highest mode has omega = {omega_max:.4g} "

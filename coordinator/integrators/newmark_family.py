@@ -6,10 +6,12 @@ Predictor (beta, gamma of Newmark):
     v~_{n+1} = v_n + dt (1 - gamma) a_n
 
 Corrector with the operator-splitting weight alpha in [-1/3, 0] and the
-initial stiffness K_I (Combescure & Pegon 1997):
+initial stiffness K_I (Combescure & Pegon 1997), and the inertia weight alpha_m
+of the generalized-alpha form (Chung & Hulbert 1993; 0 for alpha-OS and HHT):
 
-    [M + (1+alpha) gamma dt C + (1+alpha) beta dt^2 K_I] a_{n+1}
+    [(1+alpha_m) M + (1+alpha) gamma dt C + (1+alpha) beta dt^2 K_I] a_{n+1}
         = (1+alpha) f_{n+1} - alpha f_n - (1+alpha) (C v~_{n+1} + r~_{n+1}) + alpha (C v_n + r_n)
+          + alpha_m M a_n
     d_{n+1} = d~_{n+1} + beta dt^2 a_{n+1},   v_{n+1} = v~_{n+1} + gamma dt a_{n+1}
     r_{n+1} = r~_{n+1} + K_I (d_{n+1} - d~_{n+1})
 
@@ -35,11 +37,12 @@ class NewmarkFamilyIntegrator(Integrator):
     """
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
-                 *, alpha: float, beta: float, gamma: float) -> None:
+                 *, alpha: float, beta: float, gamma: float, alpha_m: float = 0.0) -> None:
         super().__init__(mass, damping, initial_stiffness, dt)
-        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        self.alpha, self.beta, self.gamma, self.alpha_m = float(alpha), float(beta), float(gamma), float(alpha_m)
         w = 1.0 + self.alpha
-        effective_mass = self.mass + w * self.gamma * dt * self.damping
+        inertia = self.mass if not self.alpha_m else (1.0 + self.alpha_m) * self.mass
+        effective_mass = inertia + w * self.gamma * dt * self.damping
         if self.beta:
             effective_mass = effective_mass + w * self.beta * dt * dt * self.initial_stiffness
         self._lu = factor_once(effective_mass, self.name)
@@ -70,6 +73,10 @@ class NewmarkFamilyIntegrator(Integrator):
             work += self.restoring_force
             work -= self.load
             work *= alpha
+            rhs += work
+        if self.alpha_m:  # 0 for alpha-OS and HHT: skipped, their operations unchanged
+            self.mass.dot(self.acceleration, work)
+            work *= self.alpha_m
             rhs += work
         a = dgetrs(self._lu[0], self._lu[1], rhs, overwrite_b=1)[0]  # in rhs; the LU of the effective mass
         shift = np.multiply(a, self.beta * self.dt * self.dt, out=self._shift)

@@ -1,7 +1,7 @@
 """alpha-OS of the coordinator against OpenSees' own AlphaOS integrator (openseespy as the oracle).
 
 The five-story shear building of examples/shear_building.toml (100 kg, 40 kN/m per story, 2 % Rayleigh
-damping, El Centro at 0.2 g) is built in OpenSees with zeroLength springs and nodal masses and run with
+damping, El Centro at 0.2 g) is built in OpenSees (``opensees_oracle``) and run with
 ``integrator AlphaOS (1 + alpha)`` (OpenSees weights by alpha_OS = 1 + alpha, in [2/3, 1]) at the same
 dt and record.  For a linear structure both must agree to round-off.
 """
@@ -11,42 +11,13 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import openseespy.opensees as ops
 import pytest
 
 from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.model import rayleigh_coefficients
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
-
-
-def opensees_shear_building(motion_dt: float, acceleration: np.ndarray, dt: float, steps: int, alpha: float,
-                            rayleigh: tuple[float, float]) -> np.ndarray:
-    """Floor displacements (steps+1 x 5) of the monolithic OpenSees model under AlphaOS."""
-    ops.wipe()
-    ops.model("basic", "-ndm", 1, "-ndf", 1)
-    for i in range(6):
-        ops.node(i, 0.0)
-    ops.fix(0, 1)
-    ops.uniaxialMaterial("Elastic", 1, 40.0e3)
-    for i in range(1, 6):
-        ops.mass(i, 100.0)
-        ops.element("zeroLength", i, i - 1, i, "-mat", 1, "-dir", 1, "-doRayleigh", 1)
-    ops.rayleigh(rayleigh[0], rayleigh[1], 0.0, 0.0)
-    ops.timeSeries("Path", 1, "-dt", motion_dt, "-values", *acceleration)
-    ops.pattern("UniformExcitation", 1, 1, "-accel", 1)
-    ops.constraints("Plain")
-    ops.numberer("Plain")
-    ops.system("FullGeneral")
-    ops.algorithm("Linear")
-    ops.integrator("AlphaOS", 1.0 + alpha)
-    ops.analysis("Transient")
-    out = np.zeros((steps + 1, 5))
-    for n in range(1, steps + 1):
-        assert ops.analyze(1, dt) == 0
-        out[n] = [ops.nodeDisp(i, 1) for i in range(1, 6)]
-    ops.wipe()
-    return out
+from tests.coordinator.integrators.opensees_oracle import shear_building
 
 
 @pytest.mark.parametrize("alpha", [-0.05, -1 / 3])
@@ -56,8 +27,8 @@ def test_alpha_os_matches_opensees_alphaos_on_the_five_story_building(tmp_path, 
     result = run_experiment(experiment, output=tmp_path / "run.h5")
     # the same record, unresampled, for OpenSees (its Path series interpolates linearly, as we do)
     record = experiment.motion
-    reference = opensees_shear_building(record.dt, record.acceleration, experiment.dt, experiment.steps, alpha,
-                                        rayleigh_coefficients(5.6927, 26.1946, 0.02))
+    reference = shear_building(record.dt, record.acceleration, experiment.dt, experiment.steps,
+                               ("AlphaOS", 1.0 + alpha), rayleigh_coefficients(5.6927, 26.1946, 0.02))
     difference = np.max(np.abs(result.displacement - reference)) / np.max(np.abs(reference))
     print(f"alpha = {alpha}: max relative difference to OpenSees AlphaOS {difference:.2e}")
     assert difference < 1e-8
