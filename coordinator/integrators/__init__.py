@@ -21,6 +21,8 @@ INTEGRATORS: dict[str, str] = {
     "generalized-alpha-os": "hybridsim.coordinator.integrators.generalized_alpha_os:GeneralizedAlphaOSIntegrator",
     "kr-alpha": "hybridsim.coordinator.integrators.kr_alpha:KRAlphaIntegrator",
     "cr": "hybridsim.coordinator.integrators.kr_alpha:CRIntegrator",
+    "hht-fixed-iterations": "hybridsim.coordinator.integrators.fixed_iterations:HHTFixedIterationsIntegrator",
+    "newmark-fixed-iterations": "hybridsim.coordinator.integrators.fixed_iterations:NewmarkFixedIterationsIntegrator",
 }
 
 CONFIG = Schema("integrator", "The time integration scheme over the condensed DOFs and its options.",

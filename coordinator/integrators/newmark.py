@@ -32,6 +32,10 @@ Convergence, whichever comes first:
    the Steel01 frame at rest (5 s of zero ground motion, displacements of 1e-41 m) took 9 to 11
    evaluations per step to push the relative residual below 1e-10; with the correction test it takes
    one.  0 switches the test off.
+
+``tangent = "broyden" | "bfgs"`` replaces K_I in K_eff (and in the first trial's linearised force) by a
+tangent updated from the measured increments of every evaluation, kept from step to step (``tangent``);
+K_eff is factored again after each update.  The default, ``initial``, is the scheme above.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgetrs
 
+from hybridsim.coordinator.integrators import tangent as tangents
 from hybridsim.coordinator.integrators.base import Integrator, IntegratorError, factor_once
 from hybridsim.modules.config_schema import Integer, Key, Number, Schema
 
@@ -60,19 +65,22 @@ class NewmarkImplicitIntegrator(Integrator):
         "displacement_tolerance": Key(Number(minimum=0.0), "correction below which a step ends at its last trial "
                                       "(m for translations, rad for rotations; 0: the residual test alone)",
                                       default=1e-15),
-        "max_iterations": Key(Integer(minimum=1), "module evaluations per step before the run stops", default=25)})
+        "max_iterations": Key(Integer(minimum=1), "module evaluations per step before the run stops", default=25),
+        **tangents.KEYS})
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
-                 *, tolerance: float = 1e-10, displacement_tolerance: float = 1e-15, max_iterations: int = 25) -> None:
+                 *, tolerance: float = 1e-10, displacement_tolerance: float = 1e-15, max_iterations: int = 25,
+                 tangent: str = "initial", tangent_min_increment: float = 1e-9) -> None:
         self.check_options(tolerance=tolerance, displacement_tolerance=displacement_tolerance,
-                           max_iterations=max_iterations)
+                           max_iterations=max_iterations, tangent=tangent, tangent_min_increment=tangent_min_increment)
         super().__init__(mass, damping, initial_stiffness, dt)
         self.beta, self.gamma = 0.25, 0.5
         self.tolerance, self.max_iterations = float(tolerance), int(max_iterations)
         self.displacement_tolerance = float(displacement_tolerance)
         self._c_a = 1.0 / (self.beta * dt * dt)
         self._c_v = self.gamma / (self.beta * dt)
-        k_eff = self.initial_stiffness + self._c_a * self.mass + self._c_v * self.damping
+        self.tangent = tangents.Tangent(self.initial_stiffness, tangent, tangent_min_increment)
+        k_eff = self._effective(self.initial_stiffness)
         self._lu = factor_once(k_eff, self.name)
         self._floor_per_m = FLOOR_ROUNDING * np.finfo(float).eps * float(np.linalg.norm(k_eff))
         """the residual's rounding floor per metre of displacement (N/m; see the module docstring)"""
@@ -86,6 +94,10 @@ class NewmarkImplicitIntegrator(Integrator):
         self.iterations_total = 0
         self.iterations_max = 0
         """module evaluations per step: their sum and maximum over the run"""
+
+    def _effective(self, stiffness: np.ndarray) -> np.ndarray:
+        """K_eff of the tangent ``stiffness`` (N/m)."""
+        return stiffness + self._c_a * self.mass + self._c_v * self.damping
 
     def _residual(self, d: np.ndarray, r: np.ndarray) -> float:
         """R(d) into ``_residual_force`` (a(d), v(d) into ``_trial_a``, ``_trial_v``); the size of the largest
@@ -115,15 +127,18 @@ class NewmarkImplicitIntegrator(Integrator):
                out=self._pred_v)
         self._take_load(load)
         np.subtract(self._pred_d, self.displacement, out=work)
-        linearised = np.add(self.restoring_force, self.initial_stiffness.dot(work, self._inertia),
+        linearised = np.add(self.restoring_force, self.tangent.matrix.dot(work, self._inertia),
                             out=work)
         self._residual(self._pred_d, linearised)
         np.add(self._pred_d, self._solve(), out=self._trial)
         self._iteration = 0
+        self.tangent.begin(self.displacement, self.restoring_force)
         return self._trial
 
     def correct(self, restoring_force: np.ndarray) -> np.ndarray | None:
         r = np.asarray(restoring_force, float)
+        if self.tangent.method != "initial" and self.tangent.observe(self._trial, r):
+            self._lu = factor_once(self._effective(self.tangent.matrix), self.name)
         scale = self._residual(self._trial, r)
         size = float(np.linalg.norm(self._residual_force))
         self._iteration += 1
@@ -153,3 +168,12 @@ class NewmarkImplicitIntegrator(Integrator):
                 f"{self.displacement_tolerance:g})")
         self._trial += correction
         return self._trial
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {**super().state(), **self.tangent.state()}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        super().set_state(state)
+        if "tangent" in state:  # a checkpoint of a run before tangent updating has K_I
+            self.tangent.set_state(state)
+            self._lu = factor_once(self._effective(self.tangent.matrix), self.name)

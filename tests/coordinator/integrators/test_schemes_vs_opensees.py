@@ -20,6 +20,7 @@ from tests.conftest import EXAMPLES
 from tests.coordinator.integrators.opensees_oracle import shear_building
 
 LINEAR = "Linear"
+NEWTON = ("Newton", "-initial")
 CASES = {
     # kind, options: OpenSees' integrator command, its algorithm and convergence test
     "kr-alpha(0.5)": ("kr-alpha", {"rho_inf": 0.5}, ("KRAlphaExplicit", 0.5), (LINEAR,), ()),
@@ -32,6 +33,13 @@ CASES = {
     "hht-explicit(-0.1, 0.7)": ("hht-explicit", {"alpha": -0.1, "gamma": 0.7}, ("HHTExplicit", 0.9, 0.7),
                                 (LINEAR,), ()),
     "newmark-explicit(0.6)": ("newmark-explicit", {"gamma": 0.6}, ("NewmarkExplicit", 0.6), (LINEAR,), ()),
+    "hht-fixed-iterations(0.5, 3)": ("hht-fixed-iterations", {"rho_inf": 0.5, "iterations": 3},
+                                     ("HHTHSFixedNumIter", 0.5), NEWTON, ("FixedNumIter", 3)),
+    "hht-fixed-iterations(0.8, 1, order 3)": ("hht-fixed-iterations", {"rho_inf": 0.8, "iterations": 1, "poly_order": 3},
+                                              ("HHTHSFixedNumIter", 0.8, "-polyOrder", 3), NEWTON, ("FixedNumIter", 1)),
+    "newmark-fixed-iterations(4, order 1)": ("newmark-fixed-iterations", {"iterations": 4, "poly_order": 1},
+                                             ("NewmarkHSFixedNumIter", 0.5, 0.25, "-polyOrder", 1), NEWTON,
+                                             ("FixedNumIter", 4)),
 }
 
 
