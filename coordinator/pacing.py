@@ -7,16 +7,15 @@ import contextlib
 import gc
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hybridsim.coordinator.recorder.pacing import WriterPacing
 
 SWITCH_INTERVAL_S = 2e-4
 """Python's thread switch interval during a real-time loop (default 5 ms): how long the step loop may wait
 for the GIL while another thread of the coordinator (the module threads) holds it"""
-
-
-IDLE_S = 6e-4
-"""the sleep a real-time loop must have left before it does its idle work in it (:attr:`Pacer.idle`)"""
 
 
 class Pacer:
@@ -25,19 +24,18 @@ class Pacer:
     A late step is counted, never hidden (like Simulink's missed ticks); the
     next step is then issued at once, and the clock is not reset, so lateness
     accumulates honestly into the following slots.  A hold restarts the
-    clock when the test resumes (:meth:`resync`).
+    clock when the test resumes (:meth:`resync`).  ``writer``: the results writer's pacing, told each time the
+    loop is about to sleep (the writer works only in the loop's sleep).
     """
 
-    def __init__(self, dt: float) -> None:
+    def __init__(self, dt: float, writer: WriterPacing | None = None) -> None:
         self.dt = dt
         self.slot = 0
         self.late = 0
         self.max_lateness_s = 0.0
         self.slot_start = 0.0
         """wall time (s) the current step's slot began"""
-        self.idle: Callable[[float], object] | None = None
-        """work done while the loop would sleep at least :data:`IDLE_S`, told when the sleep ends (wall time, s):
-        the results writer's replies taken, its next piece of work granted"""
+        self.writer = writer
         self._origin: float | None = None
 
     def resync(self) -> None:
@@ -50,8 +48,8 @@ class Pacer:
         if self._origin is None:
             self._origin, self.slot = now, 0
         begin = self.slot_start = self._origin + self.slot * self.dt
-        if begin - now > IDLE_S and self.idle is not None:
-            self.idle(begin)
+        if self.writer is not None and begin > now:
+            self.writer.sleeping(now, begin)
             now = time.perf_counter()
         if begin > now:
             time.sleep(begin - now)

@@ -1,17 +1,11 @@
 """Running an experiment: start modules, pre-test, integrate, record, checkpoint, summarise; resume.
 
-One time step of the coordinator (any integrator)::
-
-    f_{n+1} = -M r a_g(t_{n+1})
-    d = integrator.predict(f_{n+1})
-    while d is not None:                       # one pass for alpha-OS
-        r = sum of module restoring forces at d (all modules in parallel)
-        d = integrator.correct(r)
-    commit the step at every module; record the row
-
-Every ``output.checkpoint_every`` steps the integrator state and every
-module's checkpoint go into the results file; :func:`resume_run` continues
-a run that stopped (coordinator killed, a site restarted) from there.
+:func:`run_experiment` and :func:`resume_run` start the modules and hand them, with the experiment and the run's
+:class:`RunOptions`, to a :class:`_Run`: it opens every module's session, begins (the pre-test and a new results
+file, or a checkpoint and the file continued), runs the step loop (:mod:`hybridsim.coordinator.run_loop`, where
+the integration step is written out) and ends the run (:mod:`hybridsim.coordinator.run_end`).  Every
+``output.checkpoint_every`` steps the integrator state and every module's checkpoint go into the results file;
+:func:`resume_run` continues a run that stopped (coordinator killed, a site restarted) from there.
 """
 
 from __future__ import annotations
@@ -28,25 +22,25 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.allocator import one_arena
-from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
+from hybridsim.coordinator.control import RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
-from hybridsim.coordinator.lateness import LateCauses
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
-from hybridsim.coordinator.interrupts import stop_point
-from hybridsim.coordinator.pacing import Pacer, realtime_process
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
-from hybridsim.coordinator.partition import ModuleSlot, ModuleStepError, Partition
+from hybridsim.coordinator.partition import ModuleSlot, Partition
 from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
+from hybridsim.coordinator.run_end import Status, recorder_closed, summary, with_network_stats
+from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, Integration, Observers, Pipeline,
+                                            Records, Rows, Start, raise_on_failure)
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
-from hybridsim.coordinator.window import Durations, Peaks, RowWindow, results_columns
+from hybridsim.coordinator.window import Peaks, RowWindow, results_columns
 from hybridsim.modules.config_schema import ConfigError
-from hybridsim.wire.contract import Module, ModuleError, Record, Session
+from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.wire.network import NetworkEmulator
 from hybridsim.wire.starters import launch
 from hybridsim.modules.registry import build_module
@@ -90,6 +84,31 @@ ProgressCallback = Callable[[int, int], None]
 early calls it once more with the steps its results file holds if that differs from the last call"""
 
 
+ProgressCallback = Callable[[int, int], None]
+"""``progress(done, total)``: after every step (``done``: the steps completed, of ``total``); a run that stops
+early calls it once more with the steps its results file holds if that differs from the last call"""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run an experiment (what is not the experiment itself): see :func:`run_experiment`."""
+
+    output: Path
+    progress: ProgressCallback | None = None
+    control: RunControl = field(default_factory=RunControl)
+    listeners: tuple[StepListener, ...] = ()
+    realtime: bool = False
+    takeover: bool = False
+
+
+@dataclass
+class _Started:
+    """The started modules ((spec, module, where) each) and the emulated paths of lab-protocol clients by name."""
+
+    modules: list[tuple[ModuleSpec, Module, str]]
+    networks: dict[str, NetworkEmulator]
+
+
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
                    control: RunControl | None = None, listeners: Sequence[StepListener] = (),
                    realtime: bool = False, overwrite: bool = False, takeover: bool = False) -> RunResult:
@@ -97,21 +116,19 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
     with the index of every completed step (see ``hybridsim.coordinator.control``).  ``realtime`` paces the
-    steps to the wall clock (see :class:`Pacer`).  An existing results file is replaced only with
-    ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).  ``takeover``:
-    a site in another coordinator's open session is taken over (else it refuses the run).
+    steps to the wall clock (see :class:`hybridsim.coordinator.pacing.Pacer`).  An existing results file is
+    replaced only with ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).
+    ``takeover``: a site in another coordinator's open session is taken over (else it refuses the run).
     """
     one_arena()  # before the run's threads start (hybridsim.coordinator.allocator: RSS flat over a long run)
-    output = Path(output or experiment.output)
+    options = RunOptions(Path(output or experiment.output), progress, control or RunControl(), tuple(listeners),
+                         realtime, takeover)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(RunLock(output))
-        if output.exists() and not overwrite:
-            raise UsageError(f"{output} exists ({_describe_results(output)}); give --overwrite to replace it, "
-                             f"or --output NEW.h5 to write a new file")
-        networks: dict[str, NetworkEmulator] = {}
-        slots = _start_modules(experiment.modules, stack, networks)
-        run = _Run(experiment, slots, output, progress, control or RunControl(), listeners, realtime, takeover,
-                   networks)
+        stack.enter_context(RunLock(options.output))
+        if options.output.exists() and not overwrite:
+            raise UsageError(f"{options.output} exists ({_describe_results(options.output)}); give --overwrite to "
+                             f"replace it, or --output NEW.h5 to write a new file")
+        run = _Run(experiment, options, _start(experiment.modules, stack))
         return run.execute(run.fresh_start)
 
 
@@ -128,7 +145,8 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     it); the integrator continues from its checkpointed state with the same K_I, M and C.
     """
     one_arena()  # as in run_experiment
-    path = Path(results)
+    options = RunOptions(Path(results), progress, control or RunControl(), tuple(listeners), realtime, takeover)
+    path = options.output
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(path))
         checkpoint = read_checkpoint(path)
@@ -138,11 +156,13 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
         if attrs.get("status") == "completed":
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs, network)
-        networks: dict[str, NetworkEmulator] = {}
-        slots = _start_modules(experiment.modules, stack, networks)
-        run = _Run(experiment, slots, path, progress, control or RunControl(), listeners, realtime, takeover,
-                   networks)
+        run = _Run(experiment, options, _start(experiment.modules, stack))
         return run.execute(lambda: run.resumed_start(checkpoint))
+
+
+def _start(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> _Started:
+    networks: dict[str, NetworkEmulator] = {}
+    return _Started(_start_modules(specs, stack, networks), networks)
 
 
 def _describe_results(path: Path) -> str:
@@ -202,103 +222,48 @@ def _named(spec: ModuleSpec) -> Iterator[None]:
         raise UsageError(f"module {spec.name!r} ({spec.kind}{origin}): {exc}") from None
 
 
-@dataclass
-class _Start:
-    """Where the step loop begins: after the pre-test, or at a checkpoint."""
-
-    integrator: Integrator
-    reduction: DofReduction
-    window: RowWindow
-    recorder: Recorder
-    step: int
-    """index of the last completed step"""
-    step_id: int
-    """module step ID committed at that step"""
-    asymmetry: float
-    peaks: Peaks
-    """peak displacements over every row (updated by the results writer as it writes them)"""
-    resumed_from: int | None = None
-    """a resumed run's: the step of the checkpoint it began at (``step`` then)"""
-    compute: Durations = field(default_factory=Durations)
-    """compute time (issue to commit) of the steps of this loop"""
-    evaluations: int = 0
-    """module evaluations (trials, each sent to every module) of every step of the run: the steps of this loop,
-    and a resumed run's steps up to its checkpoint as the results file's step IDs count them"""
-    most_evaluations: int = 0
-    """the most evaluations one step of the run took"""
-    scanned_step_id: int = 0
-    """a resume's scan of the file: the step ID of the last row it read"""
-
-    def observe(self, first: int, rows: dict[str, np.ndarray]) -> None:
-        """What the summary needs from rows ``first ..`` (called for every block the recorder writes, and by a
-        resume for the rows up to its checkpoint)."""
-        self.peaks.observe(rows["displacement"], rows["time"])
-        self.compute.extend(rows["wall_step_s"][max(self.step + 1 - first, 0):])
-        earlier = np.asarray(rows["step_id"][:max(self.step + 1 - first, 0)], np.int64)
-        if earlier.size:   # a step's trials are the step IDs it took: row n's ID less row n - 1's (row 0: pre-test)
-            trials = np.diff(earlier, prepend=self.scanned_step_id if first else earlier[0])
-            self.evaluations += int(trials.sum())
-            self.most_evaluations = max(self.most_evaluations, int(trials.max()))
-            self.scanned_step_id = int(earlier[-1])
-
-
 class _Run:
     """One run of an experiment over its started modules."""
 
-    def __init__(self, experiment: Experiment, modules: list[tuple[ModuleSpec, Module, str]], output: Path,
-                 progress: ProgressCallback | None, control: RunControl, listeners: Sequence[StepListener],
-                 realtime: bool = False, takeover: bool = False,
-                 networks: dict[str, NetworkEmulator] | None = None) -> None:
-        self.experiment = experiment
-        self.takeover = takeover
-        self.networks = networks or {}
-        """the emulated paths of lab-protocol clients (a RemoteModule reports its own at close)"""
-        self.pacer = Pacer(experiment.dt) if realtime else None
-        self.record_rows: dict[str, int] = {}
-        """the modules that stream records, and the rows of them collected so far"""
-        self.late_causes: LateCauses | None = None
-        """why real-time steps were late (a real-time run's)"""
-        self.output = output
-        self.progress = progress
-        self.reported = -1
-        """the steps of the last progress call"""
-        self.control = control
-        self.listeners = tuple(listeners)
-        dofs = experiment.dofs
-        lookup = {d: i for i, d in enumerate(dofs)}
-        slots = []
+    def __init__(self, experiment: Experiment, options: RunOptions, started: _Started) -> None:
+        self.experiment, self.options, self.networks = experiment, options, started.networks
+        self.output = options.output
         self.descriptions: dict[str, dict[str, Any]] = {}
         """what ran at each module: its description and configuration as it reports them"""
-        for spec, module, where in modules:
-            try:
-                description = module.describe()
-            except ModuleError as exc:
-                raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
-            if description.role == "control_backend":
-                raise UsageError(f"module {spec.name!r} ({where}) is a {description.kind} module, a control backend "
-                                 "that describes no substructure: use it as an experimental site's backend "
-                                 "(backend = {daemon = {...}} or {address = ...}), not in [[modules]]")
-            self.descriptions[spec.name] = description_record(description, where,
-                                                              checked_config(spec, description, where))
-            unknown = [d for d in description.dof_names if d not in lookup]
-            if unknown:
-                raise UsageError(f"module {spec.name!r} has DOF(s) {unknown} that are not in structure.dofs")
-            index = np.array([lookup[d] for d in description.dof_names], dtype=int)
-            slots.append(ModuleSlot(spec.name, module, description, index, where))
-        self.partition = Partition(len(dofs), slots)
-        self._full_row = np.zeros(len(dofs))
-        """where a condensed state is expanded to all DOFs before it is recorded"""
+        slots = [self._slot(spec, module, where) for spec, module, where in started.modules]
+        self.partition = Partition(len(experiment.dofs), slots)
         if self.partition.unowned.size:
-            names = [dofs[i] for i in self.partition.unowned]
+            names = [experiment.dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
         try:
-            self.kinds = dof_kinds(dofs, {s.name: s.description for s in slots})
+            self.kinds = dof_kinds(experiment.dofs, {s.name: s.description for s in slots})
         except KindConflict as exc:
             raise UsageError(str(exc)) from None
         """translation or rotation, per structure DOF"""
+        self.records = Records(self.partition, experiment.records)
+        self.closed = False
+        """every module's session is closed"""
+
+    def _slot(self, spec: ModuleSpec, module: Module, where: str) -> ModuleSlot:
+        """A started module's place in the partition, from its description (which must own structure DOFs)."""
+        try:
+            description = module.describe()
+        except ModuleError as exc:
+            raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
+        if description.role == "control_backend":
+            raise UsageError(f"module {spec.name!r} ({where}) is a {description.kind} module, a control backend "
+                             "that describes no substructure: use it as an experimental site's backend "
+                             "(backend = {daemon = {...}} or {address = ...}), not in [[modules]]")
+        self.descriptions[spec.name] = description_record(description, where, checked_config(spec, description, where))
+        lookup = {d: i for i, d in enumerate(self.experiment.dofs)}
+        unknown = [d for d in description.dof_names if d not in lookup]
+        if unknown:
+            raise UsageError(f"module {spec.name!r} has DOF(s) {unknown} that are not in structure.dofs")
+        index = np.array([lookup[d] for d in description.dof_names], dtype=int)
+        return ModuleSlot(spec.name, module, description, index, where)
 
     # -- the two ways to start ---------------------------------------------
-    def fresh_start(self) -> _Start:
+    def fresh_start(self) -> Start:
         """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
         exp, partition = self.experiment, self.partition
         measured = pretest(partition, exp.pretest_amplitude)
@@ -321,13 +286,13 @@ class _Run:
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}),
-            streamed=self._streamed()))
-        start = _Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
-                       Peaks(model.ndof))
-        self._put(start, exp.motion.at(0), 0.0)
+            streamed=self.records.streamed()))
+        start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
+                      Figures(Peaks(model.ndof), 0))
+        Rows(start, partition).put(exp.motion.at(0), 0.0, start.step_id)
         return start
 
-    def resumed_start(self, checkpoint: Checkpoint) -> _Start:
+    def resumed_start(self, checkpoint: Checkpoint) -> Start:
         """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it."""
         exp, partition = self.experiment, self.partition
         for slot in partition.slots:
@@ -342,207 +307,77 @@ class _Run:
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
         model = StructuralModel(exp.dofs, stored["model/mass"], stored["model/damping"], exp.influence)
-        stiffness = stored["model/initial_stiffness"]
-        reduction = DofReduction(model, stiffness, exp.condense_massless)
+        reduction = DofReduction(model, stored["model/initial_stiffness"], exp.condense_massless)
         integrator = self._integrator(reduction)
         integrator.set_state(checkpoint.integrator)
         window.load(stored, first, rows)
-        start = _Start(integrator, reduction, window, None, checkpoint.step, checkpoint.step_id,  # type: ignore[arg-type]
-                       float(read_attributes(self.output).get("pretest_asymmetry", 0.0)), Peaks(model.ndof),
-                       resumed_from=checkpoint.step)
-        scan_rows(self.output, rows, start.observe)
-        streamed = self._streamed()
+        figures = Figures(Peaks(model.ndof), checkpoint.step)
+        scan_rows(self.output, rows, figures.observe)
+        asymmetry = float(read_attributes(self.output).get("pretest_asymmetry", 0.0))  # (before the writer has it)
+        streamed = self.records.streamed()
         table = {"experiment_table": json.dumps(exp.table)}  # as resumed (its network may be another)
-        start.recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
-        return start
+        recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
+        return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
+                     resumed_from=checkpoint.step)
 
     # -- the run -----------------------------------------------------------
-    def execute(self, begin: Callable[[], _Start]) -> RunResult:
+    def execute(self, begin: Callable[[], Start]) -> RunResult:
         """Open every module, start (``begin``: fresh or resumed), integrate to the end, close, evaluate."""
         exp, partition = self.experiment, self.partition
         wall_start = time.perf_counter()
         try:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name,
-                                             takeover=self.takeover, records=exp.records,
+                                             takeover=self.options.takeover, records=exp.records,
                                              iterating=integrator_class(exp.integrator).takes_back_trials))
             start = begin()
         except BaseException:
             partition.close()
             raise
-        closed = False
+        clock = Clock(exp.dt, start.recorder, self.options.realtime)
+        observers = Observers(self.options.listeners, self.options.progress, start.window, exp.steps)
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
-            start.recorder.start(start.window, start.observe, paced=self.pacer is not None)
+            start.recorder.start(start.window, start.figures.observe, paced=clock.pacer is not None)
             with recorder_closed(start.recorder, start.window) as status:
                 try:
-                    loop_wall, step_times = self._loop(start, status)
+                    self._pipeline(start, status, clock, observers).run(start.step + 1, exp.steps)
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
-                    records = partition.records(skip=(status.stop or {}).get("module"), since=self.record_rows)
-                start.recorder.submit(start.window.rows)
-                start.recorder.wait_written(start.window.rows)
-                # completed once every row is on disk: only then may the modules drop what a resume needs
-                summaries, closed = partition.close(completed=start.recorder.failure is None), True
-                for name, network in self.networks.items():
-                    summaries[name] = {**summaries[name], **network.stats()}
-                _raise_on_failure(start.recorder, status)
-                summary = _summary(exp, start, loop_wall, step_times, time.perf_counter() - wall_start, summaries,
-                                   self.pacer, self._peak_order())
-                if self.late_causes is not None:
-                    summary["late_causes"] = self.late_causes.summary(loop_wall)
-                status.completed(summary)
+                    records = partition.records(skip=(status.stop or {}).get("module"), since=self.records.rows)
+                figures = self._completed(start, status, clock, time.perf_counter() - wall_start)
         finally:
-            if not closed:
+            if not self.closed:
                 partition.close()
             if any(records) and start.recorder.failure is None:
                 write_records(self.output, *records)
-            if self.progress is not None and start.recorder.rows - 1 != self.reported:  # an early stop
-                self.progress(start.recorder.rows - 1, exp.steps)
+            observers.ended(start.recorder.rows)
         if exp.evaluation is not None:
-            summary["evaluation"] = _evaluate(exp, self.output)
-        return RunResult(exp.dofs, start.reduction.stiffness, summary, self.output)
+            figures["evaluation"] = _evaluate(exp, self.output)
+        return RunResult(exp.dofs, start.reduction.stiffness, figures, self.output)
 
-    def _loop(self, start: _Start, status: "_Status") -> tuple[float, Durations]:
-        """Integrate from the step after ``start.step`` to the end of the record.
+    def _pipeline(self, start: Start, status: Status, clock: Clock, observers: Observers) -> Pipeline:
+        """The step loop's parts over this run (see :mod:`hybridsim.coordinator.run_loop`)."""
+        exp, partition = self.experiment, self.partition
+        self.records.recorder = start.recorder
+        return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer), clock=clock,
+                        integration=Integration(start, partition, exp.motion.acceleration, exp.dt, status),
+                        rows=Rows(start, partition),
+                        checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
+                        records=self.records, observers=observers)
 
-        Returns the loop's wall time (s) and the distribution of each step's whole wall time (s): from its
-        issue to the end of everything the coordinator does for it (modules, integrator, queueing its row
-        for the results writer, listeners, progress), the time it holds of its real-time slot.  The
-        results file's ``/wall_step_s`` is the compute part (issue to commit at every module).
-        """
-        step_times = Durations()
-        pacer = self.pacer
+    def _completed(self, start: Start, status: Status, clock: Clock, wall: float) -> dict[str, Any]:
+        """Every row on disk, the modules closed (completed: only then may they drop what a resume needs), the
+        summary made and given to ``status``."""
         recorder = start.recorder
-        self.late_causes = LateCauses(self.experiment.dt, recorder.activity, recorder.counts) if pacer else None
-        with self.late_causes or contextlib.nullcontext(), realtime_process() if pacer else contextlib.nullcontext():
-            loop_start = time.perf_counter()
-            self._steps(start, status, step_times, self.late_causes)
-        return time.perf_counter() - loop_start, step_times
-
-    def _steps(self, start: _Start, status: "_Status", step_times: Durations, causes: LateCauses | None) -> None:
-        """Every step after ``start.step`` (see :meth:`_loop`); each step's whole wall time into ``step_times``."""
-        exp, partition, control, listeners, progress = (self.experiment, self.partition, self.control,
-                                                        self.listeners, self.progress)
-        integrator, reduction, window, recorder = start.integrator, start.reduction, start.window, start.recorder
-        load_shape = reduction.force(reduction.model.ground_load(1.0))
-        load, full_trial, reduced_force = np.empty_like(load_shape), np.empty(partition.ndof), np.empty_like(load_shape)
-        ground, dt, first, last = exp.motion.acceleration, exp.dt, start.step + 1, exp.steps
-        step_id = start.step_id
-        pacer, holds = self.pacer, control.holds
-        if pacer is not None:
-            pacer.idle = recorder.collect
-        for n in range(first, last + 1):
-            stop_point()  # a SIGINT or SIGTERM stops the run here, between two steps
-            try:
-                control.gate(recorder.let_write)  # a held real-time run lets its writer catch up
-            except RunAborted as exc:
-                status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * dt)
-                raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * dt:.6g} s); the results file "
-                                 f"holds every step up to it") from None
-            if pacer is not None and control.holds != holds:
-                holds = control.holds
-                pacer.resync()
-            t0 = time.perf_counter() if pacer is None else pacer.wait()
-            t = n * dt
-            try:
-                first_id = step_id = step_id + 1
-                trial = integrator.predict(np.multiply(load_shape, ground[n], out=load))
-                while trial is not None:
-                    force = partition.restoring_force(step_id, t, reduction.expand(trial, full_trial))
-                    trial = integrator.correct(reduction.force(force, reduced_force))
-                    if trial is not None:
-                        step_id += 1
-                partition.commit(step_id)
-            except ModuleStepError as exc:
-                located = exc.at_row(n, t)
-                status.stopped(str(located), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
-                raise located from exc.cause
-            except IntegratorError as exc:
-                status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
-                raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
-            start.step_id = step_id
-            trials = step_id - first_id + 1
-            start.evaluations += trials
-            start.most_evaluations = max(start.most_evaluations, trials)
-            committed = time.perf_counter()
-            self._put(start, ground[n], committed - t0)
-            if recorder.failure is not None:
-                _raise_on_failure(recorder, status)
-            queued = True
-            if exp.checkpoint_every and n % exp.checkpoint_every == 0:
-                self._checkpoint(start, n)
-            elif n % RECORD_BLOCK == 0:
-                recorder.submit(window.rows)
-            else:
-                queued = False
-            if self.record_rows and n % RECORDS_EVERY == 0:
-                self._collect_records(start)
-            for listener in listeners:
-                listener(n, window.view)
-            if progress is not None:
-                progress(n, last)
-                self.reported = n
-            end = time.perf_counter()
-            step_times.add(end - t0)
-            if pacer is not None:
-                lateness = pacer.done(end)
-                if causes is not None:
-                    causes.step(n, pacer.slot_start, t0, committed, end, lateness, queued)
-
-    def _checkpoint(self, start: _Start, n: int) -> None:
-        """Queue rows up to n, then the integrator's and every module's state of step n, for the results writer."""
-        modules = {}
-        for slot in self.partition.slots:
-            try:
-                modules[slot.name] = slot.module.checkpoint()
-            except ModuleError as exc:
-                raise ModuleStepError(slot, start.step_id, exc) from exc
-        start.recorder.checkpoint(n, start.step_id, start.integrator.state(), modules)
-
-    def _streamed(self) -> dict[str, list[Record]]:
-        """The modules' streamed records as they stand (their names and columns: the results file's datasets);
-        the rows to collect from each start at 0."""
-        if not self.experiment.records:
-            return {}
-        blocks = self.partition.streamed(0, {s.name: 0 for s in self.partition.slots})
-        streamed = {name: [r for r in records if r.first_row is not None] for name, records in blocks.items()}
-        self.record_rows = {name: 0 for name, records in streamed.items() if records}
-        return {name: streamed[name] for name in self.record_rows}
-
-    def _collect_records(self, start: _Start) -> None:
-        """Queue the rows of the modules' streamed records since the last collection for the results writer."""
-        for name, records in self.partition.streamed(start.step_id, self.record_rows).items():
-            streamed = [r for r in records if r.first_row is not None]
-            if streamed:
-                start.recorder.records(name, streamed)
-                self.record_rows[name] = int(streamed[0].first_row or 0) + len(streamed[0].values)
-
-    def _put(self, start: _Start, ground: float, wall: float) -> None:
-        """Row n = integrator.step: the committed state on all DOFs and what every module measured.
-
-        Its slot in the window held row n - capacity: if the results writer has not written that row yet
-        (it fell a whole window behind), wait for it.
-        """
-        integrator, reduction, window = start.integrator, start.reduction, start.window
-        n, a = integrator.step, window.arrays
-        if n - window.capacity >= start.recorder.rows:
-            start.recorder.submit(window.rows)
-            start.recorder.wait_written(n - window.capacity + 1)
-        i = window.slot(n)
-        a["time"][i] = n * integrator.dt
-        a["step_id"][i] = start.step_id
-        a["ground_acceleration"][i] = ground
-        a["wall_step_s"][i] = wall
-        full = self._full_row  # condensed: each value is computed here, then copied into its row
-        a["displacement"][i] = reduction.expand(integrator.displacement, full)
-        a["velocity"][i] = reduction.expand(integrator.velocity, full)
-        a["acceleration"][i] = reduction.expand(integrator.acceleration, full)
-        a["restoring_force"][i] = reduction.place(integrator.restoring_force, full)
-        for slot, (disp, force), result in zip(self.partition.slots, window.modules, self.partition.last_results):
-            disp[i] = result.displacement
-            force[i] = result.force
-            if result.counters:  # only when they changed: a site clock's slowed steps, held and late samples
-                window.counters[slot.name] = {**window.counters.get(slot.name, {}), **result.counters}
-        window.rows = n + 1
+        recorder.submit(start.window.rows)
+        recorder.wait_written(start.window.rows)
+        closing, self.closed = self.partition.close(completed=recorder.failure is None), True
+        raise_on_failure(recorder, status)
+        figures = summary(self.experiment, start, clock.loop_wall_s, clock.step_times, wall,
+                          with_network_stats(closing, self.networks), clock.pacer, self._peak_order())
+        if clock.late_causes is not None:
+            figures["late_causes"] = clock.late_causes.summary(clock.loop_wall_s)
+        status.completed(figures)
+        return figures
 
     def _peak_order(self) -> list[tuple[int, str, str]]:
         """(index, DOF, unit) of every DOF for the peak table: floors (shaken), interfaces, then the rest."""
@@ -585,13 +420,6 @@ class _Run:
             raise UsageError(f"integrator: {exc}") from None
 
 
-RECORD_BLOCK = 1024
-RECORDS_EVERY = 8 * RECORD_BLOCK
-"""steps between two collections of the modules' streamed records: one call to each module that streams, the
-rows queued for the results writer; a site forgets rows when the next call says they are stored, so it holds
-at most two collections' steps of its record"""
-"""steps between the blocks of rows queued for the results writer"""
-
 
 def _results_file(open_file: Callable[[], Recorder]) -> Recorder:
     """``open_file()``; a results file whose disk has no room stops the run with its one line."""
@@ -599,47 +427,6 @@ def _results_file(open_file: Callable[[], Recorder]) -> Recorder:
         return open_file()
     except ResultsFileError as exc:
         raise RunStopped(str(exc)) from None
-
-
-def _raise_on_failure(recorder: Recorder, status: "_Status") -> None:
-    """Stop the run with the results writer's one-line failure, if it has one."""
-    if recorder.failure is not None:
-        status.stopped(recorder.failure, step=recorder.rows, cause=recorder.failure)
-        raise RunStopped(recorder.failure)
-
-
-class _Status:
-    """How a run ended: ``text`` is the file's ``status``; ``stop`` says why and where it stopped (attribute "stop")."""
-
-    def __init__(self) -> None:
-        self.text = "stopped: interrupted"
-        self.summary: dict[str, Any] | None = None
-        self.stop: dict[str, Any] | None = {"reason": "interrupted"}
-
-    def stopped(self, reason: str, *, step: int | None = None, time_s: float | None = None, module: str | None = None,
-                cause: str | None = None) -> None:
-        """The run stops: ``reason`` in full; the step n that did not complete, its time (s), the module, the cause."""
-        self.text = f"stopped: {reason}"
-        where = {"step": step, "time_s": time_s, "module": module, "cause": cause}
-        self.stop = {"reason": reason, **{k: v for k, v in where.items() if v is not None}}
-
-    def completed(self, summary: dict[str, Any]) -> None:
-        self.text, self.summary, self.stop = "completed", summary, None
-
-
-@contextlib.contextmanager
-def recorder_closed(recorder: Recorder, window: RowWindow) -> Iterator[_Status]:
-    """Write every completed row and close the recorder with the run's final status, however the run ends."""
-    status = _Status()
-    try:
-        yield status
-    except BaseException as exc:
-        if status.text == "stopped: interrupted" and not isinstance(exc, KeyboardInterrupt):
-            status.stopped(f"{type(exc).__name__}: {exc}", step=window.rows, cause=f"{type(exc).__name__}: {exc}")
-        raise
-    finally:
-        recorder.submit(window.rows)
-        recorder.close(status.text, status.summary, status.stop)
 
 
 def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
@@ -650,52 +437,3 @@ def _evaluate(experiment: Experiment, results: Path) -> dict[str, Any]:
     annotate(results, "J", figures["J"])
     annotate(results, "evaluation", {k: v for k, v in figures.items() if k != "table"})
     return figures
-
-
-COVERAGE = ("steps, module_evaluations and the peaks cover the whole run; wall_s, loop_wall_s, steps_per_second, "
-            "step_time_us, compute_time_us and the late steps cover the steps_this_session steps of this session, "
-            "which for a resumed run are those after the checkpoint at resumed_from_step")
-STEP_TIME_BASIS = ("step_time_us: issue to the end of all the coordinator's work for the step (modules, integrator, "
-                   "recording, listeners, progress), what a real-time slot must hold; compute_time_us: issue to "
-                   "commit at every module (the results file's /wall_step_s)")
-
-
-def _summary(exp: Experiment, start: _Start, loop_wall: float, step_times: Durations, total_wall: float,
-             modules: dict[str, dict[str, float]], pacer: Pacer | None,
-             peak_order: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
-    """The run's figures; the step-time distributions and rates are over the steps of this loop, the counts of
-    steps and evaluations and the peaks over the whole run (see COVERAGE, STEP_TIME_BASIS).
-
-    Quantiles come from :class:`hybridsim.coordinator.window.Durations` (within 0.25 %, maximum exact).
-    The peaks follow ``peak_order`` ((index, DOF, unit): floors, interfaces, then the rest)."""
-    rows = start.window.rows
-    realtime, late = pacer is not None, pacer.late if pacer is not None else 0
-    looped = rows - 1 - start.step
-    return {
-        "experiment": exp.name,
-        "integrator": exp.integrator,
-        "dt_s": exp.dt,
-        "steps": rows - 1,
-        "resumed_from_step": start.resumed_from,
-        "steps_this_session": looped,
-        "coverage": COVERAGE,
-        "simulated_s": float(start.window.view["time"][rows - 1]),
-        "wall_s": total_wall,
-        "loop_wall_s": loop_wall,
-        "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),
-        "module_evaluations": {"per_step": start.evaluations / (rows - 1) if rows > 1 else 0.0,
-                               "max_in_a_step": start.most_evaluations},
-        "pretest_asymmetry": start.asymmetry,
-        "step_time_us": step_times.quantiles_us(),
-        "compute_time_us": start.compute.quantiles_us(),
-        "step_time_basis": STEP_TIME_BASIS,
-        "realtime": realtime,
-        "late_steps": late,
-        "late_steps_pct": 100.0 * late / looped if looped else 0.0,
-        "max_lateness_us": 1e6 * pacer.max_lateness_s if pacer is not None else 0.0,
-        "peak_displacement": {d: float(start.peaks.value[i]) for i, d, _ in peak_order},
-        "peak_time_s": {d: float(start.peaks.time[i]) for i, d, _ in peak_order},
-        "peak_units": {d: unit for _, d, unit in peak_order},
-        "modules": modules,
-        "network": {m.name: m.network.describe() for m in exp.modules if m.network is not None},
-    }

@@ -28,7 +28,7 @@ import h5py
 import numpy as np
 import pytest
 
-from hybridsim.coordinator import simulation
+from hybridsim.coordinator import run_loop, simulation
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.modules.experimental import module as experimental
@@ -58,7 +58,7 @@ def clock_records(path: Path, prefix: str = "modules/column/records/") -> tuple[
 
 
 def test_the_clock_records_stream_through_a_site_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(simulation, "RECORDS_EVERY", EVERY)
+    monkeypatch.setattr(run_loop, "RECORDS_EVERY", EVERY)
     stats = run_experiment(experiment(tmp_path / "run.h5", daemon=True)).summary["modules"]["column"]
     samples, steps = clock_records(tmp_path / "run.h5")
     ends = steps[:, 0].astype(int)
@@ -117,7 +117,7 @@ def started(monkeypatch: pytest.MonkeyPatch, held: Held) -> None:
 
 
 def test_in_process_the_clock_holds_two_collections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(simulation, "RECORDS_EVERY", EVERY)
+    monkeypatch.setattr(run_loop, "RECORDS_EVERY", EVERY)
     held = Held()
     started(monkeypatch, held)
     run_experiment(experiment(tmp_path / "run.h5", daemon=False), listeners=[held])

@@ -21,7 +21,7 @@ import h5py
 import numpy as np
 import pytest
 
-from hybridsim.coordinator import simulation
+from hybridsim.coordinator import run_loop, simulation
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_results
@@ -58,7 +58,7 @@ def reference(tmp_path_factory):
     """The record collected whole at the end, the site in process."""
     folder = tmp_path_factory.mktemp("streamed")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(simulation, "RECORDS_EVERY", 10 ** 9)
+        patch.setattr(run_loop, "RECORDS_EVERY", 10 ** 9)
         run_experiment(experiment(folder / "whole.h5", {}))
     return site_records(folder / "whole.h5"), read_results(folder / "whole.h5")
 
@@ -79,7 +79,7 @@ def test_a_streamed_record_equals_the_whole_one_and_the_site_holds_two_collectio
     whole, stored = reference
     steps = stored["time"].shape[0]
     assert whole["measured_strokes"].shape == (steps, 2)  # one sample per step, and sample 0 at rest
-    monkeypatch.setattr(simulation, "RECORDS_EVERY", EVERY)
+    monkeypatch.setattr(run_loop, "RECORDS_EVERY", EVERY)
 
     run_experiment(experiment(tmp_path / "daemon.h5", {"address": "local"}, plant_daemon=True))
     streamed = site_records(tmp_path / "daemon.h5")
@@ -105,7 +105,7 @@ def test_a_streamed_record_equals_the_whole_one_and_the_site_holds_two_collectio
 
 def test_a_run_the_site_stops_keeps_the_collected_blocks(reference, tmp_path, monkeypatch):
     whole, stored = reference
-    monkeypatch.setattr(simulation, "RECORDS_EVERY", EVERY)
+    monkeypatch.setattr(run_loop, "RECORDS_EVERY", EVERY)
     loads = np.abs(stored["modules/second/force"]).max(axis=1)
     limit = float(loads[:1200].max()) * (1 + 1e-9)
     refused = int(np.argmax(loads > limit))

@@ -25,7 +25,8 @@ import pytest
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_results
-from hybridsim.coordinator.simulation import RECORD_BLOCK, run_experiment
+from hybridsim.coordinator.run_loop import RECORD_BLOCK
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
 
 DT = 0.005

@@ -1,0 +1,196 @@
+"""The results file's layout: what a run's HDF5 file holds, created and reopened here.
+
+Datasets grow along their first axis (one row per step)::
+
+    /time, /step_id, /ground_acceleration, /wall_step_s         (n,)
+    /displacement, /velocity, /acceleration, /restoring_force   (n, ndof)
+    /modules/<name>/displacement, /modules/<name>/force          (n, module ndof)
+    /modules/<name>/records/<record>                             a module's own records (rows x columns; a
+                                                                 streamed one grows in blocks during the run,
+                                                                 one row per committed sample of the module)
+    /model/mass, /model/damping, /model/initial_stiffness       the model the integrator ran with
+    /checkpoint/current = [slot, step, step_id]; /checkpoint/slot0, slot1: integrator/<key>, modules/<name>
+
+Every dataset carries ``units`` (one per column, or one string) and, over DOFs, ``dofs``; every
+module group its ``kind``, ``where``, ``dofs`` and ``units`` (see :func:`hybridsim.coordinator.units.labels`).
+
+``/restoring_force`` is the integrator's committed restoring force (for alpha-OS the measured
+force corrected with K_I; with condensed massless DOFs, T^T r on the DOFs kept, zero on the others);
+what each module measured is in ``/modules/<name>/``.
+    attrs: dofs, status ("running", "completed" or "stopped: <reason>"), completed_steps,
+           stop (a stopped run: JSON {reason, step, time_s, module, cause}), summary (JSON), ...
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from hybridsim.wire.contract import Record
+
+
+class ResultsFileError(Exception):
+    """The results file cannot take what the run must write (its disk is full, or a write failed): one line."""
+
+
+RESERVE_BYTES = 256 * 1024
+"""free space kept on the results file's disk beyond the next write, for the status and summary at the end
+(a maRTHS summary with its late-cause episodes is about 20 KB; the closing metadata flush of a file with a few
+hundred datasets a few tens of KB)"""
+
+CHUNK_CACHE_BYTES = 0
+"""HDF5's raw-data chunk cache per dataset: none.  Every row is written once, in whole chunks but for
+the last; HDF5's default (1 MiB per dataset, filled by the chunks written) grew a run's memory by
+about 9 MB per 100,000 steps of a 1-DOF run (rdcc_nbytes=CHUNK_CACHE_BYTES below)"""
+
+RESUME_ROWS = 1024
+"""rows a resumed run must have room for (estimated from the file's bytes per row) before anything is written"""
+
+CHUNK_ROWS = 256
+"""rows per chunk of a per-step dataset"""
+
+
+def space_error(path: Path, needed: int) -> str | None:
+    """The one-line refusal if the disk of ``path`` has less than ``needed`` + RESERVE_BYTES free, else None."""
+    folder = path.parent if path.parent.exists() else Path(".")
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    if free >= needed + RESERVE_BYTES:
+        return None
+    return (f"results file: no space left on device ({path}: {free} bytes free on its disk, the next write needs "
+            f"{needed} and {RESERVE_BYTES} are kept for closing the file; free space and resume)")
+
+
+def write_error(path: Path, exc: BaseException) -> str:
+    """The one-line message of a failed write or flush (HDF5 reports the errno inside its message)."""
+    text = str(exc)
+    found = re.search(r"errno = (\d+)", text)
+    code = getattr(exc, "errno", None) or (int(found.group(1)) if found else None)
+    if code == errno.ENOSPC:
+        return f"results file: no space left on device ({path}: a write failed; free space and resume)"
+    reason = os.strerror(code) if code else (text.strip().splitlines() or [type(exc).__name__])[0]
+    return f"results file: write failed ({path}: {reason})"
+
+
+def open_file(path: Path, mode: str) -> h5py.File:
+    """The results file opened for writing with the recorder's settings (no chunk cache)."""
+    return h5py.File(path, mode, libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
+
+
+def create(path: Path, columns: Mapping[str, int], *, dofs: Sequence[str], attrs: Mapping[str, Any] | None = None,
+           model: Mapping[str, np.ndarray] | None = None, checkpoint_state: Mapping[str, np.ndarray] | None = None,
+           checkpoint_modules: Sequence[str] = (), chunk: int = CHUNK_ROWS,
+           labels: Mapping[str, Mapping[str, Any]] | None = None,
+           streamed: Mapping[str, Sequence[Record]] | None = None) -> None:
+    """Create the results file of a run with no rows (``columns``: each per-step dataset's width, 0 for a scalar);
+    refused in one line (:class:`ResultsFileError`) when its disk has no room for a chunk of rows."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    refusal = space_error(path, 8 * sum(max(width, 1) for width in columns.values()) * chunk)
+    if refusal is not None:
+        raise ResultsFileError(refusal)
+    with open_file(path, "w") as f:
+        f.attrs["dofs"] = json.dumps(list(dofs))
+        f.attrs["status"] = "running"
+        f.attrs["completed_steps"] = 0
+        f.attrs["summary"] = ""
+        for key, value in (attrs or {}).items():
+            f.attrs[key] = value if isinstance(value, (int, float, str)) else json.dumps(value)
+        for key, width in columns.items():
+            shape, maxshape = ((0,), (None,)) if width == 0 else ((0, width), (None, width))
+            dtype = np.int64 if key == "step_id" else np.float64
+            f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
+        for key, matrix in (model or {}).items():
+            f.create_dataset(f"model/{key}", data=np.asarray(matrix))
+        for key, values in (labels or {}).items():
+            (f[key] if key in f else f.create_group(key)).attrs.update(values)
+        if checkpoint_state is not None:
+            _create_checkpoints(f, checkpoint_state, checkpoint_modules)
+        create_streamed(f, streamed or {})
+
+
+def _create_checkpoints(f: h5py.File, state: Mapping[str, np.ndarray], modules: Sequence[str]) -> None:
+    """The two checkpoint slots (double-buffered: ``/checkpoint/current`` points at the complete one)."""
+    f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64))
+    for slot in ("slot0", "slot1"):
+        for key, value in state.items():
+            f.create_dataset(f"checkpoint/{slot}/integrator/{key}", data=np.zeros_like(np.asarray(value)))
+        for name in modules:
+            f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
+                             dtype=np.uint8, chunks=(4096,))
+
+
+def reopen(path: Path, rows: int, claimed: int, streamed: Mapping[str, Sequence[Record]] | None = None,
+           attrs: Mapping[str, str] | None = None) -> None:
+    """Prepare a results file holding ``claimed`` rows to be continued after its row ``rows - 1`` (later rows
+    are dropped); the modules' streamed records (``streamed``) are created where missing; ``attrs`` replace the
+    file's attributes of those names.  Refused in one line when the disk has no room for RESUME_ROWS rows."""
+    size = path.stat().st_size
+    refusal = space_error(path, int(RESUME_ROWS * size / max(claimed, 1)))  # room for a block of rows
+    if refusal is not None:
+        raise ResultsFileError(refusal)
+    try:
+        f = open_file(path, "r+")
+    except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing: copied anew
+        refusal = space_error(path, size)
+        if refusal is not None:
+            raise ResultsFileError(refusal) from None
+        rewrite(path)
+        f = open_file(path, "r+")
+    with f:
+        def truncate(name: str, obj: Any) -> None:
+            if per_step(name, obj):
+                obj.resize(rows, axis=0)
+
+        f.visititems(truncate)
+        create_streamed(f, streamed or {})
+        f.attrs.update(attrs or {})
+        f.attrs["status"] = "running"
+        f.attrs.pop("stop", None)
+        f.attrs["completed_steps"] = rows
+
+
+def create_streamed(f: h5py.File, streamed: Mapping[str, Sequence[Record]]) -> None:
+    """Create the datasets of the modules' streamed records that ``f`` lacks (empty, growing; unfilled rows NaN)."""
+    for module, records in streamed.items():
+        for record in records:
+            key = f"modules/{module}/records/{record.name}"
+            if key in f:
+                continue
+            width = len(record.columns)
+            dataset = f.create_dataset(key, shape=(0, width), maxshape=(None, width), chunks=(4096, width),
+                                       dtype=np.float64, fillvalue=np.nan)
+            dataset.attrs.update({"units": list(record.units), "columns": list(record.columns),
+                                  "description": record.description})
+
+
+def store_streamed(dataset: h5py.Dataset, record: Record) -> None:
+    """Rows of a streamed record at its ``first_row``; rows after them (an earlier run's, before a resume) go."""
+    values = np.asarray(record.values, dtype=float).reshape(-1, dataset.shape[1])
+    stop = int(record.first_row or 0) + values.shape[0]
+    dataset.resize(stop, axis=0)
+    dataset[stop - values.shape[0]:stop] = values
+
+
+def rewrite(path: Path) -> None:
+    """Copy a results file whose writer died (still marked open for SWMR writing) into a clean one."""
+    fresh = path.with_name(f".{path.name}.resumed")
+    with h5py.File(path, "r", libver="latest", swmr=True) as old, h5py.File(fresh, "w", libver="latest") as new:
+        for key, value in old.attrs.items():
+            new.attrs[key] = value
+        for name in old:
+            old.copy(old[name], new, name=name)
+    os.replace(fresh, path)
+
+
+def per_step(name: str, obj: Any) -> bool:
+    """Whether ``obj`` is a per-step dataset (it grows one row per step; checkpoints and records excluded)."""
+    return (isinstance(obj, h5py.Dataset) and obj.maxshape[:1] == (None,) and not name.startswith("checkpoint/")
+            and "/records/" not in name)

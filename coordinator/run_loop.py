@@ -1,0 +1,361 @@
+"""The step loop: a pipeline of small parts, each owning its state.
+
+One step of the loop (:meth:`Pipeline.run`)::
+
+    stop_point()                               # a SIGINT or SIGTERM stops the run here, between two steps
+    holds.gate(n)                              # an operator's hold or abort
+    issued = clock.issue()                     # real time: sleep to the step's slot (the writer works then)
+    integration.step(n)                        # predict, correct against the modules' forces, commit
+    committed = clock.now()
+    rows.put(n, ground[n], committed - issued) # row n into the window
+    queued = checkpoints.after(n)              # a block of rows or a checkpoint to the results writer
+    records.after(n)                           # the modules' streamed records to the results writer
+    observers.after(n)                         # listeners (the monitor), progress
+    clock.done(n, issued, committed, queued)   # step times; real-time lateness and its causes
+
+The integration step itself (any integrator)::
+
+    f_{n+1} = -M r a_g(t_{n+1})
+    d = integrator.predict(f_{n+1})
+    while d is not None:                       # one pass for alpha-OS
+        r = sum of module restoring forces at d (all modules in parallel)
+        d = integrator.correct(r)
+    commit the step at every module
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.integrators import Integrator, IntegratorError
+from hybridsim.coordinator.interrupts import stop_point
+from hybridsim.coordinator.lateness import LateCauses
+from hybridsim.coordinator.model import DofReduction
+from hybridsim.coordinator.pacing import Pacer, realtime_process
+from hybridsim.coordinator.partition import ModuleStepError, Partition
+from hybridsim.coordinator.recorder import Recorder, WriterPacing
+from hybridsim.coordinator.window import Durations, Peaks, RowWindow
+from hybridsim.wire.contract import ModuleError, Record
+
+if TYPE_CHECKING:
+    from hybridsim.coordinator.run_end import Status
+
+RECORD_BLOCK = 1024
+"""steps between the blocks of rows queued for the results writer"""
+
+RECORDS_EVERY = 8 * RECORD_BLOCK
+"""steps between two collections of the modules' streamed records: one call to each module that streams, the
+rows queued for the results writer; a site forgets rows when the next call says they are stored, so it holds
+at most two collections' steps of its record"""
+
+
+@dataclass
+class Figures:
+    """What the summary needs of every row, observed as rows reach the results file (and, for a resumed run, as
+    its rows up to the checkpoint are scanned); ``step``: the last step before this session's loop."""
+
+    peaks: Peaks
+    """peak displacements over every row"""
+    step: int
+    compute: Durations = field(default_factory=Durations)
+    """compute time (issue to commit) of the steps of this loop"""
+    evaluations: int = 0
+    """module evaluations (trials, each sent to every module) of every step of the run: the steps of this loop,
+    and a resumed run's steps up to its checkpoint as the results file's step IDs count them"""
+    most_evaluations: int = 0
+    """the most evaluations one step of the run took"""
+    scanned_step_id: int = 0
+    """a resume's scan of the file: the step ID of the last row it read"""
+
+    def observe(self, first: int, rows: dict[str, np.ndarray]) -> None:
+        """What the summary needs from rows ``first ..``."""
+        self.peaks.observe(rows["displacement"], rows["time"])
+        self.compute.extend(rows["wall_step_s"][max(self.step + 1 - first, 0):])
+        earlier = np.asarray(rows["step_id"][:max(self.step + 1 - first, 0)], np.int64)
+        if earlier.size:   # a step's trials are the step IDs it took: row n's ID less row n - 1's (row 0: pre-test)
+            trials = np.diff(earlier, prepend=self.scanned_step_id if first else earlier[0])
+            self.evaluations += int(trials.sum())
+            self.most_evaluations = max(self.most_evaluations, int(trials.max()))
+            self.scanned_step_id = int(earlier[-1])
+
+    def count(self, trials: int) -> None:
+        """A step of this loop took ``trials`` evaluations."""
+        self.evaluations += trials
+        self.most_evaluations = max(self.most_evaluations, trials)
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where the step loop begins: after the pre-test, or at a checkpoint."""
+
+    integrator: Integrator
+    reduction: DofReduction
+    window: RowWindow
+    recorder: Recorder
+    step: int
+    """index of the last completed step"""
+    step_id: int
+    """module step ID committed at that step"""
+    asymmetry: float
+    figures: Figures
+    resumed_from: int | None = None
+    """a resumed run's: the step of the checkpoint it began at (``step`` then)"""
+
+
+class Holds:
+    """An operator's hold or abort, asked before each step; a held real-time run lets its writer write and
+    restarts its clock when it resumes."""
+
+    def __init__(self, control: RunControl, dt: float, status: "Status", pacer: Pacer | None) -> None:
+        self.control, self.dt, self.status, self.pacer = control, dt, status, pacer
+        self._holds = control.holds
+        self._on_hold = pacer.writer.holding if pacer is not None and pacer.writer is not None else None
+
+    def gate(self, n: int) -> None:
+        """Wait while held; stop the run (before step n) once aborted."""
+        try:
+            self.control.gate(self._on_hold)
+        except RunAborted as exc:
+            self.status.stopped(f"{exc} after step {n - 1}", step=n, time_s=n * self.dt)
+            raise RunStopped(f"{exc} after step {n - 1} (t = {(n - 1) * self.dt:.6g} s); the results file "
+                             f"holds every step up to it") from None
+        if self.pacer is not None and self.control.holds != self._holds:
+            self._holds = self.control.holds
+            self.pacer.resync()
+
+
+class Integration:
+    """The integration step over the modules; owns the module step ID committed last."""
+
+    def __init__(self, start: Start, partition: Partition, ground: np.ndarray, dt: float, status: "Status") -> None:
+        self.integrator, self.reduction, self.partition = start.integrator, start.reduction, partition
+        self.ground, self.dt, self.status, self.figures = ground, dt, status, start.figures
+        self.step_id = start.step_id
+        reduction = start.reduction
+        self._load_shape = reduction.force(reduction.model.ground_load(1.0))
+        self._load, self._reduced = np.empty_like(self._load_shape), np.empty_like(self._load_shape)
+        self._full = np.empty(partition.ndof)
+
+    def step(self, n: int) -> None:
+        """Step n: predict, correct against the modules' restoring forces until the integrator is done, commit."""
+        integrator, reduction, partition, t = self.integrator, self.reduction, self.partition, n * self.dt
+        try:
+            first_id = step_id = self.step_id + 1
+            trial = integrator.predict(np.multiply(self._load_shape, self.ground[n], out=self._load))
+            while trial is not None:
+                force = partition.restoring_force(step_id, t, reduction.expand(trial, self._full))
+                trial = integrator.correct(reduction.force(force, self._reduced))
+                if trial is not None:
+                    step_id += 1
+            partition.commit(step_id)
+        except ModuleStepError as exc:
+            located = exc.at_row(n, t)
+            self.status.stopped(str(located), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
+            raise located from exc.cause
+        except IntegratorError as exc:
+            self.status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
+            raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
+        self.step_id = step_id
+        self.figures.count(step_id - first_id + 1)
+
+
+class Rows:
+    """Row n of the window: the committed state on all DOFs and what every module measured."""
+
+    def __init__(self, start: Start, partition: Partition) -> None:
+        self.integrator, self.reduction, self.window, self.recorder = (start.integrator, start.reduction,
+                                                                       start.window, start.recorder)
+        self.partition = partition
+        self._full = np.zeros(partition.ndof)
+        """where a condensed state is expanded to all DOFs before it is recorded"""
+
+    def put(self, ground: float, wall: float, step_id: int) -> None:
+        """Row n = integrator.step, its ground acceleration, compute time (s) and module step ID.
+
+        Its slot in the window held row n - capacity: if the results writer has not written that row yet
+        (it fell a whole window behind), wait for it.
+        """
+        integrator, reduction, window, recorder = self.integrator, self.reduction, self.window, self.recorder
+        n, a = integrator.step, window.arrays
+        if n - window.capacity >= recorder.rows:
+            recorder.submit(window.rows)
+            recorder.wait_written(n - window.capacity + 1)
+        i = window.slot(n)
+        a["time"][i] = n * integrator.dt
+        a["step_id"][i] = step_id
+        a["ground_acceleration"][i] = ground
+        a["wall_step_s"][i] = wall
+        full = self._full  # condensed: each value is computed here, then copied into its row
+        a["displacement"][i] = reduction.expand(integrator.displacement, full)
+        a["velocity"][i] = reduction.expand(integrator.velocity, full)
+        a["acceleration"][i] = reduction.expand(integrator.acceleration, full)
+        a["restoring_force"][i] = reduction.place(integrator.restoring_force, full)
+        for slot, (disp, force), result in zip(self.partition.slots, window.modules, self.partition.last_results):
+            disp[i] = result.displacement
+            force[i] = result.force
+            if result.counters:  # only when they changed: a site clock's slowed steps, held and late samples
+                window.counters[slot.name] = {**window.counters.get(slot.name, {}), **result.counters}
+        window.rows = n + 1
+
+
+class Checkpoints:
+    """What the results writer gets after a step: every :data:`RECORD_BLOCK` steps a block of rows; every
+    ``every`` steps (``output.checkpoint_every``, 0: never) a checkpoint (the rows before it, the integrator's
+    state and every module's checkpoint).  A writer that failed stops the run here."""
+
+    def __init__(self, start: Start, partition: Partition, every: int, status: "Status") -> None:
+        self.recorder, self.window, self.integrator = start.recorder, start.window, start.integrator
+        self.partition, self.every, self.status = partition, every, status
+
+    def after(self, n: int, step_id: int) -> bool:
+        """After step n (module step ID ``step_id``): whether it queued rows or a checkpoint."""
+        if self.recorder.failure is not None:
+            raise_on_failure(self.recorder, self.status)
+        if self.every and n % self.every == 0:
+            self.checkpoint(n, step_id)
+        elif n % RECORD_BLOCK == 0:
+            self.recorder.submit(self.window.rows)
+        else:
+            return False
+        return True
+
+    def checkpoint(self, n: int, step_id: int) -> None:
+        """Queue rows up to n, then the integrator's and every module's state of step n."""
+        modules = {}
+        for slot in self.partition.slots:
+            try:
+                modules[slot.name] = slot.module.checkpoint()
+            except ModuleError as exc:
+                raise ModuleStepError(slot, step_id, exc) from exc
+        self.recorder.checkpoint(n, step_id, self.integrator.state(), modules)
+
+
+class Records:
+    """The modules' streamed records: which modules stream, and the rows of each collected so far."""
+
+    def __init__(self, partition: Partition, wanted: bool) -> None:
+        self.partition, self.wanted = partition, wanted
+        self.rows: dict[str, int] = {}
+        """the modules that stream records, and the rows of them collected so far"""
+        self.recorder: Recorder | None = None
+
+    def streamed(self) -> dict[str, list[Record]]:
+        """The modules' streamed records as they stand (their names and columns: the results file's datasets);
+        the rows to collect from each start at 0."""
+        if not self.wanted:
+            return {}
+        blocks = self.partition.streamed(0, {s.name: 0 for s in self.partition.slots})
+        streamed = {name: [r for r in records if r.first_row is not None] for name, records in blocks.items()}
+        self.rows = {name: 0 for name, records in streamed.items() if records}
+        return {name: streamed[name] for name in self.rows}
+
+    def after(self, n: int, step_id: int) -> None:
+        """Every :data:`RECORDS_EVERY` steps queue the rows since the last collection for the results writer."""
+        if not self.rows or n % RECORDS_EVERY or self.recorder is None:
+            return
+        for name, records in self.partition.streamed(step_id, self.rows).items():
+            streamed = [r for r in records if r.first_row is not None]
+            if streamed:
+                self.recorder.records(name, streamed)
+                self.rows[name] = int(streamed[0].first_row or 0) + len(streamed[0].values)
+
+
+class Observers:
+    """The step listeners (the monitor) and the progress callback; the steps of the last progress call."""
+
+    def __init__(self, listeners: Sequence[StepListener], progress: Any, window: RowWindow, last: int) -> None:
+        self.listeners, self.progress, self.view, self.last = tuple(listeners), progress, window.view, last
+        self.reported = -1
+
+    def after(self, n: int) -> None:
+        for listener in self.listeners:
+            listener(n, self.view)
+        if self.progress is not None:
+            self.progress(n, self.last)
+            self.reported = n
+
+    def ended(self, rows: int) -> None:
+        """A run that stopped early: one more progress call with the steps its results file holds."""
+        if self.progress is not None and rows - 1 != self.reported:
+            self.progress(rows - 1, self.last)
+
+
+class Clock:
+    """When steps are issued and how long they took: the step-time distribution; in real time the pacer (its
+    slot, late steps; its writer's pacing) and the causes of late episodes."""
+
+    def __init__(self, dt: float, recorder: Recorder, realtime: bool) -> None:
+        self.step_times = Durations()
+        """each step's whole wall time (s): from its issue to the end of everything the coordinator does for it"""
+        self.pacer = Pacer(dt, WriterPacing(recorder)) if realtime else None
+        self.late_causes = LateCauses(dt, recorder.activity, recorder.counts) if realtime else None
+        self.loop_wall_s = 0.0
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The loop's span: the real-time process tuning and the lateness attribution in force; its wall time."""
+        with (self.late_causes or contextlib.nullcontext()), \
+                (realtime_process() if self.pacer else contextlib.nullcontext()):
+            began = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.loop_wall_s = time.perf_counter() - began
+
+    def issue(self) -> float:
+        """The wall time a step is issued (s): now, or in real time at its slot."""
+        return time.perf_counter() if self.pacer is None else self.pacer.wait()
+
+    def done(self, n: int, issued: float, committed: float, queued: bool) -> None:
+        """Step n, issued and committed at those wall times (s), ends now; ``queued``: it queued a write."""
+        end = time.perf_counter()
+        self.step_times.add(end - issued)
+        if self.pacer is not None:
+            lateness = self.pacer.done(end)
+            if self.late_causes is not None:
+                self.late_causes.step(n, self.pacer.slot_start, issued, committed, end, lateness, queued)
+
+
+@dataclass
+class Pipeline:
+    """The parts of the loop, in the order a step goes through them."""
+
+    holds: Holds
+    clock: Clock
+    integration: Integration
+    rows: Rows
+    checkpoints: Checkpoints
+    records: Records
+    observers: Observers
+
+    def run(self, first: int, last: int) -> None:
+        """Steps ``first .. last`` (see the module docstring)."""
+        holds, clock, integration, rows = self.holds, self.clock, self.integration, self.rows
+        checkpoints, records, observers, ground = self.checkpoints, self.records, self.observers, integration.ground
+        with clock.running():
+            for n in range(first, last + 1):
+                stop_point()
+                holds.gate(n)
+                issued = clock.issue()
+                integration.step(n)
+                committed = time.perf_counter()
+                rows.put(ground[n], committed - issued, integration.step_id)
+                queued = checkpoints.after(n, integration.step_id)
+                records.after(n, integration.step_id)
+                observers.after(n)
+                clock.done(n, issued, committed, queued)
+
+
+def raise_on_failure(recorder: Recorder, status: "Status") -> None:
+    """Stop the run with the results writer's one-line failure, if it has one."""
+    if recorder.failure is not None:
+        status.stopped(recorder.failure, step=recorder.rows, cause=recorder.failure)
+        raise RunStopped(recorder.failure)
