@@ -25,6 +25,7 @@ config's [openfresco] and [simcor] tables configure them (docs/interop.md).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
@@ -37,16 +38,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.config_schema import ConfigError
 from hybridsim.modules.registry import KINDS, build_module, module_schema
-from hybridsim.wire.security import CredentialError, SiteAccess, SiteTLS, read_token
-from hybridsim.wire.protocols import refusal_of_address, serve_protocols
-from hybridsim.wire.server import SiteServer
+
+if TYPE_CHECKING:
+    from hybridsim.wire.security import SiteAccess
 
 log = logging.getLogger("hybridsim.site")
 
@@ -102,6 +103,8 @@ def register(sub: Any) -> None:
 
 def site_access(args: argparse.Namespace) -> SiteAccess:
     """The access of the site's options; a bad combination or file raises UsageError naming the option."""
+    from hybridsim.wire.security import CredentialError, SiteAccess, SiteTLS, read_token
+
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together: give both (hybridsim certs writes SITE.crt and SITE.key)")
     if args.tls_ca is not None and args.tls_cert is None:
@@ -142,6 +145,25 @@ def _listen_address(text: str, option: str = "--listen", alternative: str = "") 
     return text
 
 
+def _in_use(address: str) -> bool:
+    """Whether another socket listens on ``address`` (HOST:PORT): a bind as gRPC's (address reuse) fails so.
+    Checked before serving, so that a busy port is one line rather than gRPC's own log line and message."""
+    host, _, port = address.rpartition(":")
+    if int(port) == 0:
+        return False
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)[0]
+    except OSError:  # a name that does not resolve: serving says so
+        return False
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(where)
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
 def _article(word: str) -> str:
     """'an' before a vowel ("an opensees module", "an experimental module"), else 'a'."""
     return "an" if word[:1] in "aeiou" else "a"
@@ -160,6 +182,10 @@ def main(args: argparse.Namespace) -> int:
     if args.describe_config:
         print(module_schema(args.kind).reference(), end="")
         return 0
+    # what serving needs (gRPC, TLS, the labs' protocols), imported only to serve: --describe-config answers without
+    from hybridsim.wire.protocols import refusal_of_address, serve_protocols
+    from hybridsim.wire.server import SiteServer
+
     if args.config is None:
         raise UsageError("--config: give the module's configuration file (SITE.toml or SITE.json)")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
@@ -186,6 +212,10 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(exc.located(f"in site {name!r} (config {args.config})")) from None
     base_dir = (args.base_dir or args.config.parent).resolve()
     max_message_bytes = int(args.max_message_mib * 2**20)
+    for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
+        if _in_use(address):
+            raise UsageError(f"site {name} ({args.kind}, {args.config}): cannot listen on {address} ({option}): "
+                             "another program listens there; give another port, or port 0 for a free one")
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
                             max_message_bytes=max_message_bytes, access=access,

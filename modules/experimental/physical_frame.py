@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from hybridsim.modules.config_schema import Key, Number, Schema
 from hybridsim.modules.kernels import dot, kernel
@@ -81,13 +80,13 @@ class PortalFrame:
 
     def modal_frequencies(self) -> np.ndarray:
         """Natural circular frequencies of (K5, M5), rounded to ``frequency_rounding`` (rad/s), ascending."""
-        eigenvalues = scipy.linalg.eigh(self.stiffness(), self.mass(), eigvals_only=True)
+        eigenvalues = _eigh(self.stiffness(), self.mass(), eigvals_only=True)
         return np.round(np.sqrt(eigenvalues) / self.frequency_rounding) * self.frequency_rounding
 
     def damping(self) -> np.ndarray:
         """C5 = sum_i 2 zeta w_i (M phi_i)(M phi_i)^T / (phi_i^T M phi_i), w_i rounded first (N*s/m ...)."""
         k, m = self.stiffness(), self.mass()
-        _, modes = scipy.linalg.eigh(k, m)
+        _, modes = _eigh(k, m)
         damping = np.zeros_like(k)
         for omega, phi in zip(self.modal_frequencies(), modes.T):
             m_phi = m @ phi
@@ -169,3 +168,11 @@ class FeedbackForce:
         self._started = state["q"] is not None
         self._q = np.zeros(5) if state["q"] is None else np.array(state["q"], float)
         self._velocity = np.array(state["velocity"], float)
+
+
+def _eigh(k: np.ndarray, m: np.ndarray, **options: bool) -> np.ndarray:
+    """scipy.linalg.eigh of the pencil (k, m), imported here: 0.3 s that describing a site's configuration does
+    not need."""
+    import scipy.linalg
+
+    return scipy.linalg.eigh(k, m, **options)

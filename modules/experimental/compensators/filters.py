@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.signal
 
 from hybridsim.modules.kernels import dot, kernel
 
 
 def butterworth(order: int, cutoff: float, sample_rate: float) -> tuple[list[float], list[float]]:
     """(b, a) of a digital low-pass Butterworth filter, cutoff in Hz (scipy's bilinear design)."""
+    import scipy.signal  # here: 0.9 s of imports that describing a site's configuration does not need
     b, a = scipy.signal.butter(order, cutoff / (sample_rate / 2))
     return [float(v) for v in b], [float(v) for v in a]
 

@@ -73,6 +73,35 @@ def test_a_bad_listen_address_or_a_port_in_use(capsys, config):
     assert line.startswith(f"hybridsim site: error: site left (linear, {config}): cannot listen on 127.0.0.1:{port}")
 
 
+def test_a_port_in_use_is_one_line_on_standard_error(config):
+    """Whatever gRPC's core would log: the whole of what the site prints (another process, its stderr read)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for option in ("--listen", "--openfresco"):
+            listen = f"127.0.0.1:{port}" if option == "--listen" else "127.0.0.1:0"
+            extra = [] if option == "--listen" else ["--openfresco", f"127.0.0.1:{port}"]
+            done = subprocess.run([sys.executable, "-m", "hybridsim", "site", "linear", "--config", str(config),
+                                   "--listen", listen, *extra], capture_output=True, text=True, timeout=120)
+            assert (done.returncode, done.stdout) == (2, "")
+            assert done.stderr == (f"hybridsim site: error: site left (linear, {config}): cannot listen on "
+                                   f"127.0.0.1:{port} ({option}): another program listens there; give another port, "
+                                   "or port 0 for a free one\n")
+
+
+def test_describe_config_imports_no_signal_or_linear_algebra_library():
+    """`--describe-config` reads declarations: scipy's signal, linalg and stats (0.9 s and more of imports on this
+    machine) stay out, for every kind."""
+    code = ("import sys, contextlib, io\nfrom hybridsim.coordinator.cli import main\nfrom hybridsim.modules.registry "
+            "import KINDS\nfor kind in KINDS:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        assert main(['site', kind, '--describe-config']) == 0\n"
+            "print(sorted(m for m in ('scipy.signal', 'scipy.linalg', 'scipy.stats') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+
+
 @pytest.fixture
 def token_file(tmp_path: Path) -> Path:
     path = tmp_path / "left.token"
