@@ -9,6 +9,7 @@ module's call in the calling thread, the others on a thread pool).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,15 +45,20 @@ class ModuleStepError(RunStopped):
 
     def __init__(self, slot: ModuleSlot, step: int, cause: BaseException, row: int | None = None,
                  time_s: float | None = None) -> None:
-        at = f"step {step}" if row is None else f"row {row} (t = {time_s:.6g} s) of the results file, wire step {step}"
-        super().__init__(f"module {slot.name!r} ({slot.where}) at {at}: {cause}")
+        if row is None:
+            text = f"module {slot.name!r} ({slot.where}) at step {step}: {cause}"
+        else:  # one numbering: the results file's (row n is step n, t = n dt); the wire's counts the pre-test too
+            text = (f"module {slot.name!r} ({slot.where}) at step {row} (t = {time_s:.6g} s): "
+                    + re.sub(rf"\bstep {step}\b", f"step {row}", str(cause)))
+        super().__init__(text)
         self.slot = slot
         self.module_name = slot.name
         self.step = step
         self.cause = cause
 
     def at_row(self, row: int, time_s: float) -> "ModuleStepError":
-        """The same failure, named by the results file's row and time (what an operator looks up)."""
+        """The same failure, named by the results file's step (its row) and time, what an operator looks up; the
+        site's own step number (its log's) stays in :attr:`step`."""
         return ModuleStepError(self.slot, self.step, self.cause, row, time_s)
 
 

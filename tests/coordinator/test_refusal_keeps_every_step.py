@@ -65,8 +65,8 @@ def test_a_site_daemon_refusing_a_step_mid_block_leaves_exactly_the_completed_st
     with pytest.raises(RunStopped) as stop:
         run_experiment(experiment(tmp_path / "stopped.h5", {"address": "local"}, limit))
     message = str(stop.value)
-    assert re.search(rf"module 'second' \(local daemon at 127\.0\.0\.1:\d+\) at row {refused} "
-                     rf"\(t = {refused * DT:.6g} s\) of the results file, wire step \d+: .*load cell reads", message)
+    assert re.search(rf"module 'second' \(local daemon at 127\.0\.0\.1:\d+\) at step {refused} "
+                     rf"\(t = {refused * DT:.6g} s\): .*load cell reads", message)
 
     stored = read_results(tmp_path / "stopped.h5")
     attrs = stored["attrs"]

@@ -76,7 +76,7 @@ def test_a_daemon_killed_mid_run_stops_the_run_naming_it_and_the_file_keeps_the_
         for daemon in daemons.values():
             daemon.stop()
     message = str(info.value)
-    assert message.startswith(f"module 'story2' (daemon at {addresses['story2']}) at row ")
+    assert message.startswith(f"module 'story2' (daemon at {addresses['story2']}) at step ")
     assert f"site story2 at {addresses['story2']}: execute of step " in message
     # the run stops within the deadline; closing the dead module takes at most one more deadline
     assert stopped - killed_at[0] < 2 * 1.0 + 0.5

@@ -60,7 +60,7 @@ def test_kill_minus_9_of_a_site_then_restart_and_resume(tmp_path, capsys):
             site.wait()
 
     started = time.monotonic()
-    with pytest.raises(RunStopped, match=r"module 'column' \(daemon at 127\.0\.0\.1:\d+\) at row \d+ "):
+    with pytest.raises(RunStopped, match=r"module 'column' \(daemon at 127\.0\.0\.1:\d+\) at step \d+ "):
         run_experiment(remote, control=control, listeners=[kill_site])
     assert time.monotonic() - started < remote.modules[0].deadline_s + 30  # stopped within its deadline
     stored = read_results(tmp_path / "remote.h5")

@@ -62,14 +62,14 @@ def test_a_refused_step_stops_the_run_and_the_file_keeps_every_completed_step(tm
     full = run_experiment(experiment(tmp_path, limit=1.0), output=tmp_path / "full.h5")
     limit = 0.5 * np.max(np.abs(full["x"]))
     first_beyond = int(np.argmax(np.abs(full["x"]) > limit))  # alpha-OS predicts d~ close to d: refuse near here
-    with pytest.raises(RunStopped, match=r"module 'actuator' \(in process\) at row (\d+) \(t = ([\d.]+) s\) of the results "
-                                         r"file, wire step (\d+): step \3 refused: stroke") as refusal:
+    with pytest.raises(RunStopped, match=r"module 'actuator' \(in process\) at step (\d+) \(t = ([\d.]+) s\): "
+                                         r"step \1 refused: stroke") as refusal:
         run_experiment(experiment(tmp_path, limit=limit))
     stored = read_results(tmp_path / "limited.h5")
     rows = stored["attrs"]["completed_steps"]
     assert stored["attrs"]["status"].startswith("stopped: module 'actuator'")
     assert abs(rows - first_beyond) <= 2 and rows == stored["displacement"].shape[0]
-    row, time_s = re.search(r"at row (\d+) \(t = ([\d.]+) s\)", str(refusal.value)).groups()
+    row, time_s = re.search(r"at step (\d+) \(t = ([\d.]+) s\)", str(refusal.value)).groups()
     assert int(row) == rows and float(time_s) == pytest.approx(rows * 0.01)  # the first row not in the file
     # the steps on disk are exactly those of the unstopped run
     np.testing.assert_array_equal(stored["displacement"][:, 0], full["x"][:rows])

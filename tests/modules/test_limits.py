@@ -87,8 +87,8 @@ def test_the_coordinator_stops_cleanly_naming_limit_dof_and_step(tmp_path):
         "modules": [{"name": "lab", "kind": "spring", "config": {**SPRING, "limits": {"displacement": 0.01}}}],
         "output": {"file": str(tmp_path / "limited.h5")},
     }
-    with pytest.raises(RunStopped, match=r"module 'lab' \(in process\) at row \d+ \(t = [\d.]+ s\) of the results file, "
-                                         r"wire step (\d+): step \1 refused: displacement limit on DOF 'x'"):
+    with pytest.raises(RunStopped, match=r"module 'lab' \(in process\) at step (\d+) \(t = [\d.]+ s\): "
+                                         r"step \1 refused: displacement limit on DOF 'x'"):
         run_experiment(parse_experiment(table, base_dir=tmp_path))
     stored = read_results(tmp_path / "limited.h5")
     assert np.max(np.abs(stored["displacement"])) <= 0.01  # no recorded step went past the limit

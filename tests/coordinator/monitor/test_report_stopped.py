@@ -71,7 +71,7 @@ def stopped_reports(tmp_path_factory):
     with LocalDaemon("linear", SPRING, name="doomed") as daemon:
         address = daemon.start()
         experiment = spring_run(tmp_path, "site_failed", address=address, deadline_s=2.0)
-        with pytest.raises(RunStopped, match=r"module 'spring' \(daemon at 127\.0\.0\.1:\d+\) at row \d+ "):
+        with pytest.raises(RunStopped, match=r"module 'spring' \(daemon at 127\.0\.0\.1:\d+\) at step \d+ "):
             run_experiment(experiment, listeners=[at_step(250, lambda: os.kill(daemon.pid, signal.SIGKILL))])
     for case in ("interrupted", "aborted", "limited", "site_failed"):
         results = tmp_path / f"{case}.h5"
