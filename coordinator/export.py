@@ -47,6 +47,8 @@ class Column:
 def read_labelled(path: str | Path) -> tuple[dict[str, Column], dict[str, Any]]:
     """Every dataset (but checkpoints) with its units and column names, and the file's attributes."""
     datasets: dict[str, Column] = {}
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such file (give the results file of a run, e.g. results/NAME.h5)")
 
     def visit(name: str, obj: Any) -> None:
         if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.problems import listed
 from hybridsim.registry import resolve
 
 CLI = "hybridsim.coordinator.cli"
@@ -22,8 +23,8 @@ SUBCOMMANDS = {
     "resume": (f"{CLI}.run:register", "continue a stopped run from its last checkpoint"),
     "site": (f"{CLI}.site:register", "serve one module (a site) over gRPC"),
     "certs": (f"{CLI}.certs:register", "make a test CA and certificates for mutual TLS"),
-    "study": (f"{CLI}.problems:register", "run a reference study (narx, implicit-rths)"),
-    "benchmark": (f"{CLI}.problems:register", "run a reference benchmark (maRTHS)"),
+    "study": (f"{CLI}.problems:register", "run a reference study ({study})"),
+    "benchmark": (f"{CLI}.problems:register", "run a reference benchmark ({benchmark})"),
     "calibrate": (f"{CLI}.calibrate:register", "redo a benchmark's offline calibration (maRTHS RLS)"),
     "monitor": (f"{CLI}.monitor:register", "serve the live monitor page of a running test"),
     "report": (f"{CLI}.report:register", "write an HTML report of a results file"),
@@ -32,8 +33,8 @@ SUBCOMMANDS = {
     "bench": (f"{CLI}.bench:register", "measure speed against the physical floors on this machine"),
     "network": (f"{CLI}.network:register", "an emulated network path (latency, jitter, loss) in front of a TCP server"),
 }
-"""subcommand -> (the registry line of the function that adds it to the parser, the one line --help shows);
-subcommands that share a module (run, resume) share its ``register``"""
+"""subcommand -> (the registry line of the function that adds it to the parser, the one line --help shows, where
+{study} and {benchmark} are the problems of those commands); subcommands that share a module share its ``register``"""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -48,8 +49,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def overview_parser() -> argparse.ArgumentParser:
     """The parser of `hybridsim --help`: every subcommand's one line, nothing imported."""
     parser, sub = _parser()
+    problems = {command: ", ".join(listed(command)) for command in ("study", "benchmark")}
     for name, (_, line) in SUBCOMMANDS.items():
-        sub.add_parser(name, help=line, add_help=False)
+        sub.add_parser(name, help=line.format(**problems), add_help=False)
     return parser
 
 

@@ -7,12 +7,17 @@ A copy runs from any folder (`hybridsim run DIR/sdof.toml`): the examples name t
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.shipped import listing, package_folder
+
+DESCRIPTION_CHARS = 79
+"""the longest description in the listing (a 120-column terminal beside the 40-column names)"""
 
 
 def register(sub: Any) -> None:
@@ -37,7 +42,7 @@ def main(args: argparse.Namespace) -> int:
     files = shipped_examples()
     if args.copy is None:
         for path in (f for f in files if _is_experiment(root / f)):
-            print(f"{path.as_posix():<40} {_first_comment(root / path)}")
+            print(f"{path.as_posix():<40} {_description(root / path)}")
         print(f"({len(files)} files in {root}; hybridsim examples --copy DIR copies them)")
         return 0
     clash = [str(f) for f in files if (args.copy / f).exists()]
@@ -59,9 +64,14 @@ def _is_experiment(path: Path) -> bool:
     return path.suffix == ".toml" and "[experiment]" in (line.strip() for line in path.read_text().splitlines())
 
 
-def _first_comment(path: Path) -> str:
-    """The example's first comment line (what it runs)."""
-    for line in path.read_text().splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
+def _description(path: Path, width: int = DESCRIPTION_CHARS) -> str:
+    """What the example runs: the first sentence of its leading comment, shortened at a word (never mid-word)."""
+    lines = path.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("#")), len(lines))
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("#"):
+            break
+        block.append(line.lstrip("#").strip())
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", " ".join(block).strip(), maxsplit=1)[0]
+    return textwrap.shorten(sentence, width, placeholder=" ...", break_on_hyphens=False)

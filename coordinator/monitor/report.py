@@ -38,6 +38,8 @@ def write_report(results: str | Path, out: str | Path | None = None, *, max_poin
 
 
 def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
+    if not results.is_file():
+        raise UsageError(f"{results}: no such file (give the results file of a run, e.g. results/NAME.h5)")
     try:
         data = read_results(results)
     except (OSError, KeyError):

@@ -22,6 +22,12 @@ PROBLEMS: dict[str, str] = {
 }
 
 
+def listed(command: str) -> list[str]:
+    """The names of the problems of `hybridsim COMMAND`, from the registry alone (nothing imported: a problem's
+    class name ends in its command, ``...Study`` or ``...Benchmark``; a test holds each to its ``command``)."""
+    return [name for name, line in PROBLEMS.items() if line.endswith(command.capitalize())]
+
+
 def problem(name: str) -> Any:
     """The problem registered as ``name`` (KeyError if none is)."""
     return load(PROBLEMS, name)()

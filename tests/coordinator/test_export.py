@@ -92,3 +92,11 @@ def test_a_file_that_is_not_a_results_file_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "not.h5").write_text("no")
     done = hybridsim("export", str(tmp_path / "not.h5"), "--to", "csv")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a hybridsim results file" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_a_results_file_that_is_not_there_is_not_found(tmp_path, command):
+    missing = tmp_path / "missing.h5"
+    done = hybridsim(command, str(missing), *(["--to", "csv"] if command == "export" else []))
+    assert (done.returncode, done.stderr) == (2, f"hybridsim {command}: error: {missing}: no such file (give the results "
+                                                 "file of a run, e.g. results/NAME.h5)\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,18 @@ def test_the_closing_line_lists_what_was_written(tmp_path: Path, capsys, plots: 
     args = argparse.Namespace(no_files=False, out=out, json=False, plots=plots)
     assert run_problem(TwoFiles(), args) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"written in {out}: {listed}"
+
+
+def test_the_overview_help_lists_every_study_and_benchmark_of_the_registry(capsys) -> None:
+    """`hybridsim --help` names them without importing them (from the registry's class names): each listed under
+    the command its class declares."""
+    from hybridsim.coordinator.cli import main
+    from hybridsim.coordinator.problems import PROBLEMS, problem
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    listed = {command: re.search(rf"run a reference {command} \(([^)]*)\)", out).group(1).split(", ")
+              for command in ("study", "benchmark")}
+    assert {name: problem(name).command for name in PROBLEMS} == {n: c for c, names in listed.items() for n in names}
+    assert {"bridge", "ssi"} <= set(listed["study"])
