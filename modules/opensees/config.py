@@ -25,7 +25,7 @@ A site writes it as a TOML (or JSON) table (``hybridsim site opensees
     algorithm = "Newton"
 
     [resume]                      # optional: what a stopped run leaves at the site for `hybridsim resume`
-    kept_copies_s = 86400         # its worker's kept copies (memory) end after this long parked
+    kept_copies_s = 600           # its worker's kept copies (memory) end after this long parked
     path_files_s = 604800         # committed-path files untouched this long are deleted when a module starts
 """
 
@@ -72,8 +72,9 @@ class AnalysisSettings:
 class ResumeSettings:
     """How long a stopped run's state waits at the site for a resume (a completed run's is dropped at once)."""
 
-    kept_copies_s: float = 86400.0
-    """a closed module's kept copies of its worker (memory) are ended after this long parked (s)"""
+    kept_copies_s: float = 600.0
+    """a stopped run's kept copies of its worker (memory) are ended after this long parked (s): minutes, enough
+    for an operator's immediate resume (a later one replays the committed path, from disk)"""
     path_files_s: float = 604800.0
     """committed-path files (disk) untouched this long are deleted when a path-dependent module starts (s)"""
 

@@ -230,6 +230,10 @@ class ForkedModel:
             del _parked[:-PARKED_FAMILIES]
         for family in ended:
             family.close()
+        log.info("%s: the run stopped; its worker's %d kept copies wait in this site's process for a resume (frozen "
+                 "child processes, pids %s; their memory), %s at most (resume.kept_copies_s)", self._label,
+                 len(self.kept), ", ".join(str(kept.pid) for kept in self.kept.values()),
+                 f"{self._parked_for_s:g} s" if self._parked_for_s < float("inf") else "until it exits")
         if self._parked_for_s < float("inf"):
             self._expiry = threading.Timer(self._parked_for_s, _expire, (self,))
             self._expiry.daemon = True

@@ -270,6 +270,10 @@ class OpenSeesModule(StepLedger):
             name = self._committed.name
             forked.end_parked(lambda key: key[0] == name)
             self._committed.delete()
+        elif self._committed is not None:
+            log.info("%s: the stopped run's committed path stays in %s for a resume (deleted once untouched for "
+                     "%g s: resume.path_files_s)", self._label, self._committed.folder / self._committed.name,
+                     self.spec.resume.path_files_s)
         self._drop_path()
         return stats
 

@@ -439,3 +439,24 @@ def test_a_stopped_runs_copies_and_path_file_expire_and_a_completed_runs_end_wit
     finally:
         module.close()
         forked.end_parked()
+
+
+def test_a_stopped_run_says_where_its_copies_and_path_wait_and_they_wait_minutes(tmp_path, monkeypatch, caplog) -> None:
+    """By default a stopped run's kept copies are parked for 600 s (not a day), and the site's log names them (the
+    frozen processes' pids) and the committed-path file, so that an operator knows what waits where."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    module = _spring()
+    try:
+        _committed(module, _path(20), after=(9, 19))
+        pids = ", ".join(str(kept.pid) for kept in module._worker.kept.values())  # type: ignore[union-attr]
+        (path,) = default_folder().iterdir()
+        with caplog.at_level(logging.INFO):
+            module.close()
+        assert [family._parked_for_s for family in forked._parked] == [600.0]
+        said = caplog.text
+        assert (f"2 kept copies wait in this site's process for a resume (frozen child processes, pids {pids}; "
+                "their memory), 600 s at most (resume.kept_copies_s)") in said
+        assert f"the stopped run's committed path stays in {path} for a resume" in said
+    finally:
+        module.close()
+        forked.end_parked(lambda key: True)
