@@ -96,12 +96,12 @@ def opensees_figures(folder: Path, steps: int = 2000) -> dict[str, float]:
 def without_quickack_us(steps: int = 100) -> float:
     """The genericClient's alpha-OS step at a site whose SimApp server does not re-arm TCP_QUICKACK (us): the
     site (in this process) answers at once, but the client's next request waits for a delayed ACK."""
-    from hybridsim.wire import protocols
-    from hybridsim.wire.openfresco.server import SimAppServer
+    from hybridsim.wire.protocols import base
+    from hybridsim.wire.protocols.openfresco.server import SimAppServer
     from hybridsim.wire.server import SiteServer
 
     config = {"dofs": ["u2", "u3"], "stiffness": [[7.0e5, -3.0e5], [-3.0e5, 3.0e5]]}
-    rearm, protocols.quickack = protocols.quickack, lambda connection: None
+    rearm, base.quickack = base.quickack, lambda connection: None
     site = SiteServer(lambda: build_module("linear", config), "no-quickack", link_listen=None)
     lab = SimAppServer(site.servicer, "127.0.0.1:0")
     try:
@@ -111,7 +111,7 @@ def without_quickack_us(steps: int = 100) -> float:
         seconds, count = re.search(r"analysis: ([\d.]+) s for (\d+) steps", done.stderr).groups()
         return 1e6 * float(seconds) / int(count)
     finally:
-        protocols.quickack = rearm
+        base.quickack = rearm
         lab.stop()
         site.stop()
 

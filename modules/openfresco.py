@@ -37,7 +37,7 @@ from hybridsim.modules.config_schema import Flag, Integer, Key, Schema, Text
 from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
 from hybridsim.wire.channels.base import StepMessage
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session
-from hybridsim.wire.openfresco.client import COMMITS, SERVERS, SimAppClient
+from hybridsim.wire.protocols.openfresco.client import COMMITS, SERVERS, SimAppClient
 
 
 class OpenFrescoModule(ProtocolClientModule):

@@ -17,6 +17,7 @@ from hybridsim.modules.base import MAX_CONFIG_NUMBERS, count_numbers
 from hybridsim.modules.config_schema import Key, Schema, Table, Text
 from hybridsim.registry import load
 from hybridsim.wire.contract import Module, ModuleError
+from hybridsim.wire.protocols import PROTOCOLS
 from hybridsim.modules.limits import CONFIG as LIMITS, Confirm, terminal_confirm, with_limits
 
 KINDS: dict[str, str] = {
@@ -28,7 +29,7 @@ KINDS: dict[str, str] = {
     "openfresco": "hybridsim.modules.openfresco:OpenFrescoModule",
     "simcor": "hybridsim.modules.simcor:SimCorModule",
 }
-CLIENT_KINDS = frozenset({"openfresco", "simcor"})
+CLIENT_KINDS = frozenset(protocol.client for protocol in PROTOCOLS.values())
 """kinds that are clients of a lab's protocol (docs/interop.md): they run in the coordinator's process, and the
 ``address`` of their [[modules]] table is the server they connect to, not a hybridsim site"""
 

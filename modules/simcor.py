@@ -23,8 +23,8 @@ from typing import Any
 from hybridsim.modules.config_schema import Free, Key, Schema, Text
 from hybridsim.modules.protocol_client import COMMON, COMMON_KEYS, ProtocolClientModule, common_config
 from hybridsim.wire.contract import ModuleError
-from hybridsim.wire.simcor.client import SimCorClient
-from hybridsim.wire.simcor.codec import PROTOCOLS, ControlPoints
+from hybridsim.wire.protocols.simcor.client import SimCorClient
+from hybridsim.wire.protocols.simcor.codec import PROTOCOLS, ControlPoints
 
 
 class SimCorModule(ProtocolClientModule):

@@ -15,11 +15,12 @@ Beside gRPC the site serves its step link (fixed binary step frames) on a
 Unix socket and on --link-listen (TCP, loopback unless --insecure; none:
 no link); a site with mutual TLS serves none.
 
---openfresco and --simcor serve the same module to OpenSees/OpenFresco
-(the SimApp protocol: genericClient elements, ShadowExpSites) and to
-UI-SIMCOR (LabView1/LabView2), through the same servicer as gRPC; these
-protocols have no authentication (loopback unless --insecure), and the
-config's [openfresco] and [simcor] tables configure them (docs/interop.md).
+The labs' protocols, one option per line of hybridsim.wire.protocols.PROTOCOLS
+(--openfresco: OpenSees/OpenFresco's SimApp, for genericClient elements and
+ShadowExpSites; --generic-tcp: a lab's ECGenericTCP control; --simcor:
+UI-SIMCOR's LabView1/LabView2), serve the same module through the same
+servicer as gRPC; they have no authentication (loopback unless --insecure),
+and each is configured by its table of the config (docs/interop.md).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.config_schema import ConfigError
 from hybridsim.modules.registry import KINDS, build_module, module_schema
+from hybridsim.wire.protocols import PROTOCOLS, refusal_of_address, serve_protocols
 
 if TYPE_CHECKING:
     from hybridsim.wire.security import SiteAccess
@@ -68,15 +70,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--link-listen", default="127.0.0.1:0", metavar="HOST:PORT",
                         help="serve the step link (docs/wire_speed.md) on this TCP address too, beside a Unix socket; "
                              "port 0 picks a free one; 'none': serve no link (default: %(default)s)")
-    parser.add_argument("--openfresco", metavar="HOST:PORT",
-                        help="also serve OpenSees/OpenFresco's SimApp protocol here (genericClient elements, "
-                             "ShadowExpSites; no authentication: loopback unless --insecure; docs/interop.md)")
-    parser.add_argument("--generic-tcp", metavar="HOST:PORT",
-                        help="also serve the module as a lab controller that OpenFresco's ECGenericTCP control drives "
-                             "(e.g. hybridsim site plant; no authentication: loopback unless --insecure)")
-    parser.add_argument("--simcor", metavar="HOST:PORT",
-                        help="also serve UI-SIMCOR's LabView1/LabView2 protocols here (no authentication: loopback "
-                             "unless --insecure; the config's [simcor] table maps control points; docs/interop.md)")
+    for option, protocol in PROTOCOLS.items():
+        parser.add_argument(f"--{option}", metavar="HOST:PORT",
+                            help=f"also serve {protocol.help} here (no authentication: loopback unless --insecure; the "
+                                 f"config's [{protocol.table}] table configures it; docs/interop.md)")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
@@ -182,8 +179,7 @@ def main(args: argparse.Namespace) -> int:
     if args.describe_config:
         print(module_schema(args.kind).reference(), end="")
         return 0
-    # what serving needs (gRPC, TLS, the labs' protocols), imported only to serve: --describe-config answers without
-    from hybridsim.wire.protocols import refusal_of_address, serve_protocols
+    # what serving needs (gRPC, TLS), imported only to serve: --describe-config answers without
     from hybridsim.wire.server import SiteServer
 
     if args.config is None:
@@ -196,15 +192,14 @@ def main(args: argparse.Namespace) -> int:
     refusal = access.listen_refusal(listen)
     if refusal:
         raise UsageError(refusal)
-    protocols = {option: _listen_address(value, f"--{option}") for option, value in
-                 (("openfresco", args.openfresco), ("generic-tcp", args.generic_tcp), ("simcor", args.simcor))
-                 if value is not None}
+    protocols = {option: _listen_address(value, f"--{option}") for option in PROTOCOLS
+                 if (value := getattr(args, option.replace("-", "_"))) is not None}
     for option, address in protocols.items():
         refusal = refusal_of_address(f"--{option}", address, args.insecure)
         if refusal:
             raise UsageError(refusal)
     config = load_config(args.config)
-    protocol_tables = {option: config.pop(option, None) for option in ("openfresco", "simcor")}
+    protocol_tables = {table: config.pop(table, None) for table in {p.table for p in PROTOCOLS.values()}}
     name = args.name or args.config.stem
     try:
         module_schema(args.kind).check(config)

@@ -189,7 +189,7 @@ class ModuleServicer:
         """One step frame of the step link (hybridsim.wire.link): what ``Steps`` does with a StepRequest."""
         return self.channel_step(session_id, frame.step, frame.commit_step, frame.command, frame.execute)
 
-    # -- the labs' protocols (hybridsim.wire.openfresco, hybridsim.wire.simcor) go through these ----------
+    # -- the labs' protocols (hybridsim.wire.protocols.openfresco, hybridsim.wire.protocols.simcor) go through these ----------
     def describe_module(self) -> Description:
         """The module's description (what Describe answers)."""
         with self._lock:

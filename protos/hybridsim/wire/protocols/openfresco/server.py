@@ -14,7 +14,7 @@ two 5-int size IDs, then 3, 6, 5 each step and ``[99, tag]`` answered ``[4, tag]
 int32 is 1 and that sends nothing more for :data:`PROBE_WAIT_S` is a lab client (an element client sends
 its 11 sizes at once).
 
-Each connection is one session of the site's servicer (:class:`~hybridsim.wire.protocols.ChannelSession`):
+Each connection is one session of the site's servicer (:class:`~hybridsim.wire.protocols.base.ChannelSession`):
 ``setTrialResponse`` proposes and executes a step, unless its displacement equals the uncommitted trial's
 (genericClient sends the same displacement twice per alpha-OS step: the actuators move once);
 ``commitState`` commits it.  A refusal (limits, a hold, a bad vector), a wrong action code, a sizes
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from hybridsim.wire.contract import Command, ModuleError
-from hybridsim.wire.openfresco import codec
-from hybridsim.wire.protocols import ChannelSession, ProtocolServer, SessionEnded, receive
+from hybridsim.wire.protocols.openfresco import codec
+from hybridsim.wire.protocols.base import ChannelSession, ProtocolServer, SessionEnded, receive
 
 log = logging.getLogger("hybridsim.site")
 

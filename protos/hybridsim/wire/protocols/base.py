@@ -1,8 +1,7 @@
-"""What the labs' protocols share at the site: a TCP listener, and the servicer's session as trials and commits.
+"""What the labs' protocols share: a TCP listener, the servicer's session as trials and commits, the byte helpers.
 
-The labs' protocols (:mod:`hybridsim.wire.openfresco`, :mod:`hybridsim.wire.simcor`) carry no session,
-no step number, no credentials and no way to report an error.  A :class:`ChannelSession` gives them a
-session of the site's :class:`~hybridsim.wire.server.ModuleServicer`: steps are numbered here, and every
+The labs' protocols (``openfresco/``, ``simcor/`` beside this file) carry no session, no step number, no
+credentials and no way to report an error.  A :class:`ChannelSession` gives them a session of the site's :class:`~hybridsim.wire.server.ModuleServicer`: steps are numbered here, and every
 propose, execute and commit goes through the servicer's step logic, so that the checks, limits, holds
 and refusals are those of gRPC and a retried execute is answered from the module's record.  A refusal
 ends the session: its message goes to the site's log (these protocols cannot carry it) and the
@@ -18,15 +17,12 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
-from hybridsim.registry import load
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
 from hybridsim.wire.link import close_socket
-from hybridsim.wire.security import is_loopback
 
 log = logging.getLogger("hybridsim.site")
 
@@ -78,14 +74,6 @@ def connect(address: str, deadline_s: float, label: str) -> socket.socket:
             raise ModuleError(f"{label}: cannot connect: {exc}") from None
     connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return connection
-
-
-def refusal_of_address(option: str, listen: str, insecure: bool) -> str | None:
-    """Why ``listen`` may not serve an unauthenticated protocol (None: it may)."""
-    if insecure or is_loopback(listen):
-        return None
-    return (f"{option} {listen}: this protocol has no authentication; serve it on loopback (127.0.0.1) and "
-            "tunnel it, or give --insecure on a trusted private network")
 
 
 class ProtocolServer:
@@ -231,29 +219,3 @@ class ChannelSession:
             message = self._servicer.reported(exc)  # type: ignore[attr-defined]
             self.close(f"ended after a refusal on the {self.protocol} channel of {self.peer}: {message}")
             raise SessionEnded(message) from None
-
-
-SERVERS = {"openfresco": "hybridsim.wire.openfresco.server:SimAppServer",
-           "generic-tcp": "hybridsim.wire.openfresco.server:GenericTCPServer",
-           "simcor": "hybridsim.wire.simcor.server:SimCorServer"}
-"""the labs' protocols a site serves beside gRPC: option name -> server class (servicer, listen, table,
-max_message_bytes), with ``address`` and ``stop()``"""
-TABLES = {"openfresco": "openfresco", "generic-tcp": "openfresco", "simcor": "simcor"}
-"""the table of the site's configuration that configures each protocol"""
-
-
-def serve_protocols(servicer: object, addresses: Mapping[str, str], tables: Mapping[str, Any],
-                    max_message_bytes: int) -> dict[str, Any]:
-    """Serve the servicer's module on each protocol of ``addresses`` (option -> HOST:PORT), configured by its
-    table of the site's configuration; the running servers.  A failure stops those already started."""
-    running: dict[str, Any] = {}
-    try:
-        for option, listen in addresses.items():
-            running[option] = load(SERVERS, option)(servicer, listen, tables.get(TABLES[option]), max_message_bytes)
-            log.info("site %s: serving %s on %s (no authentication)", servicer.site, option,  # type: ignore[attr-defined]
-                     running[option].address)
-    except BaseException:
-        for server in running.values():
-            server.stop()
-        raise
-    return running

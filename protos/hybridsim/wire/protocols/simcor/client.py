@@ -15,8 +15,8 @@ import numpy as np
 
 from hybridsim.wire.channels.base import Call, StepMessage
 from hybridsim.wire.contract import ModuleError, StepResult
-from hybridsim.wire.protocols import connect
-from hybridsim.wire.simcor import codec
+from hybridsim.wire.protocols.base import connect
+from hybridsim.wire.protocols.simcor import codec
 
 
 class SimCorClient:

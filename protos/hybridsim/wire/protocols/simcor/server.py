@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from hybridsim.wire.contract import Command, ModuleError, StepResult
-from hybridsim.wire.protocols import ChannelSession, ProtocolServer, SessionEnded
-from hybridsim.wire.simcor import codec
+from hybridsim.wire.protocols.base import ChannelSession, ProtocolServer, SessionEnded
+from hybridsim.wire.protocols.simcor import codec
 
 log = logging.getLogger("hybridsim.site")
 

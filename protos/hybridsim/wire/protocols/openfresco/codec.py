@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybridsim.wire.protocols import receive
+from hybridsim.wire.protocols.base import receive
 
 OPEN, SETUP, SET_TRIAL, EXECUTE, COMMIT, GET_DAQ = 1, 2, 3, 4, 5, 6
 GET_DISP, GET_VEL, GET_ACCEL, GET_FORCE, GET_TIME = 7, 8, 9, 10, 11

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridsim.wire.contract import Dof, ModuleError
-from hybridsim.wire.protocols import quickack
+from hybridsim.wire.protocols.base import quickack
 
 AXES = ("x", "y", "z")
 MOTION = {"translation": "displacement", "rotation": "rotation"}

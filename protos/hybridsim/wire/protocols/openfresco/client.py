@@ -29,8 +29,8 @@ import numpy as np
 
 from hybridsim.wire.channels.base import Call, StepMessage
 from hybridsim.wire.contract import ModuleError, StepResult
-from hybridsim.wire.openfresco import codec
-from hybridsim.wire.protocols import connect, quickack
+from hybridsim.wire.protocols.openfresco import codec
+from hybridsim.wire.protocols.base import connect, quickack
 
 Server = Literal["adapter", "elem-server", "lab-server", "generic-tcp"]
 SERVERS: tuple[Server, ...] = ("adapter", "elem-server", "lab-server", "generic-tcp")
