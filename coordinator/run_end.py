@@ -27,17 +27,22 @@ class Status:
     def __init__(self) -> None:
         self.text = "stopped: interrupted"
         self.summary: dict[str, Any] | None = None
+        """the run's figures: a completed run's, or those of the steps a stopped run ran"""
         self.stop: dict[str, Any] | None = {"reason": "interrupted"}
+        self.unexplained = True
+        """nothing has said yet how the run ends (a run that ends so was interrupted where it could not say)"""
 
     def stopped(self, reason: str, *, step: int | None = None, time_s: float | None = None, module: str | None = None,
-                cause: str | None = None) -> None:
-        """The run stops: ``reason`` in full; the step n that did not complete, its time (s), the module, the cause."""
+                cause: str | None = None, signal: str | None = None) -> None:
+        """The run stops: ``reason`` in full; the step n that did not complete, its time (s), the module, the cause,
+        the signal that stopped it."""
         self.text = f"stopped: {reason}"
-        where = {"step": step, "time_s": time_s, "module": module, "cause": cause}
+        where = {"step": step, "time_s": time_s, "module": module, "cause": cause, "signal": signal}
         self.stop = {"reason": reason, **{k: v for k, v in where.items() if v is not None}}
+        self.unexplained = False
 
     def completed(self, summary: dict[str, Any]) -> None:
-        self.text, self.summary, self.stop = "completed", summary, None
+        self.text, self.summary, self.stop, self.unexplained = "completed", summary, None, False
 
 
 @contextlib.contextmanager
@@ -47,7 +52,7 @@ def recorder_closed(recorder: Recorder, window: RowWindow) -> Iterator[Status]:
     try:
         yield status
     except BaseException as exc:
-        if status.text == "stopped: interrupted" and not isinstance(exc, KeyboardInterrupt):
+        if status.unexplained and not isinstance(exc, KeyboardInterrupt):
             status.stopped(f"{type(exc).__name__}: {exc}", step=window.rows, cause=f"{type(exc).__name__}: {exc}")
         raise
     finally:

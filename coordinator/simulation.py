@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -341,6 +342,9 @@ class _Run:
             with recorder_closed(start.recorder, start.window) as status:
                 try:
                     self._pipeline(start, status, clock, observers).run(start.step + 1, exp.steps)
+                except BaseException as exc:
+                    self._stopped(start, status, clock, exc, time.perf_counter() - wall_start)
+                    raise
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"), since=self.records.rows)
                 figures = self._completed(start, status, clock, time.perf_counter() - wall_start)
@@ -363,6 +367,27 @@ class _Run:
                         rows=Rows(start, partition),
                         checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
                         records=self.records, observers=observers)
+
+    def _stopped(self, start: Start, status: Status, clock: Clock, exc: BaseException, wall: float) -> None:
+        """A run that stops keeps its statistics: where it stopped (the step that did not complete and its time, a
+        signal's name) and the summary of the steps it ran, over its rows on disk (its modules' own figures are not
+        in it: their sessions close after the file).  A summary that cannot be made leaves the stop as it is."""
+        n, dt = start.window.rows, self.experiment.dt
+        if status.unexplained and isinstance(exc, KeyboardInterrupt):
+            name = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
+            status.stopped("interrupted", step=n, time_s=n * dt, signal=name)
+        elif status.unexplained:
+            status.stopped(f"{type(exc).__name__}: {exc}", step=n, time_s=n * dt, cause=f"{type(exc).__name__}: {exc}")
+        recorder = start.recorder
+        with contextlib.suppress(Exception):
+            if recorder.failure is None:  # the summary observes the rows as they reach the file
+                recorder.submit(n)
+                recorder.wait_written(n)
+            figures = summary(self.experiment, start, clock.loop_wall_s, clock.step_times, wall, {}, clock.pacer,
+                              self._peak_order())
+            if clock.late_causes is not None:
+                figures["late_causes"] = clock.late_causes.summary(clock.loop_wall_s)
+            status.summary = figures
 
     def _completed(self, start: Start, status: Status, clock: Clock, wall: float) -> dict[str, Any]:
         """Every row on disk, the modules closed (completed: only then may they drop what a resume needs), the

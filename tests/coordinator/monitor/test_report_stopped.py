@@ -88,7 +88,11 @@ def test_every_stopped_run_keeps_its_steps_and_records_why_and_where_it_stopped(
     assert np.max(np.abs(x)) <= 0.002 and np.max(np.abs(x)) > 0.0015
 
     stops = {case: json.loads(stored["attrs"]["stop"]) for case, (_, stored, _) in stopped_reports.items()}
-    assert stops["interrupted"] == {"reason": "interrupted"}
+    assert stops["interrupted"] == {"reason": "interrupted", "step": 301, "time_s": pytest.approx(3.01),
+                                    "signal": "SIGINT"}  # the step that did not complete (issue 29 item 4)
+    summaries = {case: json.loads(stored["attrs"]["summary"]) for case, (_, stored, _) in stopped_reports.items()}
+    assert {case: summary["steps"] for case, summary in summaries.items()} == {
+        case: count - 1 for case, count in rows.items()}
     assert stops["aborted"]["step"] == 401 and stops["aborted"]["time_s"] == pytest.approx(4.01)
     assert stops["limited"]["module"] == "spring" and stops["limited"]["step"] == rows["limited"]
     assert "displacement limit on DOF 'x'" in stops["limited"]["cause"]
