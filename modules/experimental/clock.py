@@ -378,20 +378,28 @@ class SiteClock:
             last = command
             tick += 1
             if mode == CORRECT and tau == 1.0:
-                self.commit()
-                ended = time.perf_counter()
-                self.step_log.append(tick, arrival, held, float(slowed), ended - step_began)
+                ended = self._end_step(step, response, tick, (arrival, held, float(slowed), late), step_began)
                 history = np.vstack((target, history[:-1]))
-                with self._ready:
-                    counters = self.counters
-                    counters["clock_slowed_steps"] += slowed
-                    counters["clock_held_samples"] += held
-                    counters["clock_late_samples"] += late
-                    self._targets.pop(step, None)
-                    self._results[step] = (response, dict(counters))
-                    self._done = step
-                    self._ready.notify_all()
                 tau, switch, held, slowed, arrival, late, step_began = 0.0, None, 0, False, math.nan, 0, ended
+
+    def _end_step(self, step: int, response: Any, tick: int, figures: tuple[float, int, float, int],
+                  began: float) -> float:
+        """Commit the step that ended at sample ``tick`` and hand its result over; its end (perf_counter s).
+        ``figures``: the target's arrival, held samples, slowed (1) and late samples of the step."""
+        arrival, held, slowed, late = figures
+        self.commit()
+        ended = time.perf_counter()
+        self.step_log.append(tick, arrival, held, slowed, ended - began)
+        with self._ready:
+            counters = self.counters
+            counters["clock_slowed_steps"] += slowed
+            counters["clock_held_samples"] += held
+            counters["clock_late_samples"] += late
+            self._targets.pop(step, None)
+            self._results[step] = (response, dict(counters))
+            self._done = step
+            self._ready.notify_all()
+        return ended
 
 
 MEASURED = ("measured_strokes", "measured_loads")

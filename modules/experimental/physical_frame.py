@@ -12,12 +12,15 @@ blocks (0 at the first sample).  Units: m, rad, N, N*m, kg, kg*m^2, s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from hybridsim.modules.config_schema import Key, Number, Schema
 from hybridsim.modules.kernels import dot, kernel
+from hybridsim.wire.contract import Dof, ModuleError
 
 
 CONFIG = Schema("frame", "The portal frame model that makes the feedback force from the measured motion.", {
@@ -176,3 +179,51 @@ def _eigh(k: np.ndarray, m: np.ndarray, **options: bool) -> np.ndarray:
     import scipy.linalg
 
     return scipy.linalg.eigh(k, m, **options)
+
+
+FRAME_DOFS = (("x", "translation"), ("theta", "rotation"), ("theta_free", "rotation"))
+"""the interface DOFs of a site with the frame model, by default: x, theta1 and the free theta2"""
+
+
+def frame_dofs(config: Mapping[str, Any]) -> tuple[Dof, ...]:
+    """The three interface DOFs (x, theta1, theta2) of a site config with a ``frame``, named by its ``dofs`` and
+    ``kinds``."""
+    names = list(config.get("dofs", [name for name, _ in FRAME_DOFS]))
+    kinds = list(config.get("kinds", [kind for _, kind in FRAME_DOFS]))
+    if len(names) != 3 or len(kinds) != 3:
+        raise ModuleError("experimental module: dofs and kinds name the three interface DOFs (x, theta1, theta2)")
+    return tuple(Dof(n, k) for n, k in zip(names, kinds))
+
+
+class FrameFeedback:
+    """The maRTHS benchmark's force source: interface (x, theta1, theta2), setup (x, theta1); the frame model's
+    F5[0:3] from the measured motion, theta2 its free rotation (the load cells are not used)."""
+
+    setup_dofs = slice(0, 2)
+    """the setup's (x, theta1) of the interface's (x, theta1, theta2)"""
+
+    def __init__(self, feedback: FeedbackForce, setup: Any) -> None:
+        self.feedback = feedback
+        self.setup = setup
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], setup: Any, sample_period: float) -> FrameFeedback:
+        """The force source of a site config's ``frame`` table, over a setup of (x, theta)."""
+        if len(setup.dofs) != 2:
+            raise ModuleError("experimental module: the frame model's feedback force needs a setup of (x, theta)")
+        return cls(FeedbackForce(PortalFrame(**config["frame"]), sample_period), setup)
+
+    def respond(self, strokes: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, theta = self.setup.pose(strokes)
+        force, q = self.feedback.force(x, theta)
+        return np.array([x, theta, q[2]]), force
+
+    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        force, q = self.feedback.static_force(command[0], command[1])
+        return np.array([command[0], command[1], q[2]]), force
+
+    def state(self) -> Any:
+        return self.feedback.state()
+
+    def set_state(self, state: Any) -> None:
+        self.feedback.set_state(state)

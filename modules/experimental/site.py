@@ -1,147 +1,39 @@
-"""The experimental site: setup + one compensator per actuator + control backend + force source.
+"""The experimental site: setup + one compensator per actuator + control + force source.
 
-One control sample per :meth:`ExperimentalSite.advance`: the interface target
-becomes the setup's DOFs (the force source says how), the setup's forward map
-gives one target stroke per actuator, each actuator's compensator turns its
-target into a command, the backend holds the commands over the sample and
-returns the strokes measured at its end (and its load cells), the setup's
-inverse gives the measured pose and the force source the interface
-displacements and forces.  :meth:`ExperimentalSite.start` is the reading at rest.
+One control sample per :meth:`ExperimentalSite.advance`: the interface target becomes the setup's DOFs (the
+force source says how), the setup's forward map gives one target stroke per actuator, each actuator's
+compensator turns its target into a command, the control holds the commands over the sample and returns the
+strokes measured at its end (and its load cells), the setup's inverse gives the measured pose and the force
+source the interface displacements and forces.  :meth:`ExperimentalSite.start` is the reading at rest.
 
-Force sources: :class:`LoadCells` (the DOF forces J(q)^T f of the measured
-load-cell forces f in the measured configuration q: any rig) and
-:class:`FrameFeedback` (the maRTHS benchmark's frame model fed by the measured
-motion, its interface x, theta1, theta2 with the free rotation theta2 from the model).
-
-Interface values are multiplied by ``signs`` (+-1 per interface DOF) to get
-the rig's own sign convention; forces use the same signs.  The compensators
-see millimetres, the rest is SI.  Per actuator, a target stroke beyond
-``stroke_limits`` or a measured load beyond ``force_limits`` stops the site
-(:class:`ActuatorLimitExceeded`) before the command is sent.
+Interface values are multiplied by ``signs`` (+-1 per interface DOF) to get the rig's own sign convention;
+forces use the same signs.  The compensators see millimetres, the rest is SI.  Per actuator, a target stroke
+beyond ``stroke_limits`` or a measured load beyond ``force_limits`` stops the site
+(:class:`ActuatorLimitExceeded`) before the command is sent.  :func:`build_site` assembles a site from its
+validated config (:mod:`hybridsim.modules.experimental.config`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.compensators.base import Compensator
-from hybridsim.modules.experimental.physical_frame import FeedbackForce
+from hybridsim.modules.experimental.compensators.kinds import build_compensator
+from hybridsim.modules.experimental.config import actuator_tables, interface_dofs, site_setup
+from hybridsim.modules.experimental.controls import Control
+from hybridsim.modules.experimental.controls.at_rest import AtRest
+from hybridsim.modules.experimental.forces import ForceSource, LoadCells
+from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
+from hybridsim.modules.experimental.physical_frame import FrameFeedback
+from hybridsim.modules.experimental.records import SiteRecord
 from hybridsim.modules.experimental.setups.base import Setup
-from hybridsim.modules.rowlog import RowLog
+from hybridsim.wire.contract import ModuleError
 
 MM_PER_M = 1000.0
-
-
-class ControlBackend(Protocol):
-    """Where the commands go: a lab (virtual or real) that moves the actuators and reads its sensors.
-
-    A lab's own controller is one more class with these methods: ``reading`` the strokes (m) at the
-    current sample, ``drive`` holds one command per actuator (m) over a sample and returns the strokes
-    at its end, ``loads`` the load-cell forces (N, pushing positive) at the current sample (zeros
-    without load cells); ``commit``, ``state`` and ``set_state`` as the site's trials need them.
-    """
-
-    def reading(self) -> np.ndarray: ...
-
-    def drive(self, command: np.ndarray) -> np.ndarray: ...
-
-    def loads(self) -> np.ndarray: ...
-
-    def commit(self) -> None: ...
-
-    def state(self) -> Any: ...
-
-    def set_state(self, state: Any) -> None: ...
-
-
-class ForceSource(Protocol):
-    """Between the interface and the setup: the setup DOFs of a target, the response to a measurement."""
-
-    def target(self, command: np.ndarray) -> np.ndarray:
-        """The setup's DOFs (m, rad) of an interface target (rig sign)."""
-        ...
-
-    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(interface displacements, forces) of the measured pose and load-cell forces of one sample."""
-        ...
-
-    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(displacements, forces) of a quasi-static probe at an interface command; nothing moves."""
-        ...
-
-    def state(self) -> Any: ...
-
-    def set_state(self, state: Any) -> None: ...
-
-
-CANNOT_PROBE = ("this control cannot probe the specimen before the test: give initial_stiffness (a DOFs x DOFs "
-                "matrix) for the pre-test")
-"""why a site with load-cell forces and a control without a virtual specimen in its process cannot answer the
-coordinator's pre-test"""
-
-
-class LoadCells:
-    """DOF forces from the load cells through the setup: r = J(q)^T f, q the measured pose.
-
-    A pre-test probe asks ``probe_loads`` (a virtual lab's specimen) for the load-cell forces at the
-    strokes of the probed pose, or uses ``stiffness`` (DOFs x DOFs: r = K d) when a lab cannot probe.
-    """
-
-    def __init__(self, setup: Setup, probe_loads: Callable[[np.ndarray], np.ndarray] | None = None,
-                 stiffness: np.ndarray | None = None) -> None:
-        self.setup = setup
-        self.probe_loads = probe_loads
-        self.stiffness = stiffness
-
-    def target(self, command: np.ndarray) -> np.ndarray:
-        return command
-
-    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return pose, self.setup.dof_forces(pose, loads)
-
-    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self.stiffness is not None:
-            return command, self.stiffness @ command
-        if self.probe_loads is None:
-            raise ModuleError(f"experimental module: {CANNOT_PROBE}")
-        return command, self.setup.dof_forces(command, self.probe_loads(self.setup.strokes(command)))
-
-    def state(self) -> None:
-        return None
-
-    def set_state(self, state: None) -> None:
-        """Stateless."""
-
-
-class FrameFeedback:
-    """The maRTHS benchmark's feedback force: interface (x, theta1, theta2), setup (x, theta1); the frame
-    model's F5[0:3] from the measured motion, theta2 its free rotation (the load cells are not used)."""
-
-    def __init__(self, feedback: FeedbackForce) -> None:
-        self.feedback = feedback
-
-    def target(self, command: np.ndarray) -> np.ndarray:
-        return command[:2]
-
-    def respond(self, pose: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x, theta = pose
-        force, q = self.feedback.force(x, theta)
-        return np.array([x, theta, q[2]]), force
-
-    def probe(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        force, q = self.feedback.static_force(command[0], command[1])
-        return np.array([command[0], command[1], q[2]]), force
-
-    def state(self) -> Any:
-        return self.feedback.state()
-
-    def set_state(self, state: Any) -> None:
-        self.feedback.set_state(state)
 
 
 class ActuatorLimitExceeded(ModuleError):
@@ -158,87 +50,11 @@ class SiteResponse:
     """interface forces (N, N*m)"""
 
 
-class SiteRecord:
-    """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm) and, with
-    ``load_cells``, the load-cell forces (N), one column per actuator (per load cell: ``cells``, default one per
-    actuator).
-
-    It holds the samples from :attr:`first` on: :meth:`forget` drops earlier ones once they are stored
-    elsewhere (the coordinator's results file, the site's record file), so a long run's record stays
-    bounded (:class:`~hybridsim.modules.rowlog.RowLog`: no allocation once grown).  With ``keep`` False it
-    holds nothing (nobody asked for a record).
-    """
-
-    FIELDS = ("target_strokes", "commands", "measured_strokes")
-
-    def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024,
-                 cells: int | None = None, keep: bool = True) -> None:
-        self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
-        self.keep = keep
-        self.logs = {name: RowLog(actuators if name != "measured_loads" else cells or actuators,
-                                  capacity if keep else 0) for name in self.fields}
-        self.samples = 0
-        """number of samples with a measurement"""
-
-    @property
-    def first(self) -> int:
-        """the first sample held (the ones before were forgotten)"""
-        return self.logs["measured_strokes"].first
-
-    def measured(self, k: int, strokes_mm: np.ndarray, loads: np.ndarray) -> None:
-        self.samples = k + 1
-        if not self.keep:
-            return
-        self.logs["measured_strokes"].at(k)[:] = strokes_mm
-        if "measured_loads" in self.logs:
-            self.logs["measured_loads"].at(k)[:] = loads
-
-    def commanded(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray) -> None:
-        if not self.keep or k < self.first:  # restarted at k + 1 (restored): sample k is not this record's
-            return
-        self.logs["target_strokes"].at(k)[:] = targets_mm
-        self.logs["commands"].at(k)[:] = commands_mm
-
-    def hold(self, k: int) -> None:
-        """Sample k ends the run (no step follows it, so no command is sent at it): its target and command are the
-        ones the actuators hold, sample k - 1's, not unwritten rows (NaN)."""
-        for name in ("target_strokes", "commands"):
-            log = self.logs[name]
-            if self.keep and log.rows == k and k - 1 >= log.first:
-                log.at(k)[:] = log.at(k - 1).copy()
-
-    def array(self, name: str, samples: int | None = None, start: int = 0) -> np.ndarray:
-        """A logged signal (samples x actuators): samples ``start`` .. ``samples`` - 1 (default: all measured;
-        ``start`` at least :attr:`first`)."""
-        stop = self.samples if samples is None else samples
-        log = self.logs[name]
-        if not self.keep:
-            return log.values[:0].copy()
-        if start < log.first:
-            raise ValueError(f"site record: samples before {log.first} were stored and forgotten, not {start}")
-        out = np.full((max(stop - start, 0), log.values.shape[1]), np.nan)  # rows not logged yet: NaN
-        held = log.head(min(stop, log.rows), start)
-        out[: len(held)] = held
-        return out
-
-    def restart(self, at: int) -> None:
-        """Hold nothing; the next sample logged is ``at`` (a site restored from a checkpoint)."""
-        for log in self.logs.values():
-            log.restart(at)
-        self.samples = at
-
-    def forget(self, below: int) -> None:
-        """Drop the samples before ``below`` (they are stored elsewhere)."""
-        if self.keep:
-            for log in self.logs.values():
-                log.forget(min(below, self.samples))
-
-
 class ExperimentalSite:
-    """Setup + compensators + backend + force source, advanced one control sample at a time."""
+    """Setup + compensators + control + force source, advanced one control sample at a time."""
 
     def __init__(self, setup: Setup, compensators: Sequence[Compensator], forces: ForceSource,
-                 backend: ControlBackend, signs: Sequence[float],
+                 backend: Control, signs: Sequence[float],
                  stroke_limits: Sequence[float] | None = None, force_limits: Sequence[float] | None = None,
                  record: bool = True) -> None:
         if len(compensators) != setup.actuators:
@@ -261,28 +77,35 @@ class ExperimentalSite:
         self.sample = -1
         """the last measured sample (-1: not started)"""
         self._measured_mm = np.zeros(n)
+        self._commands_mm = np.zeros(n)
 
     def start(self) -> SiteResponse:
         """The reading at rest (sample 0), before any command."""
         if self.sample != -1:
             raise RuntimeError("the site has already started")
-        return self._measure(self.backend.reading())
+        strokes, loads = self.backend.read()
+        self.sample = 0
+        self._measured_mm = strokes * MM_PER_M
+        self.record.rest(self._measured_mm, loads)
+        return self._respond(strokes, loads)
 
     def advance(self, target: np.ndarray) -> SiteResponse:
         """Move toward the interface ``target`` for one sample; return what was measured."""
-        targets = self.setup.strokes(self.forces.target(target * self.signs))
-        beyond = np.flatnonzero(np.abs(targets) > self.stroke_limits)
-        if beyond.size:
-            i = int(beyond[0])
-            raise ActuatorLimitExceeded(f"actuator {i + 1}: target stroke {targets[i] * 1e3:.4g} mm beyond its "
-                                        f"limit {self.stroke_limits[i] * 1e3:.4g} mm at sample {self.sample + 1}; "
-                                        "nothing was sent")
+        targets = self.setup.strokes((target * self.signs)[self.forces.setup_dofs])
+        if np.any(np.abs(targets) > self.stroke_limits):
+            raise self._beyond(targets)
         targets_mm = targets * MM_PER_M
-        measured = self._measured_mm
-        commands_mm = np.array([c.command(float(t), float(m))
-                                for c, t, m in zip(self.compensators, targets_mm, measured)])
-        self.record.commanded(self.sample, targets_mm, commands_mm)
-        return self._measure(self.backend.drive(commands_mm / MM_PER_M))
+        commands_mm = self._commands_mm
+        for i, compensator in enumerate(self.compensators):
+            commands_mm[i] = compensator.command(float(targets_mm[i]), float(self._measured_mm[i]))
+        strokes, loads = self.backend.command(commands_mm / MM_PER_M)
+        self._measured_mm = strokes * MM_PER_M
+        self.sample += 1
+        self.record.sample(self.sample, targets_mm, commands_mm, self._measured_mm, loads)
+        if np.any(np.abs(loads[:len(self.force_limits)]) > self.force_limits):
+            raise self._overload(loads)
+        displacement, force = self.forces.respond(strokes, loads)  # as _respond, without a call of this file
+        return SiteResponse(self.signs * displacement, self.signs * force)
 
     def probe(self, command: np.ndarray) -> SiteResponse:
         """A quasi-static probe before the test (pre-test of initial stiffness): nothing moves, nothing is
@@ -290,18 +113,23 @@ class ExperimentalSite:
         displacement, force = self.forces.probe(command * self.signs)
         return SiteResponse(self.signs * displacement, self.signs * force)
 
-    def _measure(self, strokes: np.ndarray) -> SiteResponse:
-        self.sample += 1
-        loads = self.backend.loads()
-        self._measured_mm = strokes * MM_PER_M
-        self.record.measured(self.sample, self._measured_mm, loads)
-        over = np.flatnonzero(np.abs(loads[:len(self.force_limits)]) > self.force_limits)
-        if over.size:
-            i = int(over[0])
-            raise ActuatorLimitExceeded(f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit "
-                                        f"{self.force_limits[i]:.6g} N at sample {self.sample}")
-        displacement, force = self.forces.respond(self.setup.pose(strokes), loads)
+    def _respond(self, strokes: np.ndarray, loads: np.ndarray) -> SiteResponse:
+        """The interface response of a measurement (a load beyond its limit stops the site)."""
+        if np.any(np.abs(loads[:len(self.force_limits)]) > self.force_limits):
+            raise self._overload(loads)
+        displacement, force = self.forces.respond(strokes, loads)
         return SiteResponse(self.signs * displacement, self.signs * force)
+
+    def _overload(self, loads: np.ndarray) -> ActuatorLimitExceeded:
+        i = int(np.flatnonzero(np.abs(loads[:len(self.force_limits)]) > self.force_limits)[0])
+        return ActuatorLimitExceeded(f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit "
+                                     f"{self.force_limits[i]:.6g} N at sample {self.sample}")
+
+    def _beyond(self, targets: np.ndarray) -> ActuatorLimitExceeded:
+        i = int(np.flatnonzero(np.abs(targets) > self.stroke_limits)[0])
+        return ActuatorLimitExceeded(f"actuator {i + 1}: target stroke {targets[i] * 1e3:.4g} mm beyond its limit "
+                                     f"{self.stroke_limits[i] * 1e3:.4g} mm at sample {self.sample + 1}; nothing "
+                                     "was sent")
 
     def commit(self) -> None:
         self.backend.commit()
@@ -319,3 +147,57 @@ class ExperimentalSite:
             compensator.set_state(s)
         self.forces.set_state(state["feedback"])
         self.backend.set_state(state["backend"])
+
+
+def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequence[Compensator] | None = None,
+               record: bool = True) -> ExperimentalSite:
+    """The site a validated config describes, around ``backend``; ``compensators`` replace the config's own (and
+    its guards) if given; ``record``: it logs every sample (:class:`SiteRecord`)."""
+    try:
+        dt = float(config["dt"])
+        setup = site_setup(config)
+        tables = actuator_tables(config, setup.actuators)
+        if compensators is None:
+            compensators = [_guarded(t.get("guard"), build_compensator(t.get("compensator", {"kind": "none"})), dt,
+                                     i) for i, t in enumerate(tables, start=1)]
+        limits = [[float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")]
+        if "frame" in config:
+            forces: ForceSource = FrameFeedback.of(config, setup, dt)
+        else:
+            forces = LoadCells(setup, getattr(backend, "probe", None), _stiffness(config, len(setup.dofs)))
+        signs = config.get("signs", (1.0,) * len(interface_dofs(config, setup)))
+        return ExperimentalSite(setup, compensators, forces, backend, signs, *limits, record=record)
+    except KeyError as exc:
+        raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
+    except (TypeError, ValueError) as exc:
+        raise ModuleError(f"experimental module: {exc}") from None
+
+
+def _stiffness(config: Mapping[str, Any], dofs: int) -> np.ndarray | None:
+    """``initial_stiffness``: a finite DOFs x DOFs matrix (the pre-test's r = K d), or None."""
+    if "initial_stiffness" not in config:
+        return None
+    stiffness = np.asarray(config["initial_stiffness"], float)
+    if stiffness.shape != (dofs, dofs) or not np.all(np.isfinite(stiffness)):
+        raise ModuleError(f"experimental module: initial_stiffness must be a finite {dofs} x {dofs} matrix (one row "
+                          "per DOF)")
+    return stiffness
+
+
+def _guarded(table: Mapping[str, Any] | None, compensator: Compensator, dt: float, actuator: int) -> Compensator:
+    """The compensator inside the runaway guard of its table, if any."""
+    if table is None:
+        return compensator
+    return GuardedCompensator(compensator, Limits(**{k: float(v) for k, v in table.items()}), f"actuator {actuator}", dt)
+
+
+def prime_site(config: Mapping[str, Any]) -> None:
+    """Run two samples of a throwaway site of ``config`` at rest, so that the compiled per-sample kernels
+    (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
+    real-time controller is loaded before its clock starts)."""
+    setup = site_setup(config)
+    site = build_site(config, AtRest(setup.actuators, setup.cells))
+    site.start()
+    for _ in range(2):
+        site.advance(np.zeros(len(site.signs)))
+        site.commit()

@@ -140,12 +140,9 @@ def _column_realisation(column: Sequence[Zpk]) -> tuple[np.ndarray, np.ndarray]:
                 a[second, drive] = 1.0
             section_den = np.array([1.0, -2 * sigma, sigma**2 + omega**2])
             feed = numerators[-1] if numerators else np.array([1.0])  # numerator of the driving signal
-            denominator_new = np.polymul(denominator, section_den)
             lift = [np.polymul(num, section_den) for num in numerators]
-            num_second = np.polymul(feed, np.array([1.0, -sigma]))
-            num_first = omega * feed
-            numerators = lift + [num_second, num_first]
-            drive, index, denominator = first, first, denominator_new
+            numerators = lift + [np.polymul(feed, np.array([1.0, -sigma])), omega * feed]  # second, first state
+            drive, index, denominator = first, first, np.polymul(denominator, section_den)
         else:
             state = index - 1
             a[state, state] = sigma

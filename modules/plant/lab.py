@@ -64,15 +64,26 @@ class VirtualLab:
             return self._loads.copy()
         return self.load_cells.read(self._loads, self.tick)
 
-    def drive(self, command: np.ndarray) -> np.ndarray:
-        """Hold ``command`` (m) over the current sample; return the measured strokes (m) at the next."""
+    def read(self) -> tuple[np.ndarray, np.ndarray]:
+        """The strokes (m) and load-cell forces (N) measured at the current sample; nothing moves."""
+        return self.reading(), self.loads()
+
+    def command(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Hold ``command`` (m) over the current sample; the strokes (m) and load-cell forces (N) measured at the
+        next."""
         command_plant = np.asarray(command, float) * self.units_per_metre
         np.maximum(self.max_volts, np.abs(self.daq.volts(command_plant)), out=self.max_volts)
         self.actuators.advance(self.daq.applied(command_plant))
         self.tick += 1
+        position = self.actuators.position()
         if self.specimen is not None:
-            self._loads = self.specimen.commit(self.actuators.position() / self.units_per_metre, self.tick)
-        return self.reading()
+            self._loads = self.specimen.commit(position / self.units_per_metre, self.tick)
+        strokes = self.strokes.read(position, self.tick) / self.units_per_metre
+        return strokes, self._loads.copy() if self.load_cells is None else self.load_cells.read(self._loads, self.tick)
+
+    def drive(self, command: np.ndarray) -> np.ndarray:
+        """Hold ``command`` (m) over the current sample; return the measured strokes (m) at the next."""
+        return self.command(command)[0]
 
     def probe(self, strokes: np.ndarray) -> np.ndarray:
         """The specimen's load-cell forces (N) if the actuators stood at ``strokes`` (m); nothing moves or is
@@ -98,8 +109,10 @@ class VirtualLab:
             self.specimen.set_state(state["specimen"])
             self._loads = np.array(state["loads"], float)
 
-    def close(self) -> None:
-        """Let the specimen go (an OpenSees domain); the lab is not driven again."""
+    def close(self) -> dict[str, float]:
+        """Let the specimen go (an OpenSees domain); the lab is not driven again.  Its figures: the largest
+        servo command of each channel (V)."""
         specimen, self.specimen = self.specimen, None
         if specimen is not None:
             specimen.close()
+        return {f"max_command_volts_{i + 1}": float(v) for i, v in enumerate(self.max_volts)}

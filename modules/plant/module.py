@@ -304,8 +304,4 @@ class PlantModule(StepLedger):
                        "servo command volts of sample k, before saturation", log.first)]
 
     def close(self) -> dict[str, float]:
-        stats = super().close()
-        self.lab.close()
-        for i, volts in enumerate(self.lab.max_volts):
-            stats[f"max_command_volts_{i + 1}"] = float(volts)
-        return stats
+        return {**super().close(), **self.lab.close()}

@@ -74,3 +74,8 @@ class MarthsCoupler(Setup):
         theta = float(roots[np.argmin(np.abs(roots))])
         (d1, _), (a1, _) = self.coupler.arms, self.coupler.angles
         return np.array([s1 - d1 * (np.cos(theta + a1) - np.cos(a1)), theta])
+
+
+def coupler_setup(coupler: Mapping[str, Any]) -> dict[str, Any]:
+    """The setup table of a site's maRTHS ``coupler`` table: this setup with the benchmark's inverse estimate."""
+    return {"kind": "marths-coupler", "inverse": "benchmark", **coupler}

@@ -147,7 +147,9 @@ class ChannelSession:
         self.protocol, self.peer = protocol, peer
         self.description: Description = servicer.describe_module()  # type: ignore[attr-defined]
         self.n = len(self.description.dofs)
-        self._session = Session(dt, self.description.dof_names, run_id=f"{protocol} at {peer}")
+        self._session = Session(dt, self.description.dof_names, run_id=f"{protocol} at {peer}", iterating=True)
+        """iterating: a lab's client may send several trials of one step (an implicit integrator's Newton
+        iterations), each taking the one before back"""
         self._token = ""
         self.step = 0
         """the last step proposed (0: none)"""

@@ -1,0 +1,169 @@
+"""How an experimental site takes its steps: in lockstep with the coordinator (:class:`Lockstep`) or on its own
+wall clock (:class:`OwnClock`, :mod:`hybridsim.modules.experimental.clock`), one class chosen when a session
+opens.  Both answer the module's ledger: ``check`` a step's order before anything moves, ``received`` a
+target (its arrival), ``trial`` (the measurement at the step's end), ``accept`` (commit), ``discard``.
+
+Steps are numbered by the coordinator's times: step n ends at t_n = n Dt.  Step 0 (t = 0) is the reading at
+rest, and its trials are pre-test probes that move nothing (the module answers those).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.experimental.clock import SiteClock
+from hybridsim.modules.experimental.command_generation import CommandGenerator
+from hybridsim.modules.experimental.site import ExperimentalSite, SiteResponse
+from hybridsim.wire.contract import ModuleError, StepRefused
+
+
+class Lockstep:
+    """The site's m control samples of a step run when the step is executed (``generator``: their targets).
+
+    A trial is taken back (an iterating integrator) from a snapshot of the site taken before it."""
+
+    clock: SiteClock | None = None
+
+    def __init__(self, site: ExperimentalSite, generator: CommandGenerator, step_dt: float, dofs: int) -> None:
+        self.site = site
+        self.generator = generator
+        self.step_dt = step_dt
+        self.samples = generator.samples
+        self.targets = np.zeros((generator.history, dofs))
+        """the committed targets, newest first: d_n, d_{n-1}, .. (zero before the start, at rest)"""
+        self.committed_sample = -1
+        self.rest: SiteResponse | None = None
+        """the reading at rest (sample 0)"""
+        self._snapshot: dict[str, Any] | None = None
+
+    def lock(self) -> contextlib.AbstractContextManager[Any]:
+        """Held while the site's record may change under a reader."""
+        return contextlib.nullcontext()
+
+    def at_rest(self) -> SiteResponse | None:
+        """The reading at rest, taken now if the site has not started (None: a restored site started long ago)."""
+        if self.rest is None and self.site.sample == -1:
+            self.rest = self.site.start()
+        return self.rest
+
+    def check(self, step: int, n: int, time: float) -> None:
+        """Refuse a target for step ``n`` (at ``time`` s) that is not the next one."""
+        done = self.committed_sample // self.samples if self.committed_sample >= 0 else -1
+        if n != done + 1 and not (done == -1 and n == 1):
+            raise StepRefused(step, f"the site is at t = {max(done, 0) * self.step_dt} s; the next target "
+                                    f"must be for t = {(done + 1) * self.step_dt} s, not {time} s")
+
+    def received(self, n: int, target: np.ndarray) -> None:
+        """A target has arrived (a lockstep site runs it when executed)."""
+
+    def trial(self, n: int, target: np.ndarray) -> SiteResponse:
+        """Run the step's m samples toward ``target``; the measurement at its end."""
+        if self.rest is None:
+            self.at_rest()
+        self._snapshot = self.site.state()
+        for command in self.generator.commands(target, self.targets):
+            response = self.site.advance(command)
+        return response  # a step has one sample at least
+
+    def accept(self, target: np.ndarray) -> None:
+        """The trial of ``target`` is committed."""
+        self.site.commit()
+        self.committed_sample = self.site.sample
+        self._snapshot = None
+        self.targets = np.vstack((target, self.targets[:-1]))
+
+    def discard(self) -> None:
+        """Take the uncommitted trial back."""
+        if self._snapshot is not None:
+            self.site.set_state(self._snapshot)
+            self._snapshot = None
+
+    def counters(self) -> dict[str, float]:
+        """The clock's counters (none in lockstep)."""
+        return {}
+
+    def stop(self) -> dict[str, float]:
+        """The session ends; the stepping's figures."""
+        return {}
+
+    def state(self) -> dict[str, Any]:
+        return {"site": self.site.state(), "targets": self.targets.tolist(), "sample": self.committed_sample}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.site.set_state(state["site"])
+        self.targets = np.array(state["targets"], float)
+        self.committed_sample = int(state["sample"])
+        self.site.record.restart(self.committed_sample + 1)
+        self._snapshot = None
+
+
+class OwnClock(Lockstep):
+    """The site's control loop runs on the wall clock from the first target on (``clock``); a step's target is
+    delivered as it arrives and its measurement waited for.  Before the clock starts (the reading at rest and the
+    pre-test) it is a lockstep site.  A site on its own clock cannot take a step back."""
+
+    def __init__(self, site: ExperimentalSite, generator: CommandGenerator, step_dt: float, dofs: int,
+                 clock: SiteClock) -> None:
+        super().__init__(site, generator, step_dt, dofs)
+        self.clock = clock
+        self._counters: dict[str, float] = {}
+        self._reported: dict[str, float] = {}
+
+    def lock(self) -> contextlib.AbstractContextManager[Any]:
+        return self.clock.lock  # type: ignore[union-attr]
+
+    def check(self, step: int, n: int, time: float) -> None:
+        clock = self.clock
+        assert clock is not None
+        if not clock.running:
+            super().check(step, n, time)
+        elif n != clock.done + 1:
+            raise StepRefused(step, f"the site's own clock has run to t = {clock.done * self.step_dt} s; "
+                                    f"the next target must be for t = {(clock.done + 1) * self.step_dt} s, "
+                                    f"not {time} s (a site on its own clock cannot take a step back: an "
+                                    "iterating integrator needs clock = \"lockstep\")")
+
+    def received(self, n: int, target: np.ndarray) -> None:
+        clock = self.clock
+        assert clock is not None
+        clock.deliver(n, target)
+        if not clock.running:
+            self.at_rest()
+            clock.start(n - 1, self.targets, self.targets[0])
+        clock.promote_caller()
+
+    def trial(self, n: int, target: np.ndarray) -> SiteResponse:
+        clock = self.clock
+        assert clock is not None
+        end, self._counters = clock.result(n, 30.0 + 10 * clock.samples * clock.period)
+        return end  # type: ignore[no-any-return]
+
+    def accept(self, target: np.ndarray) -> None:
+        clock = self.clock
+        assert clock is not None
+        if not clock.running:
+            super().accept(target)
+            return
+        self.committed_sample = int(clock.step_log.last()[0])  # the clock has committed the step's samples
+        self.targets = np.vstack((target, self.targets[:-1]))
+
+    def counters(self) -> dict[str, float]:
+        """The clock's counters (slowed steps, held and late samples) that changed with the step just run, so the
+        coordinator's monitor follows them during the run (docs/realtime.md)."""
+        changed = {k: v for k, v in self._counters.items() if self._reported.get(k) != v}
+        self._reported.update(changed)
+        return changed
+
+    def stop(self) -> dict[str, float]:
+        clock = self.clock
+        assert clock is not None
+        clock.stop()
+        return clock.stats()
+
+    def state(self) -> dict[str, Any]:
+        raise ModuleError("experimental module: no checkpoint: it runs on its own clock (clock = \"own\"): its "
+                          "actuators never stop, so a step cannot be taken back to a checkpoint; set "
+                          "output.checkpoint_every = 0")
