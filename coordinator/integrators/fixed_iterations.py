@@ -111,7 +111,8 @@ class FixedIterationsIntegrator(Integrator):
 
     def predict(self, load: np.ndarray) -> np.ndarray:
         self._take_load(load)
-        self.tangent.begin(self.displacement, self.restoring_force)
+        if self.tangent.begin(self.displacement, self.restoring_force):
+            self._lu = factor_once(self._effective(self.tangent.matrix), self.name)
         np.add(self.displacement, self._correction(self.displacement, self.restoring_force), out=self._target)
         self._iteration = 1
         return self._command()

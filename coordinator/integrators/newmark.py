@@ -34,8 +34,8 @@ Convergence, whichever comes first:
    one.  0 switches the test off.
 
 ``tangent = "broyden" | "bfgs"`` replaces K_I in K_eff (and in the first trial's linearised force) by a
-tangent updated from the measured increments of every evaluation, kept from step to step (``tangent``);
-K_eff is factored again after each update.  The default, ``initial``, is the scheme above.
+tangent updated from the measured increments of every evaluation, from K_I at each step's start
+(``tangent``); K_eff is factored again after each update.  The default, ``initial``, is the scheme above.
 """
 
 from __future__ import annotations
@@ -120,6 +120,8 @@ class NewmarkImplicitIntegrator(Integrator):
         return dgetrs(self._lu[0], self._lu[1], self._residual_force, overwrite_b=1)[0]
 
     def predict(self, load: np.ndarray) -> np.ndarray:
+        if self.tangent.begin(self.displacement, self.restoring_force):
+            self._lu = factor_once(self._effective(self.tangent.matrix), self.name)
         dt, b, work = self.dt, self.beta, self._work
         np.add(self.displacement, np.multiply(self.velocity, dt, out=self._pred_d), out=self._pred_d)
         self._pred_d += np.multiply(self.acceleration, dt * dt * (0.5 - b), out=work)
@@ -132,7 +134,6 @@ class NewmarkImplicitIntegrator(Integrator):
         self._residual(self._pred_d, linearised)
         np.add(self._pred_d, self._solve(), out=self._trial)
         self._iteration = 0
-        self.tangent.begin(self.displacement, self.restoring_force)
         return self._trial
 
     def correct(self, restoring_force: np.ndarray) -> np.ndarray | None:
@@ -174,6 +175,6 @@ class NewmarkImplicitIntegrator(Integrator):
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
         super().set_state(state)
-        if "tangent" in state:  # a checkpoint of a run before tangent updating has K_I
+        if "tangent_counts" in state:  # a checkpoint written before tangent updating has none
             self.tangent.set_state(state)
             self._lu = factor_once(self._effective(self.tangent.matrix), self.name)

@@ -1,8 +1,11 @@
 """Tangent stiffness updating from measured increments, for the iterated schemes (``tangent = ...``).
 
-The condensed tangent K starts at the pre-test stiffness K_I; after every module evaluation the
-increment from the previous evaluation (dd, m; dr, N: the commanded displacement and the measured
-restoring force) updates it:
+The condensed tangent K starts every step at the pre-test stiffness K_I (as OpenSees' Broyden and BFGS
+algorithms form their tangent at a step's first iteration; a tangent carried over from a yielding step
+is too soft for the elastic unloading that follows it, and modified Newton on a too soft tangent
+overshoots); after every module evaluation the increment from the previous evaluation (dd, m; dr, N:
+the commanded displacement and the measured restoring force, the first from the committed state)
+updates it:
 
 - ``initial``: never (modified Newton on K_I);
 - ``broyden``: Broyden's rank-one secant update (Broyden 1965; Dennis & Schnabel 1983, chapter 8),
@@ -16,7 +19,7 @@ component is below ``min_increment`` (m or rad; an actuator's resolution) is ski
 over it measures noise; BFGS skips an increment that breaks the curvature condition (dr^T dd <= 0, a
 softening or unloading branch); an update whose symmetric part would not be positive definite is
 skipped (an unstable tangent in the effective matrix).  Updates and skips are counted, per step and in
-total, and K goes into checkpoints so a resumed run continues with the same tangent.
+total (the totals go into checkpoints).
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class Tangent:
         if method not in METHODS:
             raise ValueError(f"tangent must be one of {', '.join(METHODS)}, not {method!r}")
         self.method = method
-        self.matrix = np.array(initial, float)
+        self.initial = np.array(initial, float)
+        self.matrix = self.initial.copy()
         self.min_increment = float(min_increment)
         self.updates = self.skipped = 0
         """over the run"""
@@ -50,11 +54,16 @@ class Tangent:
         self._last_d, self._last_r = np.zeros(self.matrix.shape[0]), np.zeros(self.matrix.shape[0])
         """the last evaluation (or the committed state): where the next measured increment starts"""
 
-    def begin(self, displacement: np.ndarray, restoring_force: np.ndarray) -> None:
-        """A step starts from the committed displacement (m) and restoring force (N)."""
+    def begin(self, displacement: np.ndarray, restoring_force: np.ndarray) -> bool:
+        """A step starts from the committed displacement (m) and restoring force (N), K back at K_I; True when
+        K changed."""
+        changed = self.step_updates > 0
+        if changed:
+            self.matrix[...] = self.initial
         self._last_d[...] = displacement
         self._last_r[...] = restoring_force
         self.step_updates = self.step_skipped = 0
+        return changed
 
     def observe(self, displacement: np.ndarray, restoring_force: np.ndarray) -> bool:
         """The modules answered ``restoring_force`` at ``displacement``: update from the increment since the last
@@ -93,8 +102,10 @@ class Tangent:
         return False
 
     def state(self) -> dict[str, np.ndarray]:
-        return {"tangent": self.matrix.copy(), "tangent_counts": np.array([self.updates, self.skipped])}
+        return {"tangent_counts": np.array([self.updates, self.skipped])}
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
-        self.matrix = np.array(state["tangent"], float)
+        """Counts of a checkpoint (a step begins at K_I, so K needs no keeping)."""
         self.updates, self.skipped = (int(x) for x in state["tangent_counts"])
+        self.matrix[...] = self.initial
+        self.step_updates = 0
