@@ -19,6 +19,7 @@ PROBLEMS: dict[str, str] = {
     "narx": "hybridsim.coordinator.problems.narx.problem:NarxStudy",
     "bridge": "hybridsim.coordinator.problems.bridge.problem:BridgeStudy",
     "ssi": "hybridsim.coordinator.problems.ssi.problem:SsiStudy",
+    "integrators": "hybridsim.coordinator.problems.integrators.problem:IntegratorsStudy",
 }
 
 
