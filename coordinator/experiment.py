@@ -1,5 +1,8 @@
 """Reading and validating an experiment file (TOML): structure, ground motion, integrator, modules, output.
 
+Every key is declared once, with its unit, range and default, in
+:mod:`hybridsim.coordinator.experiment_schema` (docs/config_reference.md is
+generated from it); what spans keys is checked here as each value is built.
 Every problem is reported as :class:`ExperimentError` with the key that is
 wrong and what to write instead, before anything runs.  Input paths are
 relative to the experiment file; ``output.file`` is relative to the folder
@@ -43,13 +46,11 @@ from __future__ import annotations
 
 import io
 import json
-import math
-import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 
@@ -57,13 +58,15 @@ from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
+from hybridsim.coordinator.experiment_schema import (EXPERIMENT, GROUND_MOTION, INTEGRATOR, MODULE, OUTPUT, PRETEST,
+                                                     RUN, STRUCTURE, default)
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
-from hybridsim.coordinator.network import network_of, with_networks
+from hybridsim.coordinator.network import with_networks
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules.base import MAX_CONFIG_FILE_BYTES
-from hybridsim.modules.config_schema import ConfigError
+from hybridsim.modules.config_schema import ConfigError, Schema
+from hybridsim.modules.network import network_of
 from hybridsim.modules.registry import CLIENT_KINDS, KINDS, module_class, module_schema
 
 
@@ -163,61 +166,53 @@ def load_experiment(path: str | Path, network: Sequence[str] = ()) -> Experiment
 
 
 def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "") -> Experiment:
-    """Validate an experiment given as a parsed TOML table."""
+    """Validate an experiment given as a parsed TOML table: every key against :data:`EXPERIMENT`, then what
+    spans keys as each value is built."""
     if "experiment" not in table and "structure" not in table:
         raise ExperimentError("no [experiment] table: this is not an experiment file (a site's configuration is "
                               "served with `hybridsim site KIND --config FILE`; `hybridsim examples` lists experiments)")
-    _only(table, "", {"experiment", "structure", "ground_motion", "integrator", "modules", "output", "pretest",
-                      "evaluation"})
-    exp = _table(table, "experiment")
-    name = _get(exp, "experiment.name", str, default="experiment")
-    dt = _positive(exp, "experiment.dt")
-    duration = _positive(exp, "experiment.duration", default=None)
+    _checked(EXPERIMENT, table)
+    run, structure = table["experiment"], table["structure"]
+    name, dt = default(RUN, run, "name"), float(run["dt"])
+    dofs = _dofs(structure["dofs"])
+    mass = _mass(structure, len(dofs), base_dir)
+    damping = _damping(default(STRUCTURE, structure, "damping") or {}, len(dofs), base_dir)
+    influence = _influence(structure, dofs)
+    motion = _motion(table["ground_motion"], dt, run.get("duration"), base_dir)
+    spec = table.get("integrator", {})
+    integrator = spec.get("kind", INTEGRATOR.variants.default)
+    options = {k: v for k, v in spec.items() if k != "kind"}
+    modules = _modules(table["modules"], base_dir)
+    output = table.get("output", {})
+    checkpoint_every = default(OUTPUT, output, "checkpoint_every")
+    _checkpointable(modules, checkpoint_every)
+    _steppable(modules, dt)
+    return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules,
+                      Path(output.get("file", f"results/{name}.h5")),
+                      default(PRETEST, table.get("pretest", {}), "amplitude"),
+                      default(STRUCTURE, structure, "condense_massless"), checkpoint_every,
+                      _evaluation(table.get("evaluation"), {m.name for m in modules}), base_dir, source, table,
+                      records=default(OUTPUT, output, "records"))
 
-    structure = _table(table, "structure")
-    _only(structure, "structure", {"dofs", "mass", "mass_diagonal", "mass_file", "damping", "influence",
-                                   "influence_dofs", "condense_massless"})
-    condense = _get(structure, "structure.condense_massless", bool, default=False)
-    dofs = tuple(_get(structure, "structure.dofs", list))
-    if not dofs or not all(isinstance(d, str) and d for d in dofs):
-        raise ExperimentError("structure.dofs must be a non-empty list of DOF names, e.g. dofs = [\"x1\", \"x2\"]")
+
+def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> None:
+    """``schema.check`` with its ConfigError as an ExperimentError (``where``: after the key, e.g. the module)."""
+    try:
+        schema.check(table, path)
+    except ConfigError as exc:
+        raise ExperimentError(exc.located(where) if where else str(exc)) from None
+
+
+# -- values that span keys -----------------------------------------------------
+def _dofs(dofs: list[str]) -> tuple[str, ...]:
     twice = sorted({d for d in dofs if dofs.count(d) > 1})
     if twice:
         raise ExperimentError(f"structure.dofs: DOF named twice: {', '.join(twice)} (each DOF needs a unique name)")
-    n = len(dofs)
-    mass = _mass(structure, n, base_dir)
-    damping = _damping(structure, n, base_dir)
-    influence = _influence(structure, dofs)
-
-    motion = _motion(_table(table, "ground_motion"), dt, duration, base_dir)
-    integrator, options = _integrator(table.get("integrator", {"kind": "alpha-os"}))
-    modules = _modules(table.get("modules"), base_dir)
-    output_table = table.get("output", {})
-    _only(output_table, "output", {"file", "checkpoint_every", "records"})
-    records = _get(output_table, "output.records", bool, default=True)
-    output = Path(_get(output_table, "output.file", str, default=f"results/{name}.h5"))
-    checkpoint_every = _get(output_table, "output.checkpoint_every", int, default=0)
-    if checkpoint_every < 0:
-        raise ExperimentError("output.checkpoint_every must be a number of steps >= 0 (0: no checkpoints)")
-    pretest = table.get("pretest", {})
-    if not isinstance(pretest, dict):
-        raise ExperimentError("[pretest] must be a table, e.g. [pretest] amplitude = 1e-5")
-    _only(pretest, "pretest", {"amplitude"})
-    amplitude = _positive(pretest, "pretest.amplitude", default=1e-5)
-    _checkpointable(modules, checkpoint_every)
-    _steppable(modules, dt)
-    evaluation = _evaluation(table.get("evaluation"), {m.name for m in modules})
-    return Experiment(name, dt, dofs, mass, damping, influence, motion, integrator, options, modules, output,
-                      amplitude, condense, checkpoint_every, evaluation, base_dir, source, table, records=records)
+    return tuple(dofs)
 
 
-# -- sections ----------------------------------------------------------------
 def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray:
-    given = [k for k in ("mass", "mass_diagonal", "mass_file") if k in structure]
-    if len(given) != 1:
-        raise ExperimentError("structure: give exactly one of mass (n x n), mass_diagonal (n values) or mass_file "
-                              f"(CSV), found {given or 'none'}")
-    key = given[0]
+    key = next(k for k in ("mass", "mass_diagonal", "mass_file") if k in structure)
     if key == "mass_diagonal":
         mass = np.diag(_vector(structure[key], f"structure.{key}", n))
     else:
@@ -231,17 +226,7 @@ def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray:
     return mass
 
 
-def _damping(structure: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
-    spec = structure.get("damping", {})
-    if not isinstance(spec, dict):
-        raise ExperimentError("structure.damping must be a table, e.g. damping = { rayleigh_omega = [w1, w2], zeta = 0.05 }")
-    _only(spec, "structure.damping", {"rayleigh", "rayleigh_omega", "zeta", "matrix", "matrix_file"})
-    given = [k for k in ("rayleigh", "rayleigh_omega", "matrix", "matrix_file") if k in spec]
-    if len(given) > 1:
-        raise ExperimentError(f"structure.damping: give one of rayleigh, rayleigh_omega, matrix or matrix_file, "
-                              f"not {' and '.join(given)}")
-    if "zeta" in spec and "rayleigh_omega" not in spec:
-        raise ExperimentError("structure.damping.zeta goes with rayleigh_omega = [w1, w2] (rad/s)")
+def _damping(spec: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
     if "matrix" in spec or "matrix_file" in spec:
         value = _csv_matrix(spec["matrix_file"], "structure.damping.matrix_file", base_dir) \
             if "matrix_file" in spec else spec["matrix"]
@@ -251,21 +236,16 @@ def _damping(structure: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
         return DampingSpec(rayleigh=(a, b))
     if "rayleigh_omega" in spec:
         w = _vector(spec["rayleigh_omega"], "structure.damping.rayleigh_omega", 2)
-        zeta = _get(spec, "structure.damping.zeta", float)
-        if not (w[0] > 0 and w[1] > 0 and w[0] != w[1]) or not 0 <= zeta < 1:
-            raise ExperimentError("structure.damping: rayleigh_omega needs two distinct positive frequencies (rad/s) "
-                                  "and zeta in [0, 1)")
-        return DampingSpec(rayleigh_omega=(w[0], w[1]), zeta=zeta)
+        if w[0] == w[1]:
+            raise ExperimentError("structure.damping.rayleigh_omega needs two distinct frequencies (rad/s)")
+        return DampingSpec(rayleigh_omega=(w[0], w[1]), zeta=float(spec["zeta"]))
     return DampingSpec()
 
 
 def _influence(structure: dict[str, Any], dofs: tuple[str, ...]) -> np.ndarray:
     if "influence" in structure:
         return _vector(structure["influence"], "structure.influence", len(dofs))
-    names = _get(structure, "structure.influence_dofs", list, default=None)
-    if names is None:
-        raise ExperimentError("structure: give influence (one value per DOF) or influence_dofs (names of the DOFs "
-                              "the ground acceleration excites)")
+    names = structure["influence_dofs"]
     unknown = [d for d in names if d not in dofs]
     if unknown:
         raise ExperimentError(f"structure.influence_dofs: unknown DOF(s) {unknown}; they must be in structure.dofs")
@@ -273,108 +253,70 @@ def _influence(structure: dict[str, Any], dofs: tuple[str, ...]) -> np.ndarray:
 
 
 def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: Path) -> GroundMotion:
-    _only(spec, "ground_motion", {"file", "units", "scale", "pga"})
-    file = _get(spec, "ground_motion.file", str)
-    path = _path(file, "ground_motion.file", base_dir).resolve()
+    path = _path(spec["file"], "ground_motion.file", base_dir).resolve()
     if not path.is_file():
         raise ExperimentError(f"ground_motion.file: {path} does not exist (paths are relative to the experiment file; "
                               "hybridsim:NAME names a shipped file)")
-    if "scale" in spec and "pga" in spec:
-        raise ExperimentError("ground_motion: give scale or pga, not both")
     try:
-        motion = read_motion(path, units=_get(spec, "ground_motion.units", str, default="m/s^2"))
+        motion = read_motion(path, units=default(GROUND_MOTION, spec, "units"))
         if "pga" in spec:
-            motion = motion.scaled_to_pga(_positive(spec, "ground_motion.pga"))
+            motion = motion.scaled_to_pga(float(spec["pga"]))
         elif "scale" in spec:
-            motion = motion.scaled(_get(spec, "ground_motion.scale", float))
+            motion = motion.scaled(float(spec["scale"]))
         return motion.resampled(dt, duration)
     except MotionError as exc:
         raise ExperimentError(f"ground_motion: {exc}") from None
 
 
-def _integrator(spec: Any) -> tuple[str, dict[str, Any]]:
-    """The scheme and its options, as the schemes declare them (``hybridsim.coordinator.integrators.CONFIG``)."""
-    if not isinstance(spec, dict):
-        raise ExperimentError("[integrator] must be a table, e.g. [integrator] kind = \"alpha-os\"")
+def _modules(specs: list[dict[str, Any]], base_dir: Path) -> tuple[ModuleSpec, ...]:
+    names = [spec["name"] for spec in specs]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ExperimentError(f"modules[{i}].name: module name {name!r} is used twice")
+    return tuple(_module(spec, f"modules[{i}]", base_dir) for i, spec in enumerate(specs))
+
+
+def _module(spec: dict[str, Any], where: str, base_dir: Path) -> ModuleSpec:
+    """One [[modules]] entry: what its keys say together (the kind known, where it runs, its config)."""
+    name, kind, address = spec["name"], spec["kind"], spec.get("address")
+    if kind not in KINDS:
+        raise ExperimentError(f"{where}.kind: unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    at_site = address not in (None, "local")
+    given = "config" in spec or "config_file" in spec
+    if not (at_site or given):
+        raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file); only a "
+                              "module at a site's address may leave both out")
+    for key, what in (("transport", "transport"), ("network", "network to emulate")):
+        if key in spec and address is None:
+            raise ExperimentError(f"{where}.{key}: a module in process has no {what}; give it an address "
+                                  "(\"local\" or HOST:PORT) or drop it")
+    config, config_dir, origin = _module_config(spec, where, base_dir)
+    deadline = default(MODULE, spec, "deadline_s")
     try:
-        INTEGRATOR.check(spec, "integrator")
+        credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
+    except CredentialError as exc:
+        raise ExperimentError(str(exc)) from None
+    try:
+        network = network_of(spec["network"], f"{where}.network") if "network" in spec else None
     except ConfigError as exc:
         raise ExperimentError(str(exc)) from None
-    return spec.get("kind", "alpha-os"), {k: v for k, v in spec.items() if k != "kind"}
+    if kind in CLIENT_KINDS:
+        config, address = _client_config(spec, where, config, address, deadline)
+    if origin:
+        _checked(module_schema(kind), config, where=f"in module {name!r} (config {origin})")
+    return ModuleSpec(name, kind, config, config_dir, address, deadline, credentials,
+                      default(MODULE, spec, "transport"), given, network, spec.get("config_file", ""))
 
 
-def _modules(specs: Any, base_dir: Path) -> tuple[ModuleSpec, ...]:
-    if not isinstance(specs, list) or not specs:
-        raise ExperimentError("modules: give at least one [[modules]] table with name, kind and config")
-    out, names = [], set()
-    for i, spec in enumerate(specs):
-        where = f"modules[{i}]"
-        if not isinstance(spec, dict):
-            raise ExperimentError(f"{where} must be a table")
-        _only(spec, where, {"name", "kind", "config", "config_file", "address", "deadline_s", "tls", "token_file",
-                            "transport", "network"})
-        name = _get(spec, f"{where}.name", str)
-        if name in names:
-            raise ExperimentError(f"{where}.name: module name {name!r} is used twice")
-        names.add(name)
-        kind = _get(spec, f"{where}.kind", str)
-        if kind not in KINDS:
-            raise ExperimentError(f"{where}.kind: unknown module kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
-        address = _get(spec, f"{where}.address", str, default=None)
-        if address not in (None, "local") and not re.fullmatch(r"[^\s/]+:\d{1,5}", address):
-            raise ExperimentError(f"{where}.address: give HOST:PORT (e.g. lab.example.org:50051) or \"local\", "
-                                  f"not {address!r}")
-        at_site = address not in (None, "local")
-        if "config" in spec and "config_file" in spec or not (at_site or "config" in spec or "config_file" in spec):
-            raise ExperimentError(f"{where}: give exactly one of config (a table) or config_file (a TOML file)"
-                                  + ("" if at_site else "; only a module at a site's address may leave both out"))
-        if "config" not in spec and "config_file" not in spec:
-            config, config_dir, origin = {}, base_dir, ""
-        elif "config" in spec:
-            config, config_dir, origin = spec["config"], base_dir, f"{where}.config"
-        else:
-            config = _config_file(spec["config_file"], f"{where}.config_file", base_dir)
-            config_dir = _path(spec["config_file"], f"{where}.config_file", base_dir).resolve().parent
-            origin = spec["config_file"]
-        if not isinstance(config, dict):
-            raise ExperimentError(f"{where}.config must be a table")
-        _finite(config, f"{where}.config")
-        deadline = _positive(spec, f"{where}.deadline_s", default=10.0)
-        try:
-            credentials = ClientCredentials.from_table(spec.get("tls"), spec.get("token_file"), base_dir, where, address)
-        except CredentialError as exc:
-            raise ExperimentError(str(exc)) from None
-        transport = _get(spec, f"{where}.transport", str, default="auto")
-        if transport not in get_args(Transport):
-            raise ExperimentError(f"{where}.transport: {transport!r} is not a transport; use one of "
-                                  f"{', '.join(get_args(Transport))}")
-        if transport != "auto" and address is None:
-            raise ExperimentError(f"{where}.transport: a module in process has no transport; "
-                                  "give an address or drop it")
-        network = _network(spec, where, address)
-        if kind in CLIENT_KINDS:
-            config, address = _client_config(spec, where, config, address, deadline)
-        if origin:
-            try:
-                module_schema(kind).check(config)
-            except ConfigError as exc:
-                raise ExperimentError(exc.located(f"in module {name!r} (config {origin})")) from None
-        out.append(ModuleSpec(name, kind, config, config_dir, address, deadline, credentials, transport,
-                              "config" in spec or "config_file" in spec, network, spec.get("config_file", "")))
-    return tuple(out)
-
-
-def _network(spec: dict[str, Any], where: str, address: str | None) -> Network | None:
-    """The module's emulated network path (its ``network`` table), for a module at an address only."""
-    if "network" not in spec:
-        return None
-    if address is None:
-        raise ExperimentError(f"{where}.network: a module in process has no network to emulate; give it an address "
-                              "(\"local\" or HOST:PORT) or drop the table")
-    try:
-        return network_of(spec["network"], f"{where}.network")
-    except ConfigError as exc:
-        raise ExperimentError(str(exc)) from None
+def _module_config(spec: dict[str, Any], where: str, base_dir: Path) -> tuple[dict[str, Any], Path, str]:
+    """The module's config table, the folder its paths start from, and where it was given ("": nowhere)."""
+    if "config" in spec:
+        return spec["config"], base_dir, f"{where}.config"
+    if "config_file" not in spec:
+        return {}, base_dir, ""
+    file = spec["config_file"]
+    config = _config_file(file, f"{where}.config_file", base_dir)
+    return config, _path(file, f"{where}.config_file", base_dir).resolve().parent, file
 
 
 def _checkpointable(modules: tuple[ModuleSpec, ...], checkpoint_every: int) -> None:
@@ -412,94 +354,25 @@ def _client_config(spec: dict[str, Any], where: str, config: dict[str, Any], add
     return {**config, "address": address, "deadline_s": deadline}, None
 
 
-def _evaluation(spec: Any, module_names: set[str]) -> dict[str, Any] | None:
+def _evaluation(spec: dict[str, Any] | None, module_names: set[str]) -> dict[str, Any] | None:
     if spec is None:
         return None
     from hybridsim.coordinator.problems import evaluating
 
-    if not isinstance(spec, dict):
-        raise ExperimentError("[evaluation] must be a table, e.g. problem = \"marths\"")
-    _only(spec, "evaluation", {"problem", "site", "record", "scale"})
-    problem = _get(spec, "evaluation.problem", str)
-    if problem not in evaluating():
-        raise ExperimentError(f"evaluation.problem: unknown problem {problem!r}; known: {', '.join(evaluating())}")
-    site = _get(spec, "evaluation.site", str)
-    if site not in module_names:
-        raise ExperimentError(f"evaluation.site: no module is named {site!r}; name the experimental site's module")
-    _get(spec, "evaluation.record", str, default=None)
-    _positive(spec, "evaluation.scale", default=None)
+    if spec["problem"] not in evaluating():
+        raise ExperimentError(f"evaluation.problem: unknown problem {spec['problem']!r}; known: "
+                              f"{', '.join(evaluating())}")
+    if spec["site"] not in module_names:
+        raise ExperimentError(f"evaluation.site: no module is named {spec['site']!r}; name the experimental site's "
+                              "module")
     return dict(spec)
 
 
 # -- small validators --------------------------------------------------------
-_TYPE_NAMES = {str: "a string", float: "a number", int: "an integer", list: "a list", dict: "a table",
-               bool: "true or false"}
-
-
-def _leaf(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
-
-
-def _get(table: dict[str, Any], key: str, kind: type, *, default: Any = ...) -> Any:
-    leaf = _leaf(key)
-    if leaf not in table:
-        if default is ...:
-            raise ExperimentError(f"missing key {key} ({_TYPE_NAMES[kind]})")
-        return default
-    value = table[leaf]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ExperimentError(f"{key} must be {_TYPE_NAMES[kind]}, got {type(value).__name__} {value!r}")
-    if kind is float:
-        _finite(value, key)
-    return value
-
-
-def _positive(table: dict[str, Any], key: str, *, default: Any = ...) -> float:
-    value = _get(table, key, float, default=default)
-    if value is not None and not value > 0:
-        raise ExperimentError(f"{key} must be positive, got {value}")
-    return value
-
-
-def _finite(value: Any, key: str) -> None:
-    """Refuse NaN or infinity anywhere inside a value (TOML allows nan and inf)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ExperimentError(f"{key} must be a finite number, got {value}")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _finite(v, f"{key}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _finite(v, f"{key}[{i}]")
-
-
-def _table(table: dict[str, Any], key: str) -> dict[str, Any]:
-    value = table.get(key)
-    if value is None:
-        raise ExperimentError(f"missing section [{key}]")
-    if not isinstance(value, dict):
-        raise ExperimentError(f"[{key}] must be a table")
-    return value
-
-
-def _only(table: dict[str, Any], where: str, allowed: set[str]) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        prefix = f"{where}." if where else ""
-        raise ExperimentError(f"unknown key {prefix}{unknown[0]}; allowed here: {', '.join(sorted(allowed))}")
-
-
-def _vector(value: Any, key: str, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ExperimentError(f"{key} must be a list of {n} numbers") from None
+def _vector(value: list[float], key: str, n: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
     if arr.shape != (n,):
         raise ExperimentError(f"{key} must have {n} values (one per DOF), got {arr.size}")
-    if not np.all(np.isfinite(arr)):
-        raise ExperimentError(f"{key} has non-finite values")
     return arr
 
 

@@ -93,6 +93,10 @@ class GroundMotion:
         return float(self.acceleration[step])
 
 
+ACCELERATION_UNITS = {"m/s^2": 1.0, "m/s2": 1.0, "g": STANDARD_GRAVITY}
+"""the units a CSV record's acceleration may be in -> the factor to m/s^2"""
+
+
 def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
     """Read a two-column CSV ``time, acceleration`` with an optional header line.
 
@@ -180,8 +184,7 @@ def _numbers(line: str) -> list[float]:
 
 
 def _unit_factor(units: str, path: Path) -> float:
-    factors = {"m/s^2": 1.0, "m/s2": 1.0, "g": STANDARD_GRAVITY}
     try:
-        return factors[units]
+        return ACCELERATION_UNITS[units]
     except KeyError:
-        raise MotionError(f"{path}: units must be one of {sorted(factors)}, got {units!r}") from None
+        raise MotionError(f"{path}: units must be one of {sorted(ACCELERATION_UNITS)}, got {units!r}") from None

@@ -8,7 +8,7 @@ The same declaration
   missing keys, wrong types, out-of-range numbers, each as a :class:`ConfigError` whose message names
   the dotted key (``limits.displacment``) and the fix, one line;
 - documents the kind (:meth:`Schema.reference`): ``hybridsim site KIND --describe-config`` and the
-  generated page ``docs/config_reference.md`` (``python -m hybridsim.modules.config_schema``).
+  generated page ``docs/config_reference.md`` (``python -m hybridsim.coordinator.reference``).
 
 How to declare a new kind (one file, one registry line):
 
@@ -27,7 +27,7 @@ How to declare a new kind (one file, one registry line):
    that holds one of several kinds names the registry in :class:`Variants`
    (``Variants("kind", KINDS)``): the chosen class's ``CONFIG`` validates the rest of the table, and
    the reference page lists every kind.
-3. Regenerate the reference page (``python -m hybridsim.modules.config_schema > docs/config_reference.md``;
+3. Regenerate the reference page (``python -m hybridsim.coordinator.reference > docs/config_reference.md``;
    a test fails when it drifts).
 
 Callers add where the table came from: ``ConfigError.located("in module 'story1' (config story1.toml)")``
@@ -103,7 +103,9 @@ class Number:
                 and (hi is None or (value < hi if self.open_maximum else value <= hi)))
 
     def check(self, value: Any, path: str) -> None:
-        if not _is_number(value) or not math.isfinite(value) or not self.in_range(value):
+        if _is_number(value) and not math.isfinite(value):
+            raise _bad(path, "a finite number", value)
+        if not _is_number(value) or not self.in_range(value):
             raise _bad(path, self.wanted(), value)
 
 
@@ -194,7 +196,9 @@ class Numbers:
         for item in items:
             if not _is_number(item) or isinstance(self.element, Integer) and not isinstance(item, int):
                 raise _bad(path, self.wanted(), value)
-            if isinstance(self.element, Number) and not (math.isfinite(item) and self.element.in_range(item)):
+            if not math.isfinite(item):
+                raise _bad(path, "finite numbers", value)
+            if isinstance(self.element, Number) and not self.element.in_range(item):
                 raise _bad(path, self.wanted(), value)
             if isinstance(self.element, Integer):
                 self.element.check(item, path)
@@ -231,6 +235,16 @@ class Free:
     def check(self, value: Any, path: str) -> None:
         if not isinstance(value, Mapping):
             raise _bad(path, self.wanted(), value)
+        _finite(value, path)
+
+
+def _finite(value: Any, path: str) -> None:
+    """Refuse NaN or infinity anywhere inside a value that no declaration types (TOML allows nan and inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _bad(path, "a finite number", value)
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        _finite(item, _join(path, key))
 
 
 @dataclass(frozen=True)
@@ -330,7 +344,8 @@ class Schema:
     """The declaration of one kind's configuration table.
 
     ``exactly_one``/``at_most_one``: groups of keys of which exactly one / at most one may be given
-    (``stiffness`` or ``stiffness_file``).  ``variants``: the kinds this table may hold.
+    (``stiffness`` or ``stiffness_file``); ``together``: groups of keys given all or none (``cert`` and ``key``).
+    ``variants``: the kinds this table may hold.
     """
 
     title: str
@@ -341,11 +356,12 @@ class Schema:
     at_most_one: tuple[tuple[str, ...], ...] = ()
     renamed: Mapping[str, str] = field(default_factory=dict)
     """keys of an earlier version -> what to write now (an unknown key's message says it)"""
+    together: tuple[tuple[str, ...], ...] = ()
 
     def with_keys(self, title: str, doc: str, keys: Mapping[str, Key]) -> "Schema":
         """This schema with more keys (e.g. every module kind's shared ``limits`` table)."""
         return Schema(title, doc, {**self.keys, **keys}, self.variants, self.exactly_one, self.at_most_one,
-                      self.renamed)
+                      self.renamed, self.together)
 
     def chosen(self, table: Mapping[str, Any], path: str = "") -> "Schema":
         """This schema merged with the variant ``table`` names (itself when it has no variants)."""
@@ -360,7 +376,8 @@ class Schema:
         inner = v.schema(choice)
         keys = {**self.keys, v.key: Key(Text(tuple(v.options)), v.doc), **inner.keys}
         merged = Schema(self.title, self.doc, keys, inner.variants, self.exactly_one + inner.exactly_one,
-                        self.at_most_one + inner.at_most_one, {**self.renamed, **inner.renamed})
+                        self.at_most_one + inner.at_most_one, {**self.renamed, **inner.renamed},
+                        self.together + inner.together)
         return merged.chosen(table, path)  # a chosen kind may hold kinds of its own (a spring's law)
 
     def check(self, table: Mapping[str, Any], path: str = "") -> None:
@@ -385,6 +402,11 @@ class Schema:
             if len(given) > 1:
                 raise ConfigError("", f"give at most one of {' or '.join(group)}{' in ' + path if path else ''}",
                                   f", not {' and '.join(given)}")
+        for group in schema.together:
+            if 0 < sum(k in table for k in group) < len(group):
+                both = "both" if len(group) == 2 else "all"
+                raise ConfigError("", path or "the configuration",
+                                  f": {' and '.join(group)} go together: give {both} or neither")
         for name, key in keys.items():
             if name in table:
                 key.type.check(table[name], _join(path, name))
@@ -403,7 +425,9 @@ class Schema:
             lines.append(f"Give exactly one of {', '.join(f'`{k}`' for k in group)}.")
         for group in self.at_most_one:
             lines.append(f"Give at most one of {', '.join(f'`{k}`' for k in group)}.")
-        if self.exactly_one or self.at_most_one:
+        for group in self.together:
+            lines.append(f"Give {' and '.join(f'`{k}`' for k in group)} together or not at all.")
+        if self.exactly_one or self.at_most_one or self.together:
             lines.append("")
         if self.variants is not None:
             lines += _variants(self.variants, level, seen)
@@ -446,14 +470,3 @@ def _nested(keys: Mapping[str, Key], level: int, seen: set[int]) -> list[str]:
             else:
                 lines += option.schema.reference(level, seen).splitlines() + [""]
     return lines
-
-
-def main() -> None:
-    """Print the reference page of every kind's configuration and of the experiment's integrator table
-    (docs/config_reference.md); :mod:`hybridsim.reference` builds it, at the namespace's level, since the
-    integrators are the coordinator's."""
-    resolve("hybridsim.reference:main")()
-
-
-if __name__ == "__main__":
-    main()

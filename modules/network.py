@@ -1,15 +1,21 @@
-"""The ``network`` table: an emulated network path in front of a module's site (a TCP proxy; docs/realtime.md).
+"""How a module's steps reach its site: the ``transport`` key and the ``network`` table (an emulated network path
+in front of the site, a TCP proxy; docs/realtime.md).
 
-Declared once here for every place that takes one: a [[modules]] entry of an experiment
-(:mod:`hybridsim.coordinator.network`) and an experimental site's ``backend`` (its link to a plant daemon).
+Declared once here for every place that takes them: a [[modules]] entry of an experiment
+(:mod:`hybridsim.coordinator.experiment`) and an experimental site's ``backend`` (its link to a plant daemon).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
-from hybridsim.modules.config_schema import ConfigError, Integer, Key, Number, Schema
+from hybridsim.modules.config_schema import ConfigError, Integer, Key, Number, Schema, Text
+from hybridsim.wire.channels import Transport
 from hybridsim.wire.network import Network
+
+TRANSPORT = Key(Text(get_args(Transport)), "how steps reach a daemon: its step link ('link'), the gRPC Steps stream "
+                "('stream') or one gRPC call per step ('unary'); 'auto': the link to a site on this machine, else the "
+                "stream (docs/wire_speed.md); only for a module at an address", default="auto")
 
 NETWORK = Schema("network", "An emulated network path to the module's site (a TCP proxy in front of it; every "
                  "transport and lab protocol goes through it).", {

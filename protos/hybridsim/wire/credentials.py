@@ -43,7 +43,8 @@ class ClientCredentials:
                    address: str | None) -> "ClientCredentials | None":
         """The credentials of a module table's ``tls`` and ``token_file`` (None when it gives neither).
 
-        Every problem raises CredentialError naming the key (``where`` is e.g. "modules[0]").
+        The keys' types are the experiment's declaration's (``hybridsim.coordinator.experiment_schema.TLS``); what
+        depends on the address or the files raises CredentialError naming the key (``where`` is e.g. "modules[0]").
         """
         if tls is None and token_file is None:
             return None
@@ -51,17 +52,7 @@ class ClientCredentials:
         if address in (None, "local"):
             raise CredentialError(f"{key}: TLS and tokens are for a site at host:port; this module runs "
                              f"{'in process' if address is None else 'as a local daemon on loopback'}")
-        if tls is not None and not (isinstance(tls, dict) and "ca" in tls and set(tls) <= {"ca", "cert", "key"}):
-            raise CredentialError(f"{where}.tls must be a table {{ ca = \"ca.crt\", cert = \"coordinator.crt\", "
-                             f"key = \"coordinator.key\" }} (cert and key for mutual TLS), got {tls!r}")
         tls = tls or {}
-        if ("cert" in tls) != ("key" in tls):
-            raise CredentialError(f"{where}.tls: cert and key go together: give both or neither")
-        if token_file is not None and not isinstance(token_file, str):
-            raise CredentialError(f"{where}.token_file must be a string (a path), got {token_file!r}")
-        for name, value in tls.items():
-            if not isinstance(value, str):
-                raise CredentialError(f"{where}.tls.{name} must be a string (a path), got {value!r}")
         if token_file is not None and not tls and not is_loopback(address):
             raise CredentialError(f"{where}.token_file: the token would travel to {address} in clear text; add "
                              "tls = { ca = \"ca.crt\" } (the CA of the site's certificate), or reach the site "

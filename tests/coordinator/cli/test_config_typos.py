@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hybridsim.coordinator.cli import main
-from hybridsim.modules.config_schema import main as reference_page
+from hybridsim.coordinator.reference import main as reference_page
 from tests.conftest import EXAMPLES, ROOT
 
 SDOF = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(ROOT / "coordinator"))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.integrators import INTEGRATORS
 from hybridsim.coordinator.experiment import load_experiment
 from tests.conftest import EXAMPLES
 
@@ -47,11 +48,11 @@ CASES = {
     "an option of another scheme": (BASE.replace(ALPHA_OS, 'kind = "central-difference"\nalpha = -0.05'),
                                     "unknown key integrator.alpha; allowed: kind"),
     "unknown integrator": (BASE.replace(ALPHA_OS, 'kind = "rk4"'),
-                           "integrator.kind must be one of 'alpha-os', 'newmark', 'central-difference', got 'rk4'"),
+                           f"integrator.kind must be one of {', '.join(map(repr, INTEGRATORS))}, got 'rk4'"),
     "negative mass": (BASE.replace("mass_diagonal = [1000.0]", "mass_diagonal = [-1000.0]"), "negative eigenvalue"),
     "a step too small": (BASE.replace("dt = 0.01", "dt = 1e-9"), "use a larger step or a shorter duration"),
     "zero duration": (BASE.replace("dt = 0.01\n", "dt = 0.01\nduration = 0.0\n"),
-                      "experiment.duration must be positive"),
+                      "experiment.duration must be a number > 0 (s), got 0.0"),
     "unknown pre-test key": (BASE + "\n[pretest]\namplitud = 1e-5\n", "unknown key pretest.amplitud"),
     "two damping models": (BASE.replace("damping = { rayleigh_omega", "damping = { rayleigh = [0.1, 0.0], rayleigh_omega"),
                            "not rayleigh and rayleigh_omega"),
@@ -60,12 +61,40 @@ CASES = {
                      "one of 'translation', 'rotation', got ['rot']"),
     "evaluation without a site": (BASE + '\n[evaluation]\nproblem = "marths"\n', "missing key evaluation.site"),
     "unknown transport": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "local"\ntransport = "udp"'),
-                          "modules[0].transport: 'udp' is not a transport; use one of auto, stream, unary, link"),
+                          "modules[0].transport must be one of 'auto', 'stream', 'unary', 'link', got 'udp'"),
     "address without a port": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "lab.example.org"'),
-                               'modules[0].address: give HOST:PORT (e.g. lab.example.org:50051) or "local", not '
+                               'modules[0].address must be HOST:PORT (e.g. lab.example.org:50051) or "local", got '
                                "'lab.example.org'"),
     "transport in process": (BASE.replace('kind = "linear"', 'kind = "linear"\ntransport = "stream"'),
                              "a module in process has no transport"),
+    # declared in the experiment's schema (coordinator/experiment_schema.py), each checked there alone
+    "influence twice": (BASE.replace("influence = [1.0]", 'influence = [1.0]\ninfluence_dofs = ["x"]'),
+                        "give exactly one of influence or influence_dofs in structure, not influence and "
+                        "influence_dofs"),
+    "zeta without frequencies": (BASE.replace("rayleigh_omega = [6.283185307179586, 62.83185307179586], ", ""),
+                                 "structure.damping: rayleigh_omega and zeta go together: give both or neither"),
+    "same frequency twice": (BASE.replace("62.83185307179586]", "6.283185307179586]"),
+                             "structure.damping.rayleigh_omega needs two distinct frequencies (rad/s)"),
+    "unknown record units": (BASE.replace("scale = 0.4", 'scale = 0.4\nunits = "gal"'),
+                             "ground_motion.units must be one of 'm/s^2', 'm/s2', 'g', got 'gal'"),
+    "scale and pga": (BASE.replace("scale = 0.4", "scale = 0.4\npga = 3.0"),
+                      "give at most one of scale or pga in ground_motion, not scale and pga"),
+    "negative checkpoint interval": (BASE + "checkpoint_every = -1\n",
+                                     "output.checkpoint_every must be an integer >= 0 (steps), got -1"),
+    "pretest not a table": (BASE.replace("[experiment]", "pretest = 1e-5\n[experiment]"),
+                            "pretest must be a table ([pretest]), got 1e-05"),
+    "non-finite number inside a module's config": (
+        BASE.replace('kind = "linear"', 'kind = "opensees"').replace(
+            'config = { dofs = ["x"], stiffness = [[39478.417604357434]] }',
+            'config = { model = "m.py", build = { k = nan } }'),
+        "modules[0].config.build.k must be a finite number, got nan"),
+    "evaluation scale": (BASE + '\n[evaluation]\nproblem = "marths"\nsite = "column"\nscale = 0.0\n',
+                         "evaluation.scale must be a number > 0, got 0.0"),
+    "a module's name twice": (BASE + '\n[[modules]]\nname = "column"\nkind = "linear"\nconfig = {}\n',
+                              "modules[1].name: module name 'column' is used twice"),
+    "tls with a cert and no key": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "lab.example.org:5"\n'
+                                                'tls = { ca = "ca.crt", cert = "c.crt" }'),
+                                   "modules[0].tls: cert and key go together: give both or neither"),
 }
 
 

@@ -1,0 +1,135 @@
+"""The experiment file's declaration: every table and key, with its type, unit, range and default.
+
+One :class:`~hybridsim.modules.config_schema.Schema` per table, as every module kind declares its config:
+:data:`EXPERIMENT` validates a parsed file before anything is built (one line naming the key and the fix)
+and generates its part of docs/config_reference.md.  What spans keys or needs the file's other tables (a
+vector with one value per DOF, a symmetric mass, a module name used twice, a file that exists) is checked
+where the value is built, in :mod:`hybridsim.coordinator.experiment`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
+from hybridsim.coordinator.motion import ACCELERATION_UNITS
+from hybridsim.modules.config_schema import (Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables,
+                                             Text, _bad)
+from hybridsim.modules.network import NETWORK, TRANSPORT
+
+POSITIVE = Number(minimum=0, open_minimum=True)
+FILE = "relative to the experiment file, or hybridsim:NAME for a shipped file"
+
+
+class Address:
+    """Where a module runs: ``"local"`` (a daemon the coordinator starts) or ``HOST:PORT``."""
+
+    unit = ""
+
+    def wanted(self) -> str:
+        return 'HOST:PORT (e.g. lab.example.org:50051) or "local"'
+
+    def check(self, value: Any, path: str) -> None:
+        if not isinstance(value, str) or value != "local" and not re.fullmatch(r"[^\s/]+:\d{1,5}", value):
+            raise _bad(path, self.wanted(), value)
+
+
+RUN = Schema("[experiment]", "The run: its name and its integration step.", {
+    "name": Key(Text(), "the run's name (the default results file is results/NAME.h5)", default="experiment"),
+    "dt": Key(Number("s", minimum=0, open_minimum=True), "the integration step", required=True),
+    "duration": Key(Number("s", minimum=0, open_minimum=True),
+                    "how much of the ground motion to run (default: all of the record)"),
+})
+
+DAMPING = Schema("structure.damping", "Viscous damping: Rayleigh C = a M + b K_I (K_I: the modules' initial "
+                 "stiffness from the pre-test), from (a, b) or from two frequencies and a ratio; or a full matrix. "
+                 "None given: no damping.", {
+                     "rayleigh": Key(Numbers(), "(a, b): a in 1/s, b in s"),
+                     "rayleigh_omega": Key(Numbers("rad/s", element=POSITIVE),
+                                           "two distinct circular frequencies with damping ratio zeta"),
+                     "zeta": Key(Number(minimum=0, maximum=1, open_maximum=True),
+                                 "the damping ratio at both frequencies of rayleigh_omega"),
+                     "matrix": Key(Numbers("N*s/m", dims=(2,)), "the damping matrix, n x n over structure.dofs"),
+                     "matrix_file": Key(Text(), f"the damping matrix as a CSV file ({FILE})"),
+                 }, at_most_one=(("rayleigh", "rayleigh_omega", "matrix", "matrix_file"),),
+                 together=(("rayleigh_omega", "zeta"),))
+
+STRUCTURE = Schema("[structure]", "The structure over its global DOFs: mass, damping, where the ground shakes it.", {
+    "dofs": Key(Names(), "the DOF names, each once (e.g. [\"x1\", \"x2\"])", required=True),
+    "mass": Key(Numbers("kg", dims=(2,)), "the mass matrix, n x n, symmetric, no negative eigenvalue "
+                "(kg*m^2 on rotations)"),
+    "mass_diagonal": Key(Numbers("kg"), "one mass per DOF, each >= 0 (kg*m^2 on rotations)"),
+    "mass_file": Key(Text(), f"the mass matrix as a CSV file ({FILE})"),
+    "damping": Key(Table(DAMPING), "the damping model"),
+    "influence": Key(Numbers(), "the ground acceleration's influence, one value per DOF"),
+    "influence_dofs": Key(Names(), "the DOFs the ground acceleration excites (influence 1, the others 0)"),
+    "condense_massless": Key(Flag(), "integrate the DOFs with mass only; the others follow by static (Guyan) "
+                             "recovery", default=False),
+}, exactly_one=(("mass", "mass_diagonal", "mass_file"), ("influence", "influence_dofs")))
+
+GROUND_MOTION = Schema("[ground_motion]", "The ground acceleration record, resampled to experiment.dt.", {
+    "file": Key(Text(), f"a two-column CSV (time in s, acceleration) or a PEER .AT2 file ({FILE})", required=True),
+    "units": Key(Text(tuple(ACCELERATION_UNITS)), "the CSV's acceleration units (an .AT2 file is in g)",
+                 default="m/s^2"),
+    "scale": Key(Number(), "a factor on the record"),
+    "pga": Key(Number("m/s^2", minimum=0, open_minimum=True), "scale the record to this peak ground acceleration"),
+}, at_most_one=(("scale", "pga"),))
+
+TLS = Schema("modules[].tls", "TLS to a site at HOST:PORT (docs/security.md); paths relative to the experiment file.", {
+    "ca": Key(Text(), "the CA that signed the site's certificate (PEM)", required=True),
+    "cert": Key(Text(), "the coordinator's certificate, for mutual TLS (PEM)"),
+    "key": Key(Text(), "the coordinator's private key (PEM)"),
+}, together=(("cert", "key"),))
+
+MODULE = Schema("[[modules]]", "One substructure: its kind, its configuration, where it runs.", {
+    "name": Key(Text(), "the module's name, unique in the experiment", required=True),
+    "kind": Key(Text(), "the module kind (`linear`, `spring`, ...: one section each on this page)", required=True),
+    "config": Key(Free(), "the kind's configuration table (its section on this page)"),
+    "config_file": Key(Text(), f"the configuration as a TOML or JSON file ({FILE})"),
+    "address": Key(Address(), "where it runs: absent in this process, \"local\" a daemon the coordinator starts, "
+                   "HOST:PORT a site (then config may be left out: the site's own runs)"),
+    "deadline_s": Key(Number("s", minimum=0, open_minimum=True), "how long a call to its site may take",
+                      default=10.0),
+    "tls": Key(Table(TLS), "TLS to a site at HOST:PORT"),
+    "token_file": Key(Text(), f"a file holding the site's access token ({FILE}; docs/security.md)"),
+    "transport": TRANSPORT,
+    "network": Key(Table(NETWORK), "an emulated network path to a module at an address (docs/realtime.md)"),
+}, at_most_one=(("config", "config_file"),))
+
+OUTPUT = Schema("[output]", "The results file.", {
+    "file": Key(Text(), "the results file (HDF5), relative to the folder the run starts in "
+                "(default: results/NAME.h5)"),
+    "checkpoint_every": Key(Integer(0, unit="steps"), "steps between checkpoints (0: none); `hybridsim resume` "
+                            "continues from the last", default=0),
+    "records": Key(Flag(), "the modules' own records (a site's per-sample log) into the results file; false: the "
+                   "sites keep none", default=True),
+})
+
+PRETEST = Schema("[pretest]", "The pre-test that measures each module's initial stiffness K_I.", {
+    "amplitude": Key(Number("m or rad", minimum=0, open_minimum=True), "the probe at each DOF", default=1e-5),
+})
+
+EVALUATION = Schema("[evaluation]", "A reference problem's criteria computed after the run and stored with it.", {
+    "problem": Key(Text(), "the reference problem (`marths`)", required=True),
+    "site": Key(Text(), "the name of the experimental site's module", required=True),
+    "record": Key(Text(), "the benchmark's ground-motion record the run used (default: the problem's)"),
+    "scale": Key(Number(minimum=0, open_minimum=True), "the record's scale the run used (default: the problem's)"),
+})
+
+EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybridsim run FILE`); examples in "
+                    "`examples/`.  Tables in the order they are read.", {
+                        "experiment": Key(Table(RUN), "the run", required=True),
+                        "structure": Key(Table(STRUCTURE), "the structure", required=True),
+                        "ground_motion": Key(Table(GROUND_MOTION), "the ground motion", required=True),
+                        "integrator": Key(Table(INTEGRATOR), "the time integration scheme (default: alpha-os)"),
+                        "modules": Key(Tables(MODULE), "the substructures", required=True),
+                        "output": Key(Table(OUTPUT), "the results file"),
+                        "pretest": Key(Table(PRETEST), "the pre-test"),
+                        "evaluation": Key(Table(EVALUATION), "a reference problem's criteria after the run"),
+                    })
+
+
+def default(schema: Schema, table: dict[str, Any], key: str) -> Any:
+    """``table[key]``, or the declared default when the key is absent."""
+    return table.get(key, schema.keys[key].default)
