@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 from hybridsim.modules.config_schema import Integer, Key, Number, Schema, Table, Text
-from hybridsim.modules.network import NETWORK
+from hybridsim.modules.network import NETWORK, TRANSPORT
 from hybridsim.registry import resolve
 from hybridsim.modules.experimental.controls.base import Control, OpenContext
-from hybridsim.wire.channels import Transport
 
 __all__ = ["CONTROLS", "BACKEND", "Control", "OpenContext", "backend_schema", "check_control", "named",
            "open_control"]
@@ -47,8 +46,7 @@ SHARED = {
     "channels": Key(Integer(1), "actuators of the generic TCP controller", default=2),
     "name": Key(Text(), "the plant's name in messages", default="plant"),
     "deadline_s": Key(Number("s", 0, open_minimum=True), "deadline of each call to a plant daemon", default=10.0),
-    "transport": Key(Text(get_args(Transport)), "how samples reach a plant daemon, as a module's in an experiment "
-                     "(docs/wire_speed.md)", default="auto"),
+    "transport": TRANSPORT,
     "network": Key(Table(NETWORK), "an emulated network path between the site and its plant daemon (address or "
                    "daemon), as a module's in an experiment (docs/realtime.md)"),
 }
