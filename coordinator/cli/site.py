@@ -26,7 +26,6 @@ and each is configured by its table of the config (docs/interop.md).
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import logging
 import os
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.ports import in_use
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.config_schema import ConfigError
@@ -142,25 +142,6 @@ def _listen_address(text: str, option: str = "--listen", alternative: str = "") 
     return text
 
 
-def _in_use(address: str) -> bool:
-    """Whether another socket listens on ``address`` (HOST:PORT): a bind as gRPC's (address reuse) fails so.
-    Checked before serving, so that a busy port is one line rather than gRPC's own log line and message."""
-    host, _, port = address.rpartition(":")
-    if int(port) == 0:
-        return False
-    try:
-        family, kind, proto, _, where = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)[0]
-    except OSError:  # a name that does not resolve: serving says so
-        return False
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(where)
-        except OSError as exc:
-            return exc.errno == errno.EADDRINUSE
-    return False
-
-
 def _article(word: str) -> str:
     """'an' before a vowel ("an opensees module", "an experimental module"), else 'a'."""
     return "an" if word[:1] in "aeiou" else "a"
@@ -208,7 +189,7 @@ def main(args: argparse.Namespace) -> int:
     base_dir = (args.base_dir or args.config.parent).resolve()
     max_message_bytes = int(args.max_message_mib * 2**20)
     for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
-        if _in_use(address):
+        if in_use(address):
             raise UsageError(f"site {name} ({args.kind}, {args.config}): cannot listen on {address} ({option}): "
                              "another program listens there; give another port, or port 0 for a free one")
     try:

@@ -166,11 +166,11 @@ class MonitorWebServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, listen: tuple[str, int], coordinator: str) -> None:
+        self.feed = RunFeed()
+        self.link = CoordinatorLink(coordinator, self.feed)  # before the bind: a failed one closes it
         super().__init__(listen, MonitorHandler)
         self.any_host = not is_loopback(f"{listen[0]}:{listen[1]}")
         """served on a non-loopback address on purpose: any Host name may reach it"""
-        self.feed = RunFeed()
-        self.link = CoordinatorLink(coordinator, self.feed)
         self.page = render_page(title=f"hybridsim monitor: {coordinator}", live=True).encode()
         self.link.start()
 

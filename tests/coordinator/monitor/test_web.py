@@ -5,6 +5,9 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -13,6 +16,7 @@ import pytest
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.monitor.report import write_report
 from hybridsim.coordinator.monitor.web import MonitorWebServer
+from tests.conftest import EXAMPLES
 from tests.coordinator.monitor.runs import TOKEN, example, monitored_run
 
 
@@ -74,3 +78,23 @@ def test_a_report_refuses_a_file_that_is_not_a_results_file(tmp_path) -> None:
     (tmp_path / "notes.h5").write_text("not hdf5")
     with pytest.raises(UsageError, match="is not a hybridsim results file"):
         write_report(tmp_path / "notes.h5")
+
+
+def test_a_busy_port_is_one_line_for_the_run_s_monitor_and_the_page(tmp_path) -> None:
+    """`run --monitor` and `monitor --listen` on a port another program listens on: exit 2 and one line on
+    standard error (no gRPC core log line, no traceback)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = f"127.0.0.1:{taken.getsockname()[1]}"
+        runs = {"run": ["run", str(EXAMPLES / "sdof.toml"), "--output", str(tmp_path / "sdof.h5"), "--quiet",
+                        "--monitor", busy],
+                "monitor": ["monitor", "127.0.0.1:1", "--listen", busy]}
+        errors = {name: subprocess.run([sys.executable, "-m", "hybridsim", *argv], capture_output=True, text=True,
+                                       timeout=120) for name, argv in runs.items()}
+    assert (errors["run"].returncode, errors["run"].stderr) == (
+        2, f"hybridsim run: error: --monitor {busy}: cannot listen there: another program listens there; give another "
+           "port, or port 0 for a free one\n")
+    assert (errors["monitor"].returncode, errors["monitor"].stderr) == (
+        2, f"hybridsim monitor: error: --listen {busy}: cannot serve there (Address already in use)\n")
+    assert not (tmp_path / "sdof.h5").exists()  # refused before anything ran
