@@ -31,6 +31,8 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "delays": list(s.DELAYS), "delay_xi": s.DELAY_XI, "delay_limits": result["delay_limits"],
         "delay_estimate": s.delay_estimate(),
         "convergence": [{**asdict(c), "slope": c.slope} for c in result["convergence"]],
+        "yielding": [{"scheme": y.scheme, "dt": list(y.dt), "difference": list(y.difference),
+                      "peak_drift": y.peak_drift} for y in result["yielding"]],
     })
 
 
@@ -63,6 +65,10 @@ def format_table(result: dict[str, Any]) -> str:
               "error at dt = T/" + ", T/".join(map(str, s.CONVERGENCE_DIVISORS)) + " and the measured order", ""]
     for c in result["convergence"]:
         lines.append(f"{c.scheme:<28}" + "".join(f"{e:>12.3e}" for e in c.errors) + f"   order {c.slope:.3f}")
+    lines += ["", "Yielding five-story building against OpenSees' own integrator: max relative difference of the floor "
+              "displacements at dt / dt/2, the first story's peak drift (yield at 1 cm)", ""]
+    for y in result["yielding"]:
+        lines.append(f"{y.scheme:<28}{y.difference[0]:>12.3e}{y.difference[1]:>12.3e}   drift {100 * y.peak_drift:.2f} cm")
     return "\n".join(lines) + "\n"
 
 
@@ -103,4 +109,19 @@ def write_plots(result: dict[str, Any], out: Path) -> list[Path]:
     ax.set(xlabel="dt / T", ylabel="max relative error", title="convergence (measured order)")
     ax.legend(fontsize=7)
     files.append(save_figure(fig, out / "convergence.png"))
+    shown = [y for y in result["yielding"] if y.scheme in ("kr-alpha(0.5)", "cr", "central-difference")]
+    if shown:
+        fig, axes = plt.subplots(len(shown), 1, figsize=(10, 3.2 * len(shown)), squeeze=False)
+        for ax, y in zip(axes[:, 0], shown):
+            ours, theirs, ours_half, theirs_half = y.roof
+            t, t_half = y.dt[0] * np.arange(ours.size), y.dt[1] * np.arange(ours_half.size)
+            ax.plot(t, theirs, "k-", lw=1.0, label=f"OpenSees, dt = {y.dt[0]:g} s")
+            ax.plot(t, ours, "r--", lw=1.0, label="coordinator")
+            ax.plot(t, 10 * (ours - theirs), "b-", lw=0.8, label=f"10 x difference at dt ({y.difference[0]:.1e})")
+            ax.plot(t_half, 10 * (ours_half - theirs_half), "g-", lw=0.8,
+                    label=f"10 x difference at dt/2 ({y.difference[1]:.1e})")
+            ax.set(ylabel="roof displacement (m)", title=y.scheme, xlim=(0, 20))
+            ax.legend(fontsize=7, loc="upper right")
+        axes[-1, 0].set(xlabel="t (s)")
+        files.append(save_figure(fig, out / "yielding.png"))
     return files

@@ -1,7 +1,7 @@
 """alpha-OS of the coordinator against OpenSees' own AlphaOS integrator (openseespy as the oracle).
 
 The five-story shear building of examples/shear_building.toml (100 kg, 40 kN/m per story, 2 % Rayleigh
-damping, El Centro at 0.2 g) is built in OpenSees (``opensees_oracle``) and run with
+damping, El Centro at 0.2 g) is built in OpenSees (``hybridsim.coordinator.problems.integrators.opensees``) and run with
 ``integrator AlphaOS (1 + alpha)`` (OpenSees weights by alpha_OS = 1 + alpha, in [2/3, 1]) at the same
 dt and record.  For a linear structure both must agree to round-off.
 """
@@ -17,7 +17,7 @@ from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.model import rayleigh_coefficients
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
-from tests.coordinator.integrators.opensees_oracle import shear_building
+from hybridsim.coordinator.problems.integrators.opensees import shear_building
 
 
 @pytest.mark.parametrize("alpha", [-0.05, -1 / 3])

@@ -2,7 +2,7 @@
 
 The five-story shear building of examples/shear_building.toml (El Centro at 0.2 g, 2 % Rayleigh damping),
 run through the coordinator with five linear modules and in OpenSees with the matching integrator
-(``opensees_oracle``): the same equations on a linear structure, so the floor displacements agree to
+(``hybridsim.coordinator.problems.integrators.opensees``): the same equations on a linear structure, so the floor displacements agree to
 round-off.
 """
 
@@ -17,7 +17,7 @@ from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.model import rayleigh_coefficients
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES
-from tests.coordinator.integrators.opensees_oracle import shear_building
+from hybridsim.coordinator.problems.integrators.opensees import shear_building
 
 LINEAR = "Linear"
 NEWTON = ("Newton", "-initial")
@@ -60,3 +60,17 @@ def test_scheme_matches_opensees_on_the_linear_five_story_building(tmp_path, cas
     print(f"{case}: max relative difference to OpenSees {difference:.2e}")
     assert np.max(np.abs(reference)) > 0.05  # a real response (about 0.1 m at the roof)
     assert difference < 1e-8
+
+
+def test_on_a_yielding_building_unweighted_schemes_agree_and_weighted_ones_converge_to_opensees():
+    """Five stories yielding at 1 cm (``problems.integrators.yielding``): central difference evaluates the same
+    point as OpenSees (round-off); KR-alpha's forces are weighted where OpenSees weights the displacement, a
+    difference of the yielding between two steps, which shrinks with dt faster than dt."""
+    from hybridsim.coordinator.problems.integrators.yielding import compare
+
+    same, weighted = compare(["central-difference", "kr-alpha(0.5)"])
+    print(f"yielding: central difference {same.difference}, KR-alpha(0.5) {weighted.difference}")
+    assert same.peak_drift > 2 * 0.01 and weighted.peak_drift > 2 * 0.01  # well past the 1 cm yield drift
+    assert max(same.difference) < 1e-8
+    assert 1e-4 < weighted.difference[0] < 1e-2
+    assert weighted.difference[1] < weighted.difference[0] / 3
