@@ -86,6 +86,12 @@ const hybridsimMonitor = (() => {
     return [min - half, min + half];
   }
 
+  // axis labels to the tick spacing's digits (uPlot's default keeps 3 decimals: 1e-4 m ticks all read "0")
+  function ticks(u, splits, axis, space, incr) {
+    const digits = Math.max(0, Math.min(15, 1 - Math.floor(Math.log10(incr))));
+    return splits.map((v) => (v == null ? "" : String(Number(v.toFixed(digits)))));
+  }
+
   function timeChart(title, note, yLabel, series, values) {
     const el = card(title, note);
     const opts = {
@@ -94,7 +100,7 @@ const hybridsimMonitor = (() => {
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       series: [{ label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) }].concat(series),
-      axes: [{ label: "t (s)" }, { label: yLabel, size: 70 }],
+      axes: [{ label: "t (s)" }, { label: yLabel, size: 70, values: ticks }],
     };
     const data = () => [cols.time].concat(values());
     charts.push({ plot: new uPlot(opts, data(), el), data, name: title });
@@ -184,7 +190,7 @@ const hybridsimMonitor = (() => {
       scales: { x: { time: false }, y: {} },
       legend: { live: false },
       series,
-      axes: [{ label: xLabel }, { label: yLabel, size: 70 }],
+      axes: [{ label: xLabel, values: ticks }, { label: yLabel, size: 70, values: ticks }],
     };
     const data = () => {
       const out = [null];
