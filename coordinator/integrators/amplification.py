@@ -10,7 +10,9 @@ iterations converge in one step on a linear structure) and :func:`kr_alpha_matri
 
 The measured force is r = k d_m with d_m = (1 - undershoot) c(t - delay): the command delayed by
 ``delay`` steps (linear interpolation between the commands sent, as a constant actuator delay of
-delay x dt seconds) and reduced by ``undershoot`` (a fraction).  Without error d_m = c.
+delay x dt seconds), then through a first-order actuator of time constant ``lag`` steps (the command held
+over the step: x_m <- e^{-1/lag} x_m + (1 - e^{-1/lag}) c) and reduced by ``undershoot`` (a fraction).
+Without error d_m = c.
 """
 
 from __future__ import annotations
@@ -24,23 +26,36 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Error:
-    """An actuator error in the loop: a constant delay (in steps of dt) and an undershoot (a fraction)."""
+    """An actuator error in the loop: a constant delay (in steps of dt), a first-order lag (its time constant in
+    steps of dt; the command held over each step) and an undershoot (a fraction)."""
 
     delay: float = 0.0
     undershoot: float = 0.0
+    lag: float = 0.0
 
     @property
     def history(self) -> int:
         """commands kept besides the current one"""
         return math.ceil(self.delay)
 
-    def measured(self, command: float, past: np.ndarray) -> float:
-        """The displacement reached when ``command`` is sent; ``past`` the earlier commands, newest first."""
+    @property
+    def size(self) -> int:
+        """entries of the error's own state: the earlier commands, then the lagging actuator's position"""
+        return self.history + (1 if self.lag else 0)
+
+    def advance(self, command: float, state: np.ndarray) -> tuple[float, np.ndarray]:
+        """The displacement measured when ``command`` is sent, and the error's next state."""
+        past = state[:self.history]
         whole, part = divmod(self.delay, 1.0)
         sent = np.concatenate([[command], past])
         i = int(whole)
         reached = sent[i] if part == 0.0 else (1.0 - part) * sent[i] + part * sent[i + 1]
-        return (1.0 - self.undershoot) * float(reached)
+        tail = []
+        if self.lag:
+            decay = math.exp(-1.0 / self.lag)
+            reached = decay * state[self.history] + (1.0 - decay) * reached
+            tail = [reached]
+        return (1.0 - self.undershoot) * float(reached), np.concatenate([sent[:self.history], tail])
 
 
 NO_ERROR = Error()
@@ -60,13 +75,13 @@ def newmark_family_matrix(omega_dt: float, *, alpha: float = 0.0, alpha_m: float
     def step(x: np.ndarray) -> np.ndarray:
         d, v, a, r, past = x[0], x[1], x[2], x[3], x[4:]
         pd, pv = d + v + (0.5 - beta) * a, v + (1.0 - gamma) * a
-        measured = k * error.measured(pd, past)
+        reached, after = error.advance(pd, past)
+        measured = k * reached
         rhs = -(1.0 + alpha) * (c * pv + measured) + alpha * (c * v + r) + alpha_m * a
         a1 = rhs / ((1.0 + alpha_m) + (1.0 + alpha) * (gamma * c + beta * k))
-        return np.concatenate([[pd + beta * a1, pv + gamma * a1, a1, measured + k * beta * a1],
-                               np.concatenate([[pd], past])[:error.history]])
+        return np.concatenate([[pd + beta * a1, pv + gamma * a1, a1, measured + k * beta * a1], after])
 
-    return _matrix(step, 4 + error.history)
+    return _matrix(step, 4 + error.size)
 
 
 def kr_alpha_weights(rho_inf: float) -> tuple[float, float, float, float]:
@@ -90,11 +105,12 @@ def kr_alpha_matrix(omega_dt: float, *, rho_inf: float, xi: float = 0.0, error: 
     def step(x: np.ndarray) -> np.ndarray:
         d, v, a, r, past = x[0], x[1], x[2], x[3], x[4:]
         d1, v1 = d + v + alpha2 * a, v + alpha1 * a
-        r1 = k * error.measured(d1, past)
+        reached, after = error.advance(d1, past)
+        r1 = k * reached
         rhs = -(1.0 - alpha_f) * (c * v1 + r1) - alpha_f * (c * v + r) - alpha3 * a
-        return np.concatenate([[d1, v1, rhs / (1.0 - alpha3), r1], np.concatenate([[d1], past])[:error.history]])
+        return np.concatenate([[d1, v1, rhs / (1.0 - alpha3), r1], after])
 
-    return _matrix(step, 4 + error.history)
+    return _matrix(step, 4 + error.size)
 
 
 def spectral_radius(matrix: np.ndarray) -> float:

@@ -2,7 +2,7 @@
 
 Spectral radius, period elongation and amplitude decay against Omega = omega dt from the amplification
 matrix, beside the closed-form characteristic polynomial; the spectral radius measured in free-vibration
-runs through the coordinator; the stability limit with an actuator delay and undershoot in the loop;
+runs through the coordinator; the stability limit with an actuator delay, an undershoot or a first-order actuator in the loop;
 the order of accuracy measured from a convergence study through the coordinator; each scheme against
 OpenSees' own integrator on a five-story building whose stories yield, at dt and dt/2.
 """
@@ -41,6 +41,7 @@ class IntegratorsStudy(Problem[dict[str, Any]]):
         result["free_vibration"] = study.free_vibration(keys)
         progress("free vibration through the coordinator")
         result["delay_limits"] = study.delay_limits()
+        result["lag_limits"] = study.lag_limits()
         progress("stability limits with a delay")
         result["convergence"] = study.convergence(keys)
         progress("convergence through the coordinator")

@@ -29,7 +29,8 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "spectra": result["spectra"],
         "free_vibration": [asdict(f) for f in result["free_vibration"]],
         "delays": list(s.DELAYS), "delay_xi": s.DELAY_XI, "delay_limits": result["delay_limits"],
-        "delay_estimate": s.delay_estimate(),
+        "delay_estimate": s.delay_estimate(), "lags": list(s.LAGS), "lag_limits": result["lag_limits"],
+        "lag_estimate": s.lag_estimate(),
         "convergence": [{**asdict(c), "slope": c.slope} for c in result["convergence"]],
         "yielding": [{"scheme": y.scheme, "dt": list(y.dt), "difference": list(y.difference),
                       "peak_drift": y.peak_drift} for y in result["yielding"]],
@@ -61,6 +62,12 @@ def format_table(result: dict[str, Any]) -> str:
         cells = ["/".join(_g(v, 4) for v in pair) for pair in zip(*rows.values())]
         lines.append(f"{key:<28}" + "".join(c.rjust(16) for c in cells))
     lines.append(f"{'2 xi / delay':<28}" + "".join(f"{_g(v, 4):>16}" for v in s.delay_estimate()))
+    lines += ["", f"Stability limit Omega_crit behind a first-order actuator (time constant in steps of dt), "
+              f"xi = {s.DELAY_XI:g}; estimate 2 xi (1 - a)/a, a = exp(-dt/tau)", ""]
+    lines.append(f"{'scheme':<28}" + "".join(f"{lag:>12g}" for lag in s.LAGS))
+    for key, limits in result["lag_limits"].items():
+        lines.append(f"{key:<28}" + "".join(f"{_g(v, 4):>12}" for v in limits))
+    lines.append(f"{'2 xi (1 - a)/a':<28}" + "".join(f"{_g(v, 4):>12}" for v in s.lag_estimate()))
     lines += ["", "Convergence through the coordinator (SDOF 1 Hz, 2 %, sine ground motion from rest): max relative "
               "error at dt = T/" + ", T/".join(map(str, s.CONVERGENCE_DIVISORS)) + " and the measured order", ""]
     for c in result["convergence"]:

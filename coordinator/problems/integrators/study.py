@@ -6,9 +6,11 @@
   k = Omega^2 N/m, dt = 1 s) as a ``linear`` module, one ground-acceleration pulse, then free vibration;
   the recorded displacements' linear recurrence (Prony's method, its order the rank of their Hankel
   matrix) gives the measured eigenvalues, and the last per-step amplitude ratio is quoted beside them;
-- ``delay_limits``: the stability limit Omega_crit with a constant actuator delay (a fraction of dt) and
-  an undershoot in the loop, beside the estimate 2 xi / delay (a delay tau turns k x(t - tau) into a
-  negative damping k tau x', Horiuchi et al. 1999);
+- ``delay_limits``, ``lag_limits``: the stability limit Omega_crit with a constant actuator delay (a
+  fraction of dt) and an undershoot in the loop, or behind a first-order actuator, beside the estimate
+  2 xi / delay (a delay tau turns k x(t - tau) into a negative damping k tau x', Horiuchi et al. 1999;
+  a first-order actuator, x_m <- a x_m + (1 - a) c with a = exp(-dt/tau), lags a slow command by
+  a/(1 - a) steps, so its estimate is 2 xi (1 - a)/a);
 - ``convergence``: the order of accuracy, measured through the coordinator: an SDOF (1 Hz, 2 % damping)
   from rest under a sine ground acceleration against its closed form (Chopra, Dynamics of Structures,
   section 3.2), at dt = T/50 .. T/400; the slope of log error against log dt.
@@ -33,6 +35,8 @@ FREE_OMEGAS = (0.1, 1.0, 100.0, 1e4)
 DELAYS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """actuator delays, in steps of dt"""
 UNDERSHOOTS = (0.0, 0.05)
+LAGS = (0.05, 0.1, 0.2, 0.5, 1.0)
+"""first-order actuator time constants, in steps of dt"""
 DELAY_XI = 0.05
 """the structure's damping ratio in the delay study (an undamped one is unstable under any delay)"""
 DELAY_SCHEMES = ("alpha-os(-0.05)", "generalized-alpha-os(0.5)", "cr", "kr-alpha(0.5)", "central-difference")
@@ -175,6 +179,17 @@ def delay_limits(xi: float = DELAY_XI) -> dict[str, dict[str, list[float]]]:
         out[key] = {f"undershoot {u:g}": [critical_omega_dt(lambda w, e=Error(delay, u): s.matrix(w, xi=xi, error=e))
                                           for delay in DELAYS] for u in UNDERSHOOTS}
     return out
+
+
+def lag_limits(xi: float = DELAY_XI) -> dict[str, list[float]]:
+    """Per scheme: Omega_crit behind a first-order actuator of each time constant of LAGS (no delay)."""
+    return {key: [critical_omega_dt(lambda w, e=Error(lag=lag): SCHEMES[key].matrix(w, xi=xi, error=e))
+                  for lag in LAGS] for key in DELAY_SCHEMES}
+
+
+def lag_estimate(xi: float = DELAY_XI) -> list[float]:
+    """2 xi (1 - a)/a with a = exp(-1/lag): the first-order actuator's delay at low frequency, a/(1 - a) steps."""
+    return [2.0 * xi * (1.0 - math.exp(-1.0 / lag)) / math.exp(-1.0 / lag) for lag in LAGS]
 
 
 def delay_estimate(xi: float = DELAY_XI) -> list[float]:

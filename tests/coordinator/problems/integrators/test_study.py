@@ -53,6 +53,15 @@ def test_a_delay_limits_omega_dt_to_about_2_xi_over_the_delay():
     assert math.isinf(limits["cr"]["undershoot 0"][0])
 
 
+def test_a_first_order_actuator_limits_omega_dt_by_its_delay_at_low_frequency():
+    # x_m <- a x_m + (1 - a) c lags a slow command by a/(1 - a) steps (a = exp(-dt/tau)): a delay of that size
+    limits, estimate = study.lag_limits(), study.lag_estimate()
+    for key, row in limits.items():
+        for lag, limit, guess in zip(study.LAGS, row, estimate):
+            if lag >= 1.0:  # Omega_crit small (0.17): the schemes accurate, the low-frequency delay the one that acts
+                assert limit == pytest.approx(guess, rel=0.05), key
+
+
 def test_the_study_command_prints_json_for_one_scheme(capsys):
     assert main(["study", "integrators", "--scheme", "cr", "--json", "--no-files"]) == 0
     document = json.loads(capsys.readouterr().out)
