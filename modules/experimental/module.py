@@ -108,9 +108,10 @@ class ExperimentalModule(StepLedger):
         rig = site_setup(self.config)
         self.dofs = interface_dofs(self.config, rig)
         actuator_tables(self.config, rig.actuators)
+        self.actuators = rig.actuators
         self.control_dt = float(self.config["dt"])
         self.record_path = None if "record" not in self.config else output_path(base_dir, self.config["record"])
-        check_control(self.config["backend"], self.control_dt)
+        check_control(self.config["backend"], self.control_dt, rig.actuators)
         self.clock_settings = ClockSettings.from_config(self.config)
         """None: lockstep; else the site runs on its own clock (:mod:`hybridsim.modules.experimental.clock`)"""
         command_generator(self.config, self.clock_settings, 1)  # what spans its keys (an arrival, or a clock)
@@ -183,7 +184,7 @@ class ExperimentalModule(StepLedger):
         setup = self.config.get("setup")
         control = open_control(self.config["backend"], OpenContext(
             self.control_dt, self._control_stack, self.base_dir, setup if isinstance(setup, Mapping) else None,
-            session.records, samples, session.iterating))
+            session.records, samples, session.iterating, self.actuators))
         site = build_site(self.config, control, record=session.records or self.record_path is not None)
         generator = command_generator(self.config, self.clock_settings, samples)
         if self.clock_settings is None:
@@ -195,13 +196,6 @@ class ExperimentalModule(StepLedger):
             self.stepping = OwnClock(site, generator, session.dt, len(self.dofs), clock)
         self.records_ = SiteRecords(site, self.control_dt, self.record_path, session.records, self.stepping.clock)
 
-    def _step_of(self, step: int, command: Command) -> int:
-        dt = self.stepping.step_dt  # type: ignore[union-attr]
-        n = round(command.time / dt)
-        if abs(command.time - n * dt) > 1e-9 * dt:
-            raise StepRefused(step, f"time {command.time} s is not a multiple of the step {dt} s")
-        return n
-
     def propose(self, step: int, command: Command) -> None:
         """As every module's; on its own clock the site receives the target now (its arrival time)."""
         super().propose(step, command)
@@ -209,9 +203,8 @@ class ExperimentalModule(StepLedger):
             self.stepping.received(self._n, command.displacement)  # type: ignore[union-attr]
 
     def _check(self, step: int, command: Command) -> None:
-        self._n = self._step_of(step, command)
-        """the step (t_n = n Dt) of the command proposed last"""
-        self.stepping.check(step, self._n, command.time)  # type: ignore[union-attr]
+        self._n = self.stepping.check(step, command.time)  # type: ignore[union-attr]
+        """where the command proposed last ends its step (0: at rest; see the stepping)"""
 
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         stepping = self.stepping

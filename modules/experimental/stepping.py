@@ -3,13 +3,18 @@ wall clock (:class:`OwnClock`, :mod:`hybridsim.modules.experimental.clock`), one
 opens.  Both answer the module's ledger: ``check`` a step's order before anything moves, ``received`` a
 target (its arrival), ``trial`` (the measurement at the step's end), ``accept`` (commit), ``discard``.
 
-Steps are numbered by the coordinator's times: step n ends at t_n = n Dt.  Step 0 (t = 0) is the reading at
-rest, and its trials are pre-test probes that move nothing (the module answers those).
+A target is for a time.  t = 0 is the reading at rest, and its trials are pre-test probes that move nothing
+(the module answers those).  In lockstep a target for time t is reached at the control sample nearest t (dt the
+control sample): the step runs the samples from the last committed one to it, m of them when t is on the
+coordinator's grid t_n = n Dt, fewer at an intermediate time (OpenSees' AlphaOS, HHT and generalized-alpha
+evaluate the restoring force at t_n + alpha Dt), and the command generation interpolates over the samples the
+step has.  A site on its own clock runs on the grid.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any
 
 import numpy as np
@@ -38,6 +43,7 @@ class Lockstep:
         self.rest: SiteResponse | None = None
         """the reading at rest (sample 0)"""
         self._snapshot: dict[str, Any] | None = None
+        self._generators: dict[int, CommandGenerator] = {}
 
     def lock(self) -> contextlib.AbstractContextManager[Any]:
         """Held while the site's record may change under a reader."""
@@ -49,24 +55,43 @@ class Lockstep:
             self.rest = self.site.start()
         return self.rest
 
-    def check(self, step: int, n: int, time: float) -> None:
-        """Refuse a target for step ``n`` (at ``time`` s) that is not the next one."""
-        done = self.committed_sample // self.samples if self.committed_sample >= 0 else -1
-        if n != done + 1 and not (done == -1 and n == 1):
-            raise StepRefused(step, f"the site is at t = {max(done, 0) * self.step_dt} s; the next target "
-                                    f"must be for t = {(done + 1) * self.step_dt} s, not {time} s")
+    def check(self, step: int, time: float) -> int:
+        """The control sample a target for ``time`` (s) ends its step at (0: the rest state at t = 0); refuses a
+        time that is not inside the next step: after the last committed sample, at most m samples later."""
+        sample_dt = self.step_dt / self.samples
+        if abs(time) <= 1e-9 * self.step_dt:
+            return 0
+        end = math.floor(time / sample_dt + 0.5)  # the nearest sample (a time half-way: the later)
+        done = max(self.committed_sample, 0)
+        if not done < end <= done + self.samples:
+            raise StepRefused(step, f"the site is at t = {done * sample_dt:.9g} s; the next target must be for a time "
+                                    f"after it, up to one step later ({(done + self.samples) * sample_dt:.9g} s), not "
+                                    f"{time} s")
+        if end - done != self.samples and self.generator.scheme != "interpolate":
+            raise StepRefused(step, f"time {time} s is inside a step of {self.step_dt} s: the predictor-corrector "
+                                    "runs whole steps; use command_generation = \"interpolate\" for an integrator "
+                                    "that evaluates at intermediate times (AlphaOS, HHT, generalized-alpha)")
+        return end
 
-    def received(self, n: int, target: np.ndarray) -> None:
+    def received(self, end: int, target: np.ndarray) -> None:
         """A target has arrived (a lockstep site runs it when executed)."""
 
-    def trial(self, n: int, target: np.ndarray) -> SiteResponse:
-        """Run the step's m samples toward ``target``; the measurement at its end."""
+    def trial(self, end: int, target: np.ndarray) -> SiteResponse:
+        """Run the step's samples toward ``target``, reached at sample ``end``; the measurement there."""
         if self.rest is None:
             self.at_rest()
         self._snapshot = self.site.state()
-        for command in self.generator.commands(target, self.targets):
+        samples = end - max(self.committed_sample, 0)
+        generator = self.generator if samples == self.samples else self._shorter(samples)
+        for command in generator.commands(target, self.targets):
             response = self.site.advance(command)
         return response  # a step has one sample at least
+
+    def _shorter(self, samples: int) -> CommandGenerator:
+        """The interpolation over a step of ``samples`` (an intermediate time)."""
+        if samples not in self._generators:
+            self._generators[samples] = CommandGenerator("interpolate", samples)
+        return self._generators[samples]
 
     def accept(self, target: np.ndarray) -> None:
         """The trial of ``target`` is committed."""
@@ -115,16 +140,22 @@ class OwnClock(Lockstep):
     def lock(self) -> contextlib.AbstractContextManager[Any]:
         return self.clock.lock  # type: ignore[union-attr]
 
-    def check(self, step: int, n: int, time: float) -> None:
+    def check(self, step: int, time: float) -> int:
+        """The step a target for ``time`` ends (n: t_n = n Dt, on the grid: the clock runs whole steps)."""
+        n = round(time / self.step_dt)
+        if abs(time - n * self.step_dt) > 1e-9 * self.step_dt:
+            raise StepRefused(step, f"time {time} s is not a multiple of the step {self.step_dt} s: a site on its own "
+                                    "clock runs whole steps (clock = \"lockstep\" takes intermediate times)")
         clock = self.clock
         assert clock is not None
         if not clock.running:
-            super().check(step, n, time)
+            super().check(step, time)
         elif n != clock.done + 1:
             raise StepRefused(step, f"the site's own clock has run to t = {clock.done * self.step_dt} s; "
                                     f"the next target must be for t = {(clock.done + 1) * self.step_dt} s, "
                                     f"not {time} s (a site on its own clock cannot take a step back: an "
                                     "iterating integrator needs clock = \"lockstep\")")
+        return n
 
     def received(self, n: int, target: np.ndarray) -> None:
         clock = self.clock

@@ -2,7 +2,8 @@
 
     python opensees_peer.py JSON
 
-JSON (or @FILE): {"element": "local" | "genericClient" | "adapter" | "matrices", "port": P, "integrator": "alpha-os" | "newmark",
+JSON (or @FILE): {"element": "local" | "genericClient" | "adapter" | "matrices", "port": P, "integrator": "alpha-os" |
+"newmark" | "hht" | "generalized-alpha" (with "alpha": alpha_F, and "alpha_m"),
 "law": "elastic" | "steel01" (the first storey's), "served": "both" | "storey1" (what a genericClient stands for),
 "steps": N, "penalty": kp (adapter)}.  ``local`` and ``genericClient`` run the transient analysis
 and print the floor displacements as one JSON line; ``adapter`` serves the storey springs to an
@@ -66,6 +67,11 @@ def transient(args: dict) -> None:
         ops.test("NormDispIncr", 1e-12, 10)
         ops.algorithm("Linear", "-initial")  # alpha-OS proper: the initial stiffness in the effective matrix
         ops.integrator("AlphaOS", args.get("alpha", 1.0))
+    elif args["integrator"] in ("hht", "generalized-alpha"):  # implicit, evaluated at t_n + alpha_F dt
+        ops.test("NormDispIncr", 1e-12, 50)
+        ops.algorithm("Newton")
+        ops.integrator(*(("HHT", args["alpha"]) if args["integrator"] == "hht" else
+                         ("GeneralizedAlpha", args["alpha_m"], args["alpha"])))
     else:
         ops.test("NormDispIncr", 1e-12, 50)
         ops.algorithm("Newton")

@@ -15,7 +15,8 @@ answers a pre-test at the strokes of a pose without moving anything.  Each class
 :class:`~hybridsim.modules.config_schema.Key` of its entry; :data:`BACKEND` (the ``backend`` table) is made
 of them and the keys the controls share.  A control may refuse to be taken back to a checkpoint
 (``CHECKPOINT_REFUSAL``, a sentence) or say it cannot answer a pre-test (``PROBES`` False: the site needs
-``initial_stiffness``); ``check(table, sample_period)`` (optional) refuses what spans its table's keys.
+``initial_stiffness``); ``check(table, sample_period)`` (optional) refuses what spans its table's keys, and
+``channels(table)`` (optional) says how many actuators the table gives the lab (``CHANNELS_KEY``: where).
 A control not in this folder is one file and one line added to :data:`CONTROLS`.
 """
 
@@ -29,6 +30,7 @@ from hybridsim.modules.config_schema import Integer, Key, Number, Schema, Table,
 from hybridsim.modules.network import NETWORK, TRANSPORT
 from hybridsim.registry import resolve
 from hybridsim.modules.experimental.controls.base import Control, OpenContext
+from hybridsim.wire.contract import ModuleError
 
 __all__ = ["CONTROLS", "BACKEND", "Control", "OpenContext", "backend_schema", "check_control", "named",
            "open_control"]
@@ -86,11 +88,19 @@ def named(table: Any) -> Any:
     return control_class(names[0]) if len(names) == 1 else None
 
 
-def check_control(table: Mapping[str, Any], sample_period: float) -> None:
-    """What a validated backend table's control checks across its keys (``check``, if it has one)."""
-    check = getattr(named(table), "check", None)
+def check_control(table: Mapping[str, Any], sample_period: float, actuators: int) -> None:
+    """What a validated backend table's control checks across its keys (``check``, if it has one), and that it
+    drives the site's ``actuators`` (``channels(table)``, where the table says how many it has)."""
+    control = named(table)
+    check = getattr(control, "check", None)
     if check is not None:
         check(table, sample_period)
+    channels = getattr(control, "channels", None)
+    count = None if channels is None else channels(table)
+    if count is not None and count != actuators:
+        raise ModuleError(f"experimental module: the setup has {actuators} actuator{'s' if actuators != 1 else ''}, "
+                          f"the backend's lab {count} ({control.CHANNELS_KEY}): give the lab one channel per "
+                          "actuator of the setup")
 
 
 def open_control(table: Mapping[str, Any], context: OpenContext) -> Control:

@@ -30,6 +30,8 @@ class OpenContext:
     """control samples per step"""
     iterating: bool = False
     """the coordinator takes trials back"""
+    actuators: int | None = None
+    """the site's actuators (a control that learns its lab's channels only when it connects checks them)"""
 
 
 class Control(Protocol):

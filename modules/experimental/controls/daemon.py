@@ -11,12 +11,12 @@ from typing import Any
 from hybridsim.modules.config_schema import Key, Table, Text
 from hybridsim.modules.network import network_of
 from hybridsim.modules.registry import module_schema
-from hybridsim.wire.contract import Record, Session, module_records
+from hybridsim.wire.contract import ModuleError, Record, Session, module_records
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.wire.starters import LOCAL, Place, start
 
 from hybridsim.modules.experimental.controls.base import OpenContext
-from hybridsim.modules.experimental.controls.plant import plant_table, same_sample
+from hybridsim.modules.experimental.controls.plant import plant_channels, plant_table, same_sample
 from hybridsim.modules.experimental.controls.stepped import SteppedModule
 
 
@@ -45,6 +45,9 @@ class PlantDaemon(SteppedModule):
         plant, _ = start(place, context.stack, lambda: None)
         assert isinstance(plant, RemoteModule)
         names = plant.describe().dof_names
+        if context.actuators is not None and len(names) != context.actuators:
+            raise ModuleError(f"experimental module: the setup has {context.actuators} actuators, the plant daemon "
+                              f"{place.name} {len(names)} ({', '.join(names)}): give the lab one channel per actuator")
         plant.open(Session(context.sample_period, names, records=context.records))
         control = cls(plant, context.sample_period, len(names))
         control.expect_steps(context.samples, context.iterating)
@@ -63,3 +66,9 @@ class LocalPlantDaemon(PlantDaemon):
     """A plant config the site starts as a local daemon (and stops at close)."""
 
     KEY = Key(Table(module_schema("plant")), "a plant config the site starts as a local daemon")
+    CHANNELS_KEY = "backend.daemon.dofs"
+
+    @classmethod
+    def channels(cls, table: Mapping[str, Any]) -> int:
+        """The lab's actuators: its plant config's dofs."""
+        return plant_channels(table["daemon"])

@@ -23,6 +23,13 @@ class GenericTcp(SteppedModule):
     CHECKPOINT_REFUSAL = ("its backend is a lab's controller over OpenFresco's generic TCP protocol "
                           "(backend.generic_tcp), which keeps no checkpoints; set output.checkpoint_every = 0")
 
+    CHANNELS_KEY = "backend.channels"
+
+    @classmethod
+    def channels(cls, table: Mapping[str, Any]) -> int:
+        """The controller's actuators: ``channels``."""
+        return int(table.get("channels", 2))
+
     @classmethod
     def check(cls, table: Mapping[str, Any], sample_period: float) -> None:
         """A lab's controller has no transport or emulated network of the site's."""

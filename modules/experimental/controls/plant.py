@@ -34,6 +34,11 @@ def plant_table(table: Mapping[str, Any], key: str, context: OpenContext) -> dic
     return plant
 
 
+def plant_channels(plant: Mapping[str, Any]) -> int:
+    """The actuators of a plant config (its ``dofs``, two by default: :func:`~hybridsim.modules.plant.module.build_lab`)."""
+    return len(plant.get("dofs", ("actuator_1", "actuator_2")))
+
+
 def refuse_remote_keys(table: Mapping[str, Any]) -> None:
     """A control in this process or over a lab's protocol has no transport or emulated network."""
     for name in ("transport", "network"):
@@ -49,6 +54,12 @@ class InProcessLab:
     KEY = Key(Table(plant_module.CONFIG), "a plant config: the lab in this process")
     PROBES = True
     CHECKPOINT_REFUSAL = None
+    CHANNELS_KEY = "backend.plant.dofs"
+
+    @classmethod
+    def channels(cls, table: Mapping[str, Any]) -> int:
+        """The lab's actuators: its plant config's dofs."""
+        return plant_channels(table["plant"])
 
     @classmethod
     def check(cls, table: Mapping[str, Any], sample_period: float) -> None:

@@ -29,6 +29,9 @@ ACTIONS = {OPEN: "open", SETUP: "setup", SET_TRIAL: "setTrialResponse", EXECUTE:
            GET_FORCE: "getForce", GET_TIME: "getTime", GET_INITIAL_STIFF: "getInitialStiff",
            GET_TANGENT_STIFF: "getTangentStiff", GET_DAMP: "getDamp", GET_MASS: "getMass", SHUTDOWN: "shutdown",
            DIE: "DIE"}
+REPLIED = frozenset({GET_DAQ, GET_DISP, GET_VEL, GET_ACCEL, GET_FORCE, GET_TIME, GET_INITIAL_STIFF, GET_TANGENT_STIFF,
+                     GET_DAMP, GET_MASS})
+"""the requests a client waits for numbers after"""
 COMPLETED, RECEIVED = 0, 4
 """OpenFresco's return codes in a lab server's replies (OF_ReturnType_completed, OF_ReturnType_received)"""
 RESPONSES = ("disp", "vel", "accel", "force", "time")

@@ -17,9 +17,14 @@ its 11 sizes at once).
 Each connection is one session of the site's servicer (:class:`~hybridsim.wire.protocols.base.ChannelSession`):
 ``setTrialResponse`` proposes and executes a step, unless its displacement equals the uncommitted trial's
 (genericClient sends the same displacement twice per alpha-OS step: the actuators move once);
-``commitState`` commits it.  A refusal (limits, a hold, a bad vector), a wrong action code, a sizes
-message that does not fit or a client gone mid-message ends the session with a line in the site's log and
-closes the connection; the site keeps serving.
+``commitState`` commits it.  A refusal (limits, a hold, a bad vector) ends the session with a line in the
+site's log; the protocol has no error message, so from then on every request that waits for numbers is
+answered with NaN (:meth:`_Client.refused`: nothing reaches the module) until the client says DIE, leaves or
+asks nothing for :data:`REFUSED_IDLE_S`.
+Closing the connection instead would hang OpenSees, whose TCP channel reads a closed socket forever; NaN ends
+its analysis: a Newton step fails its convergence test, an explicit step runs on NaN to the script's end.
+A wrong action code, a sizes message that does not fit or a client gone mid-message closes the connection;
+the site keeps serving.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from hybridsim.wire.protocols.base import ChannelSession, ProtocolServer, Sessio
 
 log = logging.getLogger("hybridsim.site")
 
+REFUSED_IDLE_S = 5.0
+"""after a refusal, how long the site waits for the client's next request before it closes the connection (s): a
+client that asks nothing more (a script that checks nothing) is let go; OpenSees asks at once"""
 PROBE_WAIT_S = 0.25
 """how long the site waits for more bytes after a first int32 of 1 before taking the client for a ShadowExpSite (s)"""
 
@@ -157,7 +165,7 @@ class _Client:
                 if not self.answer(codec.action_of(message), message, self.sizes):
                     return
         except SessionEnded:
-            return
+            self.refused()
         except ConnectionError as exc:
             self.session.close(f"lost: {exc}")
             log.warning("site %s: OpenFresco %s at %s: %s", self.site, self.role, self.peer, exc)
@@ -165,6 +173,24 @@ class _Client:
     def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
         """Act on one request (``action`` its code, None if not a whole number); False ends the connection."""
         raise NotImplementedError
+
+    def refused(self) -> None:
+        """The session ended on a refusal (logged): answer every request that waits for numbers with NaN, ignore
+        the others, until the client says DIE (a lab client's is acknowledged) or leaves."""
+        assert self.sizes is not None
+        size = self.sizes.data_size
+        self.connection.settimeout(REFUSED_IDLE_S)
+        try:
+            while (message := codec.read_vector(self.connection, size)) is not None:
+                action = codec.action_of(message)
+                if action in codec.REPLIED:
+                    self.send(np.full(size, np.nan).astype(codec.DOUBLE).tobytes())
+                elif action in (codec.SHUTDOWN, codec.DIE):
+                    if self.role == _LabClient.role:
+                        self.send(codec.padded(np.array([codec.RECEIVED, self.server._options.tag]), size))
+                    return
+        except (ConnectionError, TimeoutError):
+            return
 
     def trial(self, message: np.ndarray) -> None:
         """setTrialResponse: a new step, unless the displacement is the uncommitted trial's, or the committed
@@ -220,6 +246,7 @@ class _ElementClient(_Client):
             amplitude = self.server._options.pretest_amplitude
             self.stiffness = self.session.pretest(amplitude)
         except SessionEnded:
+            self.refused()
             return
         self.command = Command(0.0, np.zeros(self.session.n))  # the rest state the pre-test committed
         log.info("site %s: OpenFresco element client at %s: initial and tangent stiffness by a pre-test "
