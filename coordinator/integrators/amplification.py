@@ -84,8 +84,9 @@ def newmark_family_matrix(omega_dt: float, *, alpha: float = 0.0, alpha_m: float
     return _matrix(step, 4 + error.size)
 
 
-def kr_alpha_weights(rho_inf: float) -> tuple[float, float, float, float]:
-    """alpha_m, alpha_f, beta, gamma of KR-alpha (Kolay & Ricles 2014, the generalized-alpha weights of Chung & Hulbert 1993; weights on step n)."""
+def rho_inf_weights(rho_inf: float) -> tuple[float, float, float, float]:
+    """alpha_m, alpha_f (weights on step n), beta, gamma of the generalized-alpha method from its spectral
+    radius at infinity (Chung & Hulbert 1993), which KR-alpha takes (Kolay & Ricles 2014)."""
     alpha_m, alpha_f = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0), rho_inf / (rho_inf + 1.0)
     gamma = 0.5 - alpha_m + alpha_f
     return alpha_m, alpha_f, 0.25 * (1.0 - alpha_m + alpha_f) ** 2, gamma
@@ -96,7 +97,7 @@ def kr_alpha_matrix(omega_dt: float, *, rho_inf: float, xi: float = 0.0, error: 
     (1 - alpha3) a_{n+1} + alpha3 a_n + C v_{n+1-af} + r_{n+1-af} = 0, with the scalar integration
     parameters alpha1, alpha2 = (1/2 + gamma) alpha1, alpha3 of the pre-test k and the declared c."""
     k, c = omega_dt ** 2, 2.0 * xi * omega_dt
-    alpha_m, alpha_f, beta, gamma = kr_alpha_weights(rho_inf)
+    alpha_m, alpha_f, beta, gamma = rho_inf_weights(rho_inf)
     denominator = 1.0 + gamma * c + beta * k
     alpha1 = 1.0 / denominator
     alpha2 = (0.5 + gamma) * alpha1

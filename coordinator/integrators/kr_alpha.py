@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg.lapack import dgetrs
 
-from hybridsim.coordinator.integrators.amplification import kr_alpha_weights
+from hybridsim.coordinator.integrators.amplification import rho_inf_weights
 from hybridsim.coordinator.integrators.base import Integrator, factor_once, require_mass
 from hybridsim.modules.config_schema import Key, Number, Schema
 
@@ -59,7 +59,7 @@ class KRAlphaIntegrator(Integrator):
         require_mass(mass, self.name)
         super().__init__(mass, damping, initial_stiffness, dt)
         self.rho_inf = float(rho_inf)
-        self.alpha_m, self.alpha_f, self.beta, self.gamma = kr_alpha_weights(self.rho_inf)
+        self.alpha_m, self.alpha_f, self.beta, self.gamma = rho_inf_weights(self.rho_inf)
         m, c, k = self.mass, self.damping, self.initial_stiffness
         stiff = self.gamma * dt * c + self.beta * dt * dt * k
         a = factor_once(m + stiff, self.name)

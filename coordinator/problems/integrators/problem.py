@@ -2,7 +2,8 @@
 
 Spectral radius, period elongation and amplitude decay against Omega = omega dt from the amplification
 matrix, beside the closed-form characteristic polynomial; the spectral radius measured in free-vibration
-runs through the coordinator; the stability limit with an actuator delay, an undershoot or a first-order actuator in the loop;
+runs through the coordinator; the stability limit with an actuator delay, an undershoot or a first-order
+actuator in the loop;
 the order of accuracy measured from a convergence study through the coordinator; each scheme against
 OpenSees' own integrator on a five-story building whose stories yield, at dt and dt/2.
 """

@@ -75,7 +75,8 @@ def format_table(result: dict[str, Any]) -> str:
     lines += ["", "Yielding five-story building against OpenSees' own integrator: max relative difference of the floor "
               "displacements at dt / dt/2, the first story's peak drift (yield at 1 cm)", ""]
     for y in result["yielding"]:
-        lines.append(f"{y.scheme:<28}{y.difference[0]:>12.3e}{y.difference[1]:>12.3e}   drift {100 * y.peak_drift:.2f} cm")
+        lines.append(f"{y.scheme:<28}{y.difference[0]:>12.3e}{y.difference[1]:>12.3e}"
+                     f"   drift {100 * y.peak_drift:.2f} cm")
     return "\n".join(lines) + "\n"
 
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.integrators.amplification import (NO_ERROR, Error, kr_alpha_matrix, kr_alpha_weights,
+from hybridsim.coordinator.integrators.amplification import (NO_ERROR, Error, kr_alpha_matrix, rho_inf_weights,
                                                              newmark_family_matrix)
 
 
@@ -28,11 +28,6 @@ def generalized_alpha_polynomial(omega_dt: float, alpha_m: float, alpha_f: float
         w2 * (-2.0 * af * b + 2.0 * af * g - af) - 2.0 * am])
 
 
-def rho_weights(rho_inf: float) -> tuple[float, float, float, float]:
-    """Generalized-alpha weights (alpha_m, alpha_f on step n), beta, gamma from rho_inf (Chung & Hulbert 1993)."""
-    return kr_alpha_weights(rho_inf)
-
-
 @dataclass(frozen=True)
 class Scheme:
     """One configuration of the study."""
@@ -44,8 +39,6 @@ class Scheme:
     """A(omega dt, xi=..., error=...)"""
     weights: tuple[float, float, float, float] | None = None
     """(alpha_m, alpha_f, beta, gamma) of its closed-form polynomial, on step n"""
-    explicit: bool = False
-    notes: str = field(default="")
 
 
 def _os(alpha: float, alpha_m: float, beta: float, gamma: float) -> Callable[..., np.ndarray]:
@@ -61,10 +54,10 @@ def _kr(rho_inf: float) -> Callable[..., np.ndarray]:
     return matrix
 
 
-def _ga_os(rho_inf: float) -> Scheme:
-    am, af, b, g = rho_weights(rho_inf)
-    return Scheme(f"generalized-alpha-os({rho_inf:g})", {"kind": "generalized-alpha-os", "rho_inf": rho_inf},
-                  _os(-af, -am, b, g), (am, af, b, g))
+def _generalized_alpha(key: str, table: dict[str, Any], rho_inf: float) -> Scheme:
+    """A scheme whose linear step is the generalized-alpha method's with the weights of ``rho_inf``."""
+    am, af, b, g = rho_inf_weights(rho_inf)
+    return Scheme(key, table, _os(-af, -am, b, g), (am, af, b, g))
 
 
 def _alpha_os(alpha: float) -> Scheme:
@@ -76,25 +69,24 @@ def _alpha_os(alpha: float) -> Scheme:
 def _kr_scheme(rho_inf: float) -> Scheme:
     key, table = ((f"kr-alpha({rho_inf:g})", {"kind": "kr-alpha", "rho_inf": rho_inf}) if rho_inf != 1.0
                   else ("cr", {"kind": "cr"}))
-    return Scheme(key, table, _kr(rho_inf), rho_weights(rho_inf), explicit=True)
+    return Scheme(key, table, _kr(rho_inf), rho_inf_weights(rho_inf))
 
 
 SCHEMES: dict[str, Scheme] = {s.key: s for s in (
     _alpha_os(-0.05),
     _alpha_os(-1.0 / 3.0),
-    _ga_os(0.5),
+    _generalized_alpha("generalized-alpha-os(0.5)", {"kind": "generalized-alpha-os", "rho_inf": 0.5}, 0.5),
     _kr_scheme(1.0),
     _kr_scheme(0.5),
     _kr_scheme(0.0),
-    Scheme("newmark", {"kind": "newmark"}, _os(0.0, 0.0, 0.25, 0.5), (0.0, 0.0, 0.25, 0.5),
-           notes="average acceleration, iterated; on a linear structure its first trial is the solution"),
-    Scheme("hht-fixed-iterations(0.5)", {"kind": "hht-fixed-iterations", "rho_inf": 0.5, "iterations": 2},
-           _os(-rho_weights(0.5)[1], -rho_weights(0.5)[0], *rho_weights(0.5)[2:]), rho_weights(0.5),
-           notes="on a linear structure with K = K_I its step ends at the generalized-alpha solution"),
-    Scheme("central-difference", {"kind": "central-difference"}, _os(0.0, 0.0, 0.0, 0.5), (0.0, 0.0, 0.0, 0.5),
-           explicit=True),
+    # average acceleration, iterated: on a linear structure its first trial is the solution
+    Scheme("newmark", {"kind": "newmark"}, _os(0.0, 0.0, 0.25, 0.5), (0.0, 0.0, 0.25, 0.5)),
+    # on a linear structure with K = K_I its step ends at the generalized-alpha solution
+    _generalized_alpha("hht-fixed-iterations(0.5)", {"kind": "hht-fixed-iterations", "rho_inf": 0.5, "iterations": 2},
+                       0.5),
+    Scheme("central-difference", {"kind": "central-difference"}, _os(0.0, 0.0, 0.0, 0.5), (0.0, 0.0, 0.0, 0.5)),
     Scheme("newmark-explicit(0.6)", {"kind": "newmark-explicit", "gamma": 0.6}, _os(0.0, 0.0, 0.0, 0.6),
-           (0.0, 0.0, 0.0, 0.6), explicit=True),
+           (0.0, 0.0, 0.0, 0.6)),
     Scheme("hht-explicit(-0.1, 0.7)", {"kind": "hht-explicit", "alpha": -0.1, "gamma": 0.7},
-           _os(-0.1, 0.0, 0.0, 0.7), (0.0, 0.1, 0.0, 0.7), explicit=True),
+           _os(-0.1, 0.0, 0.0, 0.7), (0.0, 0.1, 0.0, 0.7)),
 )}

@@ -2,8 +2,8 @@
 
 The five-story shear building of examples/shear_building.toml (El Centro at 0.2 g, 2 % Rayleigh damping),
 run through the coordinator with five linear modules and in OpenSees with the matching integrator
-(``hybridsim.coordinator.problems.integrators.opensees``): the same equations on a linear structure, so the floor displacements agree to
-round-off.
+(``hybridsim.coordinator.problems.integrators.opensees``): the same equations on a linear structure,
+so the floor displacements agree to round-off.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ CASES = {
     "newmark-explicit(0.6)": ("newmark-explicit", {"gamma": 0.6}, ("NewmarkExplicit", 0.6), (LINEAR,), ()),
     "hht-fixed-iterations(0.5, 3)": ("hht-fixed-iterations", {"rho_inf": 0.5, "iterations": 3},
                                      ("HHTHSFixedNumIter", 0.5), NEWTON, ("FixedNumIter", 3)),
-    "hht-fixed-iterations(0.8, 1, order 3)": ("hht-fixed-iterations", {"rho_inf": 0.8, "iterations": 1, "poly_order": 3},
+    "hht-fixed-iterations(0.8, 1, order 3)": ("hht-fixed-iterations",
+                                              {"rho_inf": 0.8, "iterations": 1, "poly_order": 3},
                                               ("HHTHSFixedNumIter", 0.8, "-polyOrder", 3), NEWTON, ("FixedNumIter", 1)),
     "newmark-fixed-iterations(4, order 1)": ("newmark-fixed-iterations", {"iterations": 4, "poly_order": 1},
                                              ("NewmarkHSFixedNumIter", 0.5, 0.25, "-polyOrder", 1), NEWTON,
@@ -43,7 +44,7 @@ CASES = {
 }
 
 
-def run_both(tmp_path, kind, options, integrator, algorithm, test, dt_divisor=1):
+def run_both(tmp_path, kind, options, integrator, algorithm, test):
     experiment = load_experiment(EXAMPLES / "shear_building.toml")
     experiment = dataclasses.replace(experiment, integrator=kind, integrator_options=options)
     result = run_experiment(experiment, output=tmp_path / "run.h5")
