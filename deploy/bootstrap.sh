@@ -110,8 +110,10 @@ if [ ! -x .venv/bin/python ]; then
         "$PYTHON" -m venv .venv
     fi
 fi
-installed() {  # the package and the test tools import, and pyproject.toml has not changed since
-    .venv/bin/python -c 'import hybridsim, pytest' >/dev/null 2>&1 && [ ! pyproject.toml -nt .venv/.installed ]
+installed() {  # the package and the test tools import, and neither pyproject.toml nor setup.py (which maps the
+               # folders to import names) has changed since
+    .venv/bin/python -c 'import hybridsim.registry, pytest' >/dev/null 2>&1 && [ ! pyproject.toml -nt .venv/.installed ] \
+        && [ ! setup.py -nt .venv/.installed ]
 }
 if ! installed; then
     run .venv/bin/python -m pip install -q --upgrade pip

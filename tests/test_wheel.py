@@ -35,6 +35,10 @@ def test_the_installed_wheel_ships_the_examples_and_runs_one_from_an_empty_folde
     assert "hybridsim/examples/sdof.toml" in names and "hybridsim/examples/marths/site.json" in names
     assert "hybridsim/coordinator/data/marths/ground_motion_elcentro.csv" in names
     assert "hybridsim/modules/opensees/models/marths_frame.py" in names
+    # the package's face (api/), the wire and the generated code (protos/hybridsim/) under the one name
+    assert {"hybridsim/__init__.py", "hybridsim/__main__.py", "hybridsim/registry.py", "hybridsim/shipped.py",
+            "hybridsim/wire/protocols/openfresco/server.py", "hybridsim/v1/module_pb2.py",
+            "hybridsim/v1/module.proto"} <= set(names)
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-RULES = {  # folder -> the hybridsim packages its files must not import (the namespace's own __init__ and
-    # __main__, protos/hybridsim/*.py, reach the coordinator's API and CLI on purpose)
+RULES = {  # folder -> the hybridsim packages its files must not import (the package's face, api/: its
+    # __init__ and __main__ reach the coordinator's API and CLI on purpose)
     "modules": ("hybridsim.coordinator",),
     "protos/hybridsim/wire": ("hybridsim.coordinator", "hybridsim.modules"),
     "protos/hybridsim/v1": ("hybridsim.coordinator", "hybridsim.modules"),
