@@ -154,6 +154,18 @@ def _write_port(path: Path, port: int) -> None:
     os.replace(partial_path, path)
 
 
+def _protocol_addresses(args: argparse.Namespace) -> dict[str, str]:
+    """The labs' protocols asked for (option -> HOST:PORT), one option per line of ``PROTOCOLS``; UsageError for
+    an address off loopback without --insecure (these protocols have no authentication)."""
+    protocols = {option: _listen_address(value, f"--{option}") for option in PROTOCOLS
+                 if (value := getattr(args, option.replace("-", "_"))) is not None}
+    for option, address in protocols.items():
+        refusal = refusal_of_address(f"--{option}", address, args.insecure)
+        if refusal:
+            raise UsageError(refusal)
+    return protocols
+
+
 def main(args: argparse.Namespace) -> int:
     if args.kind not in KINDS:
         raise UsageError(f"unknown module kind {args.kind!r}; known kinds: {', '.join(sorted(KINDS))}")
@@ -173,12 +185,7 @@ def main(args: argparse.Namespace) -> int:
     refusal = access.listen_refusal(listen)
     if refusal:
         raise UsageError(refusal)
-    protocols = {option: _listen_address(value, f"--{option}") for option in PROTOCOLS
-                 if (value := getattr(args, option.replace("-", "_"))) is not None}
-    for option, address in protocols.items():
-        refusal = refusal_of_address(f"--{option}", address, args.insecure)
-        if refusal:
-            raise UsageError(refusal)
+    protocols = _protocol_addresses(args)
     config = load_config(args.config)
     protocol_tables = {table: config.pop(table, None) for table in {p.table for p in PROTOCOLS.values()}}
     name = args.name or args.config.stem
