@@ -28,6 +28,7 @@ import numpy as np
 import scipy.io
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.recorder.read import checked, open_read
 
 Format = Literal["mat", "csv"]
 RESPONSE = ("displacement", "velocity", "acceleration", "restoring_force")
@@ -52,16 +53,16 @@ def read_labelled(path: str | Path) -> tuple[dict[str, Column], dict[str, Any]]:
 
     def visit(name: str, obj: Any) -> None:
         if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):
-            values = obj[()]
+            values = checked(path, f, name)  # a chunk that fails its checksum: one line naming it
             width = values.shape[1] if values.ndim == 2 else 1
             datasets[name] = Column(values, _strings(obj.attrs.get("units", ""), width),
                                     _strings(obj.attrs.get("dofs", obj.attrs.get("columns", name.rsplit("/", 1)[-1])),
                                              width))
     try:
-        with h5py.File(path, "r", libver="latest", swmr=True) as f:
+        with open_read(path) as f:  # a closed file as such: a damaged one fails at once, without SWMR's retries
             f.visititems(visit)
             attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-    except OSError:
+    except (OSError, RuntimeError):
         raise UsageError(f"{path} is not a hybridsim results file (HDF5 written by hybridsim run)") from None
     return datasets, attrs
 

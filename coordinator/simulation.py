@@ -150,15 +150,41 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     path = options.output
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(path))
-        checkpoint = read_checkpoint(path)
-        if checkpoint is None:
-            raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
-        attrs = read_attributes(path)
+        checkpoint, attrs = _resumable(path)
         if attrs.get("status") == "completed":
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs, network)
         run = _Run(experiment, options, _start(experiment.modules, stack))
         return run.execute(lambda: run.resumed_start(checkpoint))
+
+
+def _resumable(path: Path) -> tuple[Checkpoint, dict[str, Any]]:
+    """The last verified checkpoint of a results file and its attributes; a file that has none, or cannot be
+    read (not found, truncated, zeroed, its bytes changed), is refused in one line."""
+    attrs = stored_attributes(path)
+    try:
+        checkpoint = read_checkpoint(path)
+    except UNREADABLE as exc:
+        raise UsageError(f"{path}: not readable as a results file ({_first_line(exc)})") from None
+    if checkpoint is None:
+        raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
+    return checkpoint, attrs
+
+
+UNREADABLE = (OSError, RuntimeError, KeyError, ValueError)
+"""what h5py raises for a damaged file: a chunk or a header that fails its read, a link that cannot be found"""
+
+
+def stored_attributes(path: Path) -> dict[str, Any]:
+    """The attributes of a results file to resume; one line if it cannot be read (not found, truncated, zeroed)."""
+    try:
+        return read_attributes(path)
+    except UNREADABLE as exc:
+        raise UsageError(f"{path}: not readable as a results file ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _start(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack) -> _Started:
@@ -182,6 +208,8 @@ def stored_experiment(attrs: dict[str, Any], network: Sequence[str] = ()) -> Exp
         table = with_networks(json.loads(attrs["experiment_table"]), network)
     except ConfigError as exc:
         raise ExperimentError(str(exc)) from None
+    except (KeyError, ValueError) as exc:
+        raise UsageError(f"the results file's stored experiment is missing or damaged ({_first_line(exc)})") from None
     return parse_experiment(table, base_dir=Path(attrs["base_dir"]), source=attrs["source"])
 
 

@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "monitor": (f"{CLI}.monitor:register", "serve the live monitor page of a running test"),
     "report": (f"{CLI}.report:register", "write an HTML report of a results file"),
     "export": (f"{CLI}.export:register", "write a results file as .mat or CSV files (with units)"),
+    "verify": (f"{CLI}.verify:register", "check a results file's checksums and say what is intact"),
     "examples": (f"{CLI}.examples:register", "list the shipped examples or copy them into a folder"),
     "bench": (f"{CLI}.bench:register", "measure speed against the physical floors on this machine"),
     "network": (f"{CLI}.network:register", "an emulated network path (latency, jitter, loss) in front of a TCP server"),

@@ -17,8 +17,8 @@ from hybridsim.coordinator.experiment import ExperimentError, load_experiment
 from hybridsim.coordinator.interrupts import interrupted_once
 from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_token, monitoring
 from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
-from hybridsim.coordinator.recorder import read_attributes
-from hybridsim.coordinator.simulation import RunResult, resume_run, run_experiment, stored_experiment
+from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experiment, stored_attributes,
+                                              stored_experiment)
 
 
 def register(sub: Any) -> None:
@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
 def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
-    experiment = stored_experiment(read_attributes(args.results), args.network)
+    experiment = stored_experiment(stored_attributes(args.results), args.network)
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,

@@ -9,7 +9,11 @@ Datasets grow along their first axis (one row per step)::
                                                                  streamed one grows in blocks during the run,
                                                                  one row per committed sample of the module)
     /model/mass, /model/damping, /model/initial_stiffness       the model the integrator ran with
-    /checkpoint/current = [slot, step, step_id]; /checkpoint/slot0, slot1: integrator/<key>, modules/<name>
+    /checkpoint/current = [slot, step, step_id]; /checkpoint/slot0, slot1: integrator/<key>, modules/<name>,
+        where = [step, step_id], sha256 (32 bytes: the SHA-256 of the slot, see :func:`checkpoint_digest`)
+
+Every dataset that holds more than a scalar carries HDF5's Fletcher32 checksum per chunk (:data:`CHECKSUMS`):
+a chunk whose bytes changed fails its read, and the readers name the dataset and its rows.
 
 Every dataset carries ``units`` (one per column, or one string) and, over DOFs, ``dofs``; every
 module group its ``kind``, ``where``, ``dofs`` and ``units`` (see :func:`hybridsim.coordinator.units.labels`).
@@ -24,6 +28,7 @@ what each module measured is in ``/modules/<name>/``.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -55,7 +60,19 @@ RESUME_ROWS = 1024
 """rows a resumed run must have room for (estimated from the file's bytes per row) before anything is written"""
 
 CHUNK_ROWS = 256
-"""rows per chunk of a per-step dataset"""
+"""rows per chunk of a per-step dataset (the unit a checksum covers)"""
+
+CHECKSUMS = True
+"""every dataset of more than a scalar carries HDF5's Fletcher32 checksum per chunk (a 4-byte sum over a chunk's
+bytes, computed as the chunk is written and checked as it is read)"""
+
+
+def checksummed(shape: tuple[int, ...]) -> dict[str, Any]:
+    """The creation options that give a dataset of ``shape`` its per-chunk checksum (none for a scalar or an empty
+    fixed array, which cannot be chunked: a checkpoint's are covered by its SHA-256)."""
+    if not CHECKSUMS or not shape or 0 in shape and None not in shape:
+        return {}
+    return {"fletcher32": True}
 
 
 def space_error(path: Path, needed: int) -> str | None:
@@ -106,9 +123,11 @@ def create(path: Path, columns: Mapping[str, int], *, dofs: Sequence[str], attrs
         for key, width in columns.items():
             shape, maxshape = ((0,), (None,)) if width == 0 else ((0, width), (None, width))
             dtype = np.int64 if key == "step_id" else np.float64
-            f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:])
+            f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:],
+                             **checksummed(maxshape))
         for key, matrix in (model or {}).items():
-            f.create_dataset(f"model/{key}", data=np.asarray(matrix))
+            matrix = np.asarray(matrix)
+            f.create_dataset(f"model/{key}", data=matrix, **checksummed(matrix.shape))
         for key, values in (labels or {}).items():
             (f[key] if key in f else f.create_group(key)).attrs.update(values)
         if checkpoint_state is not None:
@@ -118,13 +137,30 @@ def create(path: Path, columns: Mapping[str, int], *, dofs: Sequence[str], attrs
 
 def _create_checkpoints(f: h5py.File, state: Mapping[str, np.ndarray], modules: Sequence[str]) -> None:
     """The two checkpoint slots (double-buffered: ``/checkpoint/current`` points at the complete one)."""
-    f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64))
+    f.create_dataset("checkpoint/current", data=np.array([-1, -1, -1], dtype=np.int64), **checksummed((3,)))
     for slot in ("slot0", "slot1"):
         for key, value in state.items():
-            f.create_dataset(f"checkpoint/{slot}/integrator/{key}", data=np.zeros_like(np.asarray(value)))
+            zeros = np.zeros_like(np.asarray(value))
+            f.create_dataset(f"checkpoint/{slot}/integrator/{key}", data=zeros, **checksummed(zeros.shape))
         for name in modules:
             f.create_dataset(f"checkpoint/{slot}/modules/{name}", shape=(0,), maxshape=(None,),
-                             dtype=np.uint8, chunks=(4096,))
+                             dtype=np.uint8, chunks=(4096,), **checksummed((None,)))
+        f.create_dataset(f"checkpoint/{slot}/where", data=np.array([-1, -1], dtype=np.int64), **checksummed((2,)))
+        f.create_dataset(f"checkpoint/{slot}/sha256", data=np.zeros(32, dtype=np.uint8), **checksummed((32,)))
+
+
+def checkpoint_digest(step: int, step_id: int, state: Mapping[str, np.ndarray], modules: Mapping[str, bytes]) -> bytes:
+    """The SHA-256 of a checkpoint: its step and step ID, every integrator array (name, dtype, shape, bytes) and
+    every module's blob (name, bytes), in name order."""
+    digest = hashlib.sha256(np.array([step, step_id], dtype=np.int64).tobytes())
+    for key in sorted(state):
+        value = np.ascontiguousarray(state[key])
+        digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
+        digest.update(value.tobytes())
+    for name in sorted(modules):
+        digest.update(f"{name}:{len(modules[name])}".encode())
+        digest.update(bytes(modules[name]))
+    return digest.digest()
 
 
 def reopen(path: Path, rows: int, claimed: int, streamed: Mapping[str, Sequence[Record]] | None = None,
@@ -142,7 +178,9 @@ def reopen(path: Path, rows: int, claimed: int, streamed: Mapping[str, Sequence[
         refusal = space_error(path, size)
         if refusal is not None:
             raise ResultsFileError(refusal) from None
-        rewrite(path)
+        from hybridsim.coordinator.recorder.verify import OPEN_S, READ_BYTES_PER_S, within  # (it reads this file)
+
+        within(rewrite, path, OPEN_S + 2 * size / READ_BYTES_PER_S)  # a damaged file: one line, not HDF5's retries
         f = open_file(path, "r+")
     with f:
         def truncate(name: str, obj: Any) -> None:
@@ -166,7 +204,7 @@ def create_streamed(f: h5py.File, streamed: Mapping[str, Sequence[Record]]) -> N
                 continue
             width = len(record.columns)
             dataset = f.create_dataset(key, shape=(0, width), maxshape=(None, width), chunks=(4096, width),
-                                       dtype=np.float64, fillvalue=np.nan)
+                                       dtype=np.float64, fillvalue=np.nan, **checksummed((None, width)))
             dataset.attrs.update({"units": list(record.units), "columns": list(record.columns),
                                   "description": record.description})
 
@@ -179,8 +217,9 @@ def store_streamed(dataset: h5py.Dataset, record: Record) -> None:
     dataset[stop - values.shape[0]:stop] = values
 
 
-def rewrite(path: Path) -> None:
+def rewrite(path: str | Path) -> None:
     """Copy a results file whose writer died (still marked open for SWMR writing) into a clean one."""
+    path = Path(path)
     fresh = path.with_name(f".{path.name}.resumed")
     with h5py.File(path, "r", libver="latest", swmr=True) as old, h5py.File(fresh, "w", libver="latest") as new:
         for key, value in old.attrs.items():

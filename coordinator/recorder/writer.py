@@ -26,7 +26,8 @@ from typing import Any
 import h5py
 import numpy as np
 
-from hybridsim.coordinator.recorder.layout import open_file, space_error, store_streamed, write_error
+from hybridsim.coordinator.recorder.layout import (checkpoint_digest, open_file, space_error, store_streamed,
+                                                   write_error)
 from hybridsim.coordinator.recorder.pacing import NO_GRANT, Grant
 from hybridsim.coordinator.recorder.shared import Board, attach_file
 from hybridsim.coordinator.window import segments
@@ -215,14 +216,20 @@ class _Writer:
             return
         current = self._dataset("checkpoint/current")
         slot = "slot1" if current[0] == 0 else "slot0"
+        stored = {}
         for key, value in state.items():
-            self._dataset(f"checkpoint/{slot}/integrator/{key}")[...] = value
+            dataset = self._dataset(f"checkpoint/{slot}/integrator/{key}")
+            dataset[...] = stored[key] = np.asarray(value, dtype=dataset.dtype)  # the digest is of what is stored
         yield
         for name, blob in modules.items():
             dataset = self._dataset(f"checkpoint/{slot}/modules/{name}")
             dataset.resize(len(blob), axis=0)
             dataset[:] = np.frombuffer(blob, dtype=np.uint8)
             yield
+        if f"checkpoint/{slot}/sha256" in self._file:  # (a file made before checkpoints had their SHA-256: none)
+            self._dataset(f"checkpoint/{slot}/where")[...] = [step, step_id]
+            self._dataset(f"checkpoint/{slot}/sha256")[...] = np.frombuffer(
+                checkpoint_digest(step, step_id, stored, modules), dtype=np.uint8)
         self._file.flush()  # type: ignore[union-attr]
         yield
         current[...] = [int(slot[-1]), step, step_id]
