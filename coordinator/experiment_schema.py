@@ -9,30 +9,18 @@ where the value is built, in :mod:`hybridsim.coordinator.experiment`.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
 from hybridsim.coordinator.motion import ACCELERATION_UNITS
 from hybridsim.modules.config_schema import (Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables,
-                                             Text, _bad)
+                                             Text)
 from hybridsim.modules.network import NETWORK, TRANSPORT
 
 POSITIVE = Number(minimum=0, open_minimum=True)
 FILE = "relative to the experiment file, or hybridsim:NAME for a shipped file"
-
-
-class Address:
-    """Where a module runs: ``"local"`` (a daemon the coordinator starts) or ``HOST:PORT``."""
-
-    unit = ""
-
-    def wanted(self) -> str:
-        return 'HOST:PORT (e.g. lab.example.org:50051) or "local"'
-
-    def check(self, value: Any, path: str) -> None:
-        if not isinstance(value, str) or value != "local" and not re.fullmatch(r"[^\s/]+:\d{1,5}", value):
-            raise _bad(path, self.wanted(), value)
+ADDRESS = Text(pattern=r"local|[^\s/]+:\d{1,5}", shown='HOST:PORT (e.g. lab.example.org:50051) or "local"')
+"""where a module runs: ``"local"`` (a daemon the coordinator starts) or ``HOST:PORT``"""
 
 
 RUN = Schema("[experiment]", "The run: its name and its integration step.", {
@@ -87,7 +75,7 @@ MODULE = Schema("[[modules]]", "One substructure: its kind, its configuration, w
     "kind": Key(Text(), "the module kind (`linear`, `spring`, ...: one section each on this page)", required=True),
     "config": Key(Free(), "the kind's configuration table (its section on this page)"),
     "config_file": Key(Text(), f"the configuration as a TOML or JSON file ({FILE})"),
-    "address": Key(Address(), "where it runs: absent in this process, \"local\" a daemon the coordinator starts, "
+    "address": Key(ADDRESS, "where it runs: absent in this process, \"local\" a daemon the coordinator starts, "
                    "HOST:PORT a site (then config may be left out: the site's own runs)"),
     "deadline_s": Key(Number("s", minimum=0, open_minimum=True), "how long a call to its site may take",
                       default=10.0),

@@ -37,6 +37,7 @@ gives ``unknown key limits.displacment in module 'story1' (config story1.toml); 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,16 +136,22 @@ class Integer:
 
 @dataclass(frozen=True)
 class Text:
-    """A non-empty string, optionally one of ``choices``."""
+    """A non-empty string, optionally one of ``choices`` or matching ``pattern`` (a regular expression, the whole
+    string), which ``shown`` then says in words (``HOST:PORT``)."""
 
     choices: tuple[str, ...] = ()
     unit: str = ""
+    pattern: str = ""
+    shown: str = ""
 
     def wanted(self) -> str:
+        if self.shown:
+            return self.shown
         return "one of " + ", ".join(repr(c) for c in self.choices) if self.choices else "a non-empty string"
 
     def check(self, value: Any, path: str) -> None:
-        if not isinstance(value, str) or not value or (self.choices and value not in self.choices):
+        if (not isinstance(value, str) or not value or (self.choices and value not in self.choices)
+                or (self.pattern and not re.fullmatch(self.pattern, value))):
             raise _bad(path, self.wanted(), value)
 
 
