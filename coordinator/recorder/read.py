@@ -3,11 +3,12 @@ annotations).  See :mod:`hybridsim.coordinator.recorder.layout` for what it hold
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import h5py
 import numpy as np
@@ -20,6 +21,23 @@ from hybridsim.wire.contract import Record
 
 class DamagedResults(UsageError):
     """A results file whose bytes changed: a chunk fails its checksum, a checkpoint its SHA-256 (one line)."""
+
+
+Reader = TypeVar("Reader", bound=Callable[..., Any])
+
+
+def _one_line(reader: Reader) -> Reader:
+    """``reader(path, ...)`` with what h5py raises for damaged metadata (a header or an attribute that fails its
+    checksum: RuntimeError; a value that no longer parses: ValueError) as :class:`DamagedResults`; an OSError (not
+    HDF5 at all, truncated) and a KeyError (an HDF5 file that is not a run's) are left to the caller."""
+    @functools.wraps(reader)
+    def read(path: str | Path, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return reader(path, *args, **kwargs)
+        except (RuntimeError, ValueError) as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise DamagedResults(f"{path}: damaged ({reason}); `hybridsim verify {path}` says what is intact") from None
+    return read  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -162,6 +180,7 @@ def annotate(path: str | Path, key: str, value: Any) -> None:
         f.attrs[key] = value if isinstance(value, str) else json.dumps(value)
 
 
+@_one_line
 def read_attributes(path: str | Path) -> dict[str, Any]:
     """The attributes of a results file (experiment, status, summary, ...) without its datasets."""
     with open_read(path) as f:
@@ -172,6 +191,7 @@ def _attributes(f: h5py.File) -> dict[str, Any]:
     return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
 
 
+@_one_line
 def read_results(path: str | Path) -> dict[str, Any]:
     """All datasets and attributes of a results file as numpy arrays and Python values.
 
@@ -192,6 +212,7 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return out
 
 
+@_one_line
 def read_rows(path: str | Path, first: int, stop: int) -> dict[str, np.ndarray]:
     """Rows ``first .. stop-1`` of every per-step dataset, and the ``model/`` matrices, of a results file."""
     out: dict[str, np.ndarray] = {}

@@ -155,7 +155,8 @@ def test_a_truncated_or_zeroed_file_answers_in_one_line(runs, tmp_path, damage):
         assert code == 2 and str(damaged) in _one_line(err), (args, err)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, derandomize=True,  # the same examples in every CI run
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(offsets=st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=1, max_size=40), seed=st.integers(1, 255))
 def test_random_damage_is_survived_or_refused_in_one_line(runs, tmp_path_factory, offsets, seed):
     whole, stopped = runs
