@@ -24,9 +24,20 @@ from hybridsim.wire.contract import Dof, ModuleError
 ACTUATOR = Schema("actuator", "One actuator of the site: its compensator, its limits and its runaway guard.", {
     "compensator": Key(Table(compensator_kinds.CONFIG), "its delay compensation", default={"kind": "none"}),
     "guard": Key(Table(guards.CONFIG), "its runaway guard"),
-    "stroke": Key(Number("m", 0, open_minimum=True), "stroke limit"),
-    "force": Key(Number("N", 0, open_minimum=True), "load limit"),
+    "stroke": Key(Number("m", 0, open_minimum=True), "stroke limit (targets and commands)"),
+    "force": Key(Number("N", 0, open_minimum=True), "load limit (measured: the site holds until an operator clears "
+                 "it)"),
 })
+GATE = Schema("gate", "The site's gate: limits of every command to the actuators besides each one's stroke and force "
+              "(docs/security.md); each one number for every actuator or a list with one per actuator.", {
+                  "increment": Key(Numbers("m", (0, 1), Number(minimum=0, open_minimum=True)), "largest command "
+                                   "change per control sample, from the measured stroke"),
+                  "velocity": Key(Numbers("m/s", (0, 1), Number(minimum=0, open_minimum=True)), "largest command "
+                                  "speed from the measured stroke, over the site's control sample"),
+                  "start_tolerance": Key(Number("m", 0), "the actuators' largest distance from the test's start (zero "
+                                         "strokes) at the reading at rest; farther, the site refuses to start",
+                                         default=1e-3),
+              })
 CONFIG = Schema("experimental", "An experimental site: a setup, one table per actuator (compensator, limits, guard), "
                 "forces from the load cells or (maRTHS) the frame model, m control samples per step.", {
                     "dt": Key(Number("s", 0, open_minimum=True), "control sample", required=True),
@@ -43,6 +54,7 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                                              "control cannot probe"),
                     "frame": Key(Table(physical_frame.CONFIG), "the maRTHS feedback-force frame model"),
                     "backend": Key(BACKEND, "the control backend", required=True),
+                    "gate": Key(Table(GATE), "the gate's limits of every command (increment, velocity) and the start"),
                     "record": Key(Text(), "the site's record (HDF5, appended every 65,536 samples and at close), in the "
                                   "configuration's folder"),
                     "command_generation": Key(command_generation.CONFIG, "targets of the control samples",

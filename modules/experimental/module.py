@@ -26,6 +26,8 @@ Config table (a generic site: any setup, one actuator table each, forces from th
     signs = [1, 1]                              # optional: coordinator sign -> rig sign, per DOF
     actuators = [{compensator = {kind = "none"}, stroke = 0.1, force = 2e5,    # one table per actuator: its
                   guard = {tracking = 5.0}}, ...]                              # compensator, limits (m, N), guard
+    gate = {increment = 0.002, velocity = 0.1, start_tolerance = 0.001}       # optional: the gate's limits of every
+                                                # command (m per sample, m/s) and of the start (m; gate.py)
     initial_stiffness = [[..], [..]]            # optional: the pre-test's r = K d when the control cannot probe
     backend = {plant = {...}}                   # a plant config (virtual lab): the lab in this process; a
                                                 # specimen with coordinates = "dofs" and no setup takes the site's
@@ -80,6 +82,7 @@ from hybridsim.modules.experimental.config import (CONFIG, actuator_tables, comm
                                                    output_path, site_setup, step_samples)
 from hybridsim.modules.experimental.controls import OpenContext, check_control, named, open_control
 from hybridsim.modules.experimental.forces import CANNOT_PROBE
+from hybridsim.modules.experimental.gate import Interlock
 from hybridsim.modules.experimental.records import SiteRecords
 from hybridsim.modules.experimental.site import build_site, prime_site
 from hybridsim.modules.experimental.stepping import Lockstep, OwnClock
@@ -119,6 +122,8 @@ class ExperimentalModule(StepLedger):
         self.records_: SiteRecords | None = None
         self._n = -1
         self._control_stack = contextlib.ExitStack()
+        self.interlock = Interlock()
+        """the site's hold: it outlives sessions, restores and reconnections until an operator clears it"""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> ExperimentalModule:
@@ -142,7 +147,7 @@ class ExperimentalModule(StepLedger):
     @property
     def _plant(self) -> Any:
         """The plant module a plant daemon control drives (None: no such control)."""
-        return getattr(getattr(self.site, "backend", None), "module", None)
+        return None if self.site is None or self.site.backend is None else self.site.backend.plant
 
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, own_clock=self.clock_settings is not None,
@@ -185,7 +190,8 @@ class ExperimentalModule(StepLedger):
         control = open_control(self.config["backend"], OpenContext(
             self.control_dt, self._control_stack, self.base_dir, setup if isinstance(setup, Mapping) else None,
             session.records, samples, session.iterating, self.actuators))
-        site = build_site(self.config, control, record=session.records or self.record_path is not None)
+        site = build_site(self.config, control, record=session.records or self.record_path is not None,
+                          interlock=self.interlock)
         generator = command_generator(self.config, self.clock_settings, samples)
         if self.clock_settings is None:
             self.stepping = Lockstep(site, generator, session.dt, len(self.dofs))
@@ -286,4 +292,9 @@ class ExperimentalModule(StepLedger):
 
     def _load_state(self, state: object) -> None:
         assert self.stepping is not None and isinstance(state, dict)
+        try:
+            measured = state["site"]["measured_mm"]
+        except (KeyError, TypeError):
+            raise ModuleError("experimental module: the checkpoint has no measured strokes; refused, nothing moved")
+        self.site.backend.check_restore(measured)
         self.stepping.set_state(state)

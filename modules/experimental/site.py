@@ -1,4 +1,4 @@
-"""The experimental site: setup + one compensator per actuator + control + force source.
+"""The experimental site: setup + one compensator per actuator + control (behind its gate) + force source.
 
 One control sample per :meth:`ExperimentalSite.advance`: the interface target becomes the setup's DOFs (the
 force source says how), the setup's forward map gives one target stroke per actuator, each actuator's
@@ -7,9 +7,9 @@ strokes measured at its end (and its load cells), the setup's inverse gives the 
 source the interface displacements and forces.  :meth:`ExperimentalSite.start` is the reading at rest.
 
 Interface values are multiplied by ``signs`` (+-1 per interface DOF) to get the rig's own sign convention;
-forces use the same signs.  The compensators see millimetres, the rest is SI.  Per actuator, a target stroke
-beyond ``stroke_limits`` or a measured load beyond ``force_limits`` stops the site
-(:class:`ActuatorLimitExceeded`) before the command is sent.  :func:`build_site` assembles a site from its
+forces use the same signs.  The compensators see millimetres, the rest is SI.  The site reaches its control
+only through its gate (:mod:`hybridsim.modules.experimental.gate`), which applies every actuator limit before
+a command is sent (:class:`ActuatorLimitExceeded`).  :func:`build_site` assembles a site from its
 validated config (:mod:`hybridsim.modules.experimental.config`).
 """
 
@@ -27,6 +27,7 @@ from hybridsim.modules.experimental.config import actuator_tables, interface_dof
 from hybridsim.modules.experimental.controls import Control
 from hybridsim.modules.experimental.controls.at_rest import AtRest
 from hybridsim.modules.experimental.forces import ForceSource, LoadCells
+from hybridsim.modules.experimental.gate import ActuatorLimitExceeded, Gate, Interlock
 from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
 from hybridsim.modules.experimental.physical_frame import FrameFeedback
 from hybridsim.modules.experimental.records import SiteRecord
@@ -34,10 +35,6 @@ from hybridsim.modules.experimental.setups.base import Setup
 from hybridsim.wire.contract import ModuleError
 
 MM_PER_M = 1000.0
-
-
-class ActuatorLimitExceeded(ModuleError):
-    """A target stroke or a measured load beyond an actuator's limit: the site stops before sending it."""
 
 
 @dataclass(frozen=True)
@@ -51,12 +48,10 @@ class SiteResponse:
 
 
 class ExperimentalSite:
-    """Setup + compensators + control + force source, advanced one control sample at a time."""
+    """Setup + compensators + gated control + force source, advanced one control sample at a time."""
 
-    def __init__(self, setup: Setup, compensators: Sequence[Compensator], forces: ForceSource,
-                 backend: Control, signs: Sequence[float],
-                 stroke_limits: Sequence[float] | None = None, force_limits: Sequence[float] | None = None,
-                 record: bool = True) -> None:
+    def __init__(self, setup: Setup, compensators: Sequence[Compensator], forces: ForceSource, backend: Gate,
+                 signs: Sequence[float], record: bool = True) -> None:
         if len(compensators) != setup.actuators:
             raise ValueError(f"the setup has {setup.actuators} actuators: give one compensator per actuator, "
                              f"not {len(compensators)}")
@@ -64,15 +59,11 @@ class ExperimentalSite:
         self.compensators = tuple(compensators)
         self.forces = forces
         self.backend = backend
+        """the gate, the site's only way to its control"""
         self.signs = np.asarray(signs, float)
         if self.signs.ndim != 1 or not np.all(np.abs(self.signs) == 1.0):
             raise ValueError("signs: one factor of +1 or -1 per interface DOF")
         n = setup.actuators
-        self.stroke_limits = np.full(n, np.inf) if stroke_limits is None else np.asarray(stroke_limits, float)
-        self.force_limits = np.full(n, np.inf) if force_limits is None else np.asarray(force_limits, float)
-        if np.any(np.isfinite(self.force_limits)) and not setup.actuator_cells:
-            raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
-                             f"{setup.cells} others), so there is no actuator load to limit")
         self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells, keep=record)
         self.sample = -1
         """the last measured sample (-1: not started)"""
@@ -80,31 +71,32 @@ class ExperimentalSite:
         self._commands_mm = np.zeros(n)
 
     def start(self) -> SiteResponse:
-        """The reading at rest (sample 0), before any command."""
+        """The reading at rest (sample 0), before any command: the control's read request, nothing moves."""
         if self.sample != -1:
             raise RuntimeError("the site has already started")
         strokes, loads = self.backend.read()
         self.sample = 0
         self._measured_mm = strokes * MM_PER_M
         self.record.rest(self._measured_mm, loads)
-        return self._respond(strokes, loads)
+        if self.backend.tripped is not None:
+            raise self.backend.trip()
+        displacement, force = self.forces.respond(strokes, loads)
+        return SiteResponse(self.signs * displacement, self.signs * force)
 
     def advance(self, target: np.ndarray) -> SiteResponse:
-        """Move toward the interface ``target`` for one sample; return what was measured."""
+        """Move toward the interface ``target`` for one sample, through the gate; return what was measured."""
         targets = self.setup.strokes((target * self.signs)[self.forces.setup_dofs])
-        if np.any(np.abs(targets) > self.stroke_limits):
-            raise self._beyond(targets)
         targets_mm = targets * MM_PER_M
         commands_mm = self._commands_mm
         for i, compensator in enumerate(self.compensators):
             commands_mm[i] = compensator.command(float(targets_mm[i]), float(self._measured_mm[i]))
-        strokes, loads = self.backend.command(commands_mm / MM_PER_M)
+        strokes, loads = self.backend.command(commands_mm / MM_PER_M, targets)
         self._measured_mm = strokes * MM_PER_M
         self.sample += 1
         self.record.sample(self.sample, targets_mm, commands_mm, self._measured_mm, loads)
-        if np.any(np.abs(loads[:len(self.force_limits)]) > self.force_limits):
-            raise self._overload(loads)
-        displacement, force = self.forces.respond(strokes, loads)  # as _respond, without a call of this file
+        if self.backend.tripped is not None:
+            raise self.backend.trip()
+        displacement, force = self.forces.respond(strokes, loads)
         return SiteResponse(self.signs * displacement, self.signs * force)
 
     def probe(self, command: np.ndarray) -> SiteResponse:
@@ -112,24 +104,6 @@ class ExperimentalSite:
         recorded."""
         displacement, force = self.forces.probe(command * self.signs)
         return SiteResponse(self.signs * displacement, self.signs * force)
-
-    def _respond(self, strokes: np.ndarray, loads: np.ndarray) -> SiteResponse:
-        """The interface response of a measurement (a load beyond its limit stops the site)."""
-        if np.any(np.abs(loads[:len(self.force_limits)]) > self.force_limits):
-            raise self._overload(loads)
-        displacement, force = self.forces.respond(strokes, loads)
-        return SiteResponse(self.signs * displacement, self.signs * force)
-
-    def _overload(self, loads: np.ndarray) -> ActuatorLimitExceeded:
-        i = int(np.flatnonzero(np.abs(loads[:len(self.force_limits)]) > self.force_limits)[0])
-        return ActuatorLimitExceeded(f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit "
-                                     f"{self.force_limits[i]:.6g} N at sample {self.sample}")
-
-    def _beyond(self, targets: np.ndarray) -> ActuatorLimitExceeded:
-        i = int(np.flatnonzero(np.abs(targets) > self.stroke_limits)[0])
-        return ActuatorLimitExceeded(f"actuator {i + 1}: target stroke {targets[i] * 1e3:.4g} mm beyond its limit "
-                                     f"{self.stroke_limits[i] * 1e3:.4g} mm at sample {self.sample + 1}; nothing "
-                                     "was sent")
 
     def commit(self) -> None:
         self.backend.commit()
@@ -146,12 +120,13 @@ class ExperimentalSite:
         for compensator, s in zip(self.compensators, state["compensators"]):
             compensator.set_state(s)
         self.forces.set_state(state["feedback"])
-        self.backend.set_state(state["backend"])
+        self.backend.set_state(state["backend"], self._measured_mm / MM_PER_M, self.sample)
 
 
 def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequence[Compensator] | None = None,
-               record: bool = True) -> ExperimentalSite:
-    """The site a validated config describes, around ``backend``; ``compensators`` replace the config's own (and
+               record: bool = True, interlock: Interlock | None = None) -> ExperimentalSite:
+    """The site a validated config describes, its control ``backend`` behind the gate of the actuators' limits
+    (``interlock``: the site's hold, which outlives the site); ``compensators`` replace the config's own (and
     its guards) if given; ``record``: it logs every sample (:class:`SiteRecord`)."""
     try:
         dt = float(config["dt"])
@@ -160,13 +135,21 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
         if compensators is None:
             compensators = [_guarded(t.get("guard"), build_compensator(t.get("compensator", {"kind": "none"})), dt,
                                      i) for i, t in enumerate(tables, start=1)]
-        limits = [[float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")]
+        limits = {key: [float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")}
+        gate_table = config.get("gate", {})
+        limits.update({key: np.broadcast_to(np.asarray(gate_table.get(key, np.inf), float), (setup.actuators,))
+                       for key in ("increment", "velocity")})
+        if np.any(np.isfinite(limits["force"])) and not setup.actuator_cells:
+            raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
+                             f"{setup.cells} others), so there is no actuator load to limit")
+        gate = Gate(backend, setup.actuators, dt, interlock=interlock,
+                    start_tolerance=float(gate_table.get("start_tolerance", 1e-3)), **limits)
         if "frame" in config:
             forces: ForceSource = FrameFeedback.of(config, setup, dt)
         else:
-            forces = LoadCells(setup, getattr(backend, "probe", None), _stiffness(config, len(setup.dofs)))
+            forces = LoadCells(setup, gate.probe, _stiffness(config, len(setup.dofs)))
         signs = config.get("signs", (1.0,) * len(interface_dofs(config, setup)))
-        return ExperimentalSite(setup, compensators, forces, backend, signs, *limits, record=record)
+        return ExperimentalSite(setup, compensators, forces, gate, signs, record=record)
     except KeyError as exc:
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
     except (TypeError, ValueError) as exc:

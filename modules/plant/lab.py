@@ -41,6 +41,9 @@ class LabSpecimen(Protocol):
 class VirtualLab:
     """An emulated lab: ``drive`` commands (m), get measured strokes (m) and load-cell forces (N)."""
 
+    REWINDS = True
+    """its actuators go back with a state it is given (they are virtual)"""
+
     def __init__(self, actuators: Actuators, strokes: Sensor, daq: CommandDaq, units_per_metre: float = 1000.0,
                  specimen: LabSpecimen | None = None, load_cells: Sensor | None = None) -> None:
         self.actuators = actuators

@@ -272,6 +272,16 @@ def build_side(spec: RunSpec, compensators: Sequence[Compensator] | None = None
     return InProcessSide(site, iterative=spec.iterative), site
 
 
+def _diverged(numerical: np.ndarray, tick: int | None) -> None:
+    """Stop the run at the first tick whose numerical response is not finite (``tick``: the loop's target of that
+    tick is not finite, whatever the logged DOFs say)."""
+    rows = np.flatnonzero(~np.isfinite(numerical).all(axis=1))
+    first = int(rows[0]) if rows.size else tick
+    if first is not None:
+        raise RunStopped(f"the loop diverged: the numerical substructure's response is not finite from "
+                         f"t = {first / parts.SAMPLE_RATE:.4f} s (tick {first}) on")
+
+
 def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
     """Run the loop of §12 against ``side``; returns the structural logs (numerical, estimate, feedback, ag)."""
     n = spec.ticks()
@@ -291,16 +301,15 @@ def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
         numerical[k] = state[outputs]
         estimate[k] = response.displacement
         forces[k] = response.force
+        if not np.isfinite(state[interface]).all():  # diverged: no target goes to the site (its gate refuses it)
+            _diverged(numerical[:k + 1], k)
         if not spec.iterative:
             response = side.trial(state[interface])
             side.commit()
     if spec.iterative:  # the last target still goes through the site, as in the explicit loop
         side.trial(state[interface])
         side.commit()
-    diverged = np.flatnonzero(~np.isfinite(numerical).all(axis=1))
-    if diverged.size:
-        raise RunStopped(f"the loop diverged: the numerical substructure's response is not finite from "
-                         f"t = {diverged[0] / parts.SAMPLE_RATE:.4f} s (tick {diverged[0]}) on")
+    _diverged(numerical, None)
     return {"numerical": numerical, "estimate": estimate, "feedback": forces, "ground_acceleration": ag}
 
 

@@ -1,5 +1,5 @@
-"""A module (a plant daemon, a lab's controller behind a protocol client) driven one step per control sample:
-what the ``address``, ``daemon`` and ``generic_tcp`` controls share."""
+"""A plant module (a plant daemon) driven one step per control sample: what the ``address`` and ``daemon`` controls
+share."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ class SteppedModule:
     after step 1) is refused, so a session with an iterating integrator (``Session.iterating``) keeps
     it at every step from the start (:meth:`expect_steps`).
     """
+
+    REWINDS = True
+    """a plant goes back with a state it is given (its actuators are virtual)"""
 
     def __init__(self, module: Module, sample_period: float, channels: int = 2) -> None:
         self.module = module

@@ -359,6 +359,9 @@ class _ControllerClient(_Client):
             self.command = Command(time, parts["disp"])
             self.session.propose(self.command, execute=True, commit_first=True)
         elif action == codec.GET_DAQ:
+            if self.session.executed is None:  # a reading before any command: the module's reading at rest
+                self.command = Command(0.0, np.zeros(self.session.n))
+                self.session.propose(self.command, execute=True)
             self.send(codec.pack_parts(self.daq(), sizes.daq, 0, sizes.data_size))
         elif action == codec.COMMIT:
             self.session.commit()

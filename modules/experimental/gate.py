@@ -1,0 +1,195 @@
+"""The site's gate: the one holder of its control, through which every command and reading passes.
+
+Whatever asks the actuators to move (a step from any channel or protocol, the site clock's predictions and
+held samples, a step taken back, the end of a session) reaches the control only through :meth:`Gate.command`,
+which applies every limit of the actuators before anything is sent:
+
+- a target or command that is not finite (NaN, Inf);
+- ``stroke``: |target stroke| and |command| per actuator (m);
+- ``increment``: |command - measured stroke| per control sample (m), from the position the control last
+  measured (never from a position a client claims);
+- ``velocity``: |command - measured stroke| / dt (m/s), dt the site's own control sample (never a client's dt);
+- ``force``: the load cell measured after a sample (N): beyond it the site is held.
+
+A hold (an :class:`Interlock`) lasts until an operator clears it at the site: across samples, steps taken
+back, restores, sessions and reconnections (the interlock belongs to the site, not to a session).  Reading
+(:meth:`Gate.read`) asks the control for its measurement only; it never commands.  A checkpoint's position
+is checked before the site is restored to it (:meth:`Gate.check_restore`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.experimental.controls.base import Control
+from hybridsim.wire.contract import ModuleError
+
+log = logging.getLogger("hybridsim.site")
+
+
+class ActuatorLimitExceeded(ModuleError):
+    """A target, a command or a measured load beyond an actuator's limit: the site stops before sending it."""
+
+
+class Interlock:
+    """The site's hold: once set (a measured overload), every command is refused until an operator clears it."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def hold(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
+
+    def check(self) -> None:
+        if self.reason is not None:
+            raise ActuatorLimitExceeded(f"the site is held since {self.reason}; an operator clears the hold at the "
+                                        "site, nothing moves until then")
+
+    def clear(self, operator: str) -> str | None:
+        """Clear the hold (logged with ``operator``); the reason it had."""
+        reason, self.reason = self.reason, None
+        if reason is not None:
+            log.warning("site hold cleared by %s (it was: %s)", operator, reason)
+        return reason
+
+
+def _limits(values: Sequence[float] | None, n: int) -> np.ndarray:
+    return np.full(n, np.inf) if values is None else np.asarray(values, float)
+
+
+class Gate:
+    """``control`` behind the limits of ``actuators`` actuators (each limit one value per actuator, inf: none);
+    ``sample_period``: the site's control sample (s), the velocity limit's dt."""
+
+    def __init__(self, control: Control, actuators: int, sample_period: float,
+                 stroke: Sequence[float] | None = None, force: Sequence[float] | None = None,
+                 increment: Sequence[float] | None = None, velocity: Sequence[float] | None = None,
+                 interlock: Interlock | None = None, start_tolerance: float = np.inf) -> None:
+        self._control = control
+        self.stroke = _limits(stroke, actuators)
+        self.force = _limits(force, actuators)
+        self.step = np.minimum(_limits(increment, actuators), _limits(velocity, actuators) * sample_period)
+        """the largest move per sample from the measured stroke (m): increment and velocity dt"""
+        self.interlock = interlock or Interlock()
+        self.start_tolerance = start_tolerance
+        """m: the largest distance of an actuator from zero at the first reading"""
+        self.measured: np.ndarray | None = None
+        """the strokes the control measured last (m); None before the first reading"""
+        self.sample = 0
+        """samples commanded since the reading at rest (for messages)"""
+        self.tripped: str | None = None
+        """why the last measurement put the site on hold (None: it did not)"""
+        self.probe = getattr(control, "probe", None)
+        """the control's quasi-static probe (a virtual lab's specimen), if it has one: nothing moves"""
+
+    # -- the control's verbs, gated -------------------------------------------------------------------------------
+    def read(self) -> tuple[np.ndarray, np.ndarray]:
+        """The strokes (m) and loads (N) now, by the control's read request (nothing moves)."""
+        strokes, loads = self._control.read()
+        away = np.flatnonzero(np.abs(strokes) > self.start_tolerance) if self.measured is None else ()
+        if len(away):
+            i = int(away[0])
+            raise ModuleError(f"experimental module: actuator {i + 1} is at {strokes[i] * 1e3:.4g} mm and the test "
+                              f"starts at 0 mm (within start_tolerance = {self.start_tolerance * 1e3:.4g} mm): bring "
+                              "the actuators there at the lab's controller, then open the session again; nothing "
+                              "was sent")
+        self.measured = np.array(strokes, float)
+        if np.any(np.abs(loads[:self.force.size]) > self.force):
+            self._overloaded(loads)
+        return strokes, loads
+
+    def command(self, commands: np.ndarray, targets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Hold ``commands`` (m) over one sample if every limit allows them (``targets``: the target strokes they
+        compensate, m, checked against the stroke limit too); what the control measured at its end."""
+        self.interlock.check()
+        sample = self.sample + 1
+        for what, values in (("target stroke", targets), ("command", commands)):
+            if values is None:
+                continue
+            if not np.all(np.isfinite(values)):
+                raise ActuatorLimitExceeded(f"a {what} is not finite ({values.tolist()}) at sample {sample}; nothing "
+                                            "was sent")
+            beyond = np.flatnonzero(np.abs(values) > self.stroke)
+            if beyond.size:
+                i = int(beyond[0])
+                raise ActuatorLimitExceeded(f"actuator {i + 1}: {what} {values[i] * 1e3:.4g} mm beyond its limit "
+                                            f"{self.stroke[i] * 1e3:.4g} mm at sample {sample}; nothing was sent")
+        if self.measured is not None:
+            jump = np.abs(commands - self.measured)
+            over = np.flatnonzero(jump > self.step)
+            if over.size:
+                i = int(over[0])
+                raise ActuatorLimitExceeded(f"actuator {i + 1}: command {commands[i] * 1e3:.4g} mm is "
+                                            f"{jump[i] * 1e3:.4g} mm from its measured stroke "
+                                            f"{self.measured[i] * 1e3:.4g} mm, beyond {self.step[i] * 1e3:.4g} mm "
+                                            f"per sample (increment, velocity) at sample {sample}; nothing was sent")
+        strokes, loads = self._control.command(commands)
+        self.sample = sample
+        self.measured = np.array(strokes, float)
+        if np.any(np.abs(loads[:self.force.size]) > self.force):  # (no call of this file on the way: one crossing)
+            self._overloaded(loads)
+        return strokes, loads
+
+    def _overloaded(self, loads: np.ndarray) -> None:
+        """A load beyond its limit holds the site (:attr:`tripped` says why: the site keeps the sample's record,
+        then stops with :meth:`trip`)."""
+        i = int(np.flatnonzero(np.abs(loads[:self.force.size]) > self.force)[0])
+        self.tripped = (f"actuator {i + 1}: load cell reads {loads[i]:.6g} N, beyond its limit {self.force[i]:.6g} N "
+                        f"at sample {self.sample}")
+        self.interlock.hold(self.tripped)
+
+    def trip(self) -> ActuatorLimitExceeded:
+        """The refusal of the sample that put the site on hold."""
+        reason, self.tripped = self.tripped, None
+        return ActuatorLimitExceeded(str(reason))
+
+    def commit(self) -> None:
+        self._control.commit()
+
+    def state(self) -> Any:
+        return self._control.state()
+
+    def set_state(self, state: Any, measured: np.ndarray, sample: int) -> None:
+        """The control taken back to ``state`` (a trial discarded, a checkpoint restored) at ``sample`` where it had
+        measured ``measured`` (m); a control whose actuators go back with it (a virtual lab, a plant daemon:
+        ``REWINDS``) is there again, another (a lab's controller) stays where it measured last."""
+        self._control.set_state(state)
+        self.sample = sample
+        if getattr(self._control, "REWINDS", False):
+            self.measured = np.array(measured, float)
+
+    def check_restore(self, measured_mm: Sequence[float]) -> None:
+        """Refuse a checkpoint whose measured strokes (mm) are not one finite value per actuator within the stroke
+        limits."""
+        values = np.asarray(measured_mm, float)
+        if values.shape != self.stroke.shape or not np.all(np.isfinite(values)):
+            raise ModuleError(f"experimental module: the checkpoint's measured strokes {values.tolist()} are not one "
+                              f"finite value per actuator ({self.stroke.size}); refused, nothing moved")
+        beyond = np.flatnonzero(np.abs(values) / 1e3 > self.stroke)
+        if beyond.size:
+            i = int(beyond[0])
+            raise ModuleError(f"experimental module: the checkpoint puts actuator {i + 1} at {values[i]:.4g} mm, beyond "
+                              f"its limit {self.stroke[i] * 1e3:.4g} mm; refused, nothing moved")
+
+    def close(self) -> dict[str, float]:
+        return self._control.close()
+
+    def records(self, since: int, final: bool) -> Any:
+        """The control's own records (a plant daemon's DAQ log)."""
+        own = getattr(self._control, "records", None)
+        return [] if own is None else own(since, final)
+
+    def checkpoint_state(self) -> Any:
+        own = getattr(self._control, "checkpoint_state", None)
+        return self._control.state() if own is None else own()
+
+    @property
+    def plant(self) -> Any:
+        """The plant module a plant daemon control steps (its figures; None for other controls)."""
+        return getattr(self._control, "module", None)

@@ -1,0 +1,171 @@
+"""Nothing reaches an actuator but through the site's gate (issue 31), each path against a real controller process
+that logs every command it receives (logging_controller.py, an ECGenericTCP server): the assertions are on the
+largest command and the largest single-sample jump that controller ever received."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hybridsim.modules.registry import build_module
+from hybridsim.wire.contract import Command, ModuleError, Session
+
+CONTROLLER = Path(__file__).with_name("logging_controller.py")
+STROKE, INCREMENT, FORCE = 0.010, 0.002, 150.0
+"""the actuator's limits in these tests: m, m per sample, N (the controller's load cell reads 1e5 N/m x stroke)"""
+
+
+@pytest.fixture
+def controller(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, Path]]:
+    """A logging controller whose actuator stands at ``request.param`` m (0 unless parametrized)."""
+    log = tmp_path / "commands.jsonl"
+    process = subprocess.Popen([sys.executable, str(CONTROLLER), str(log), str(getattr(request, "param", 0.0))],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(process.stdout.readline())
+        yield f"127.0.0.1:{port}", log
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def received(log: Path) -> np.ndarray:
+    """Every command the controller received (m), in order."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return np.array([json.loads(line)[0] for line in lines])
+
+
+def largest_jump(log: Path, start: float = 0.0) -> float:
+    commands = received(log)
+    return float(np.max(np.abs(np.diff(np.concatenate(([start], commands)))))) if commands.size else 0.0
+
+
+def site(address: str, **extra) -> object:
+    actuator = {"stroke": STROKE, "force": FORCE, **extra.pop("actuator", {})}
+    gate = {"increment": INCREMENT, **extra.pop("gate", {})}
+    return build_module("experimental", {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"},
+                                         "actuators": [actuator], "gate": gate, "initial_stiffness": [[1e5]],
+                                         "backend": {"generic_tcp": address, "channels": 1}, **extra})
+
+
+def steps(module, targets, first: int = 1, dt: float = 0.01, step: int | None = None) -> list:
+    """Steps to ``targets`` (m) at t = first dt, (first + 1) dt, ..; step IDs from ``step`` (default: first)."""
+    results = []
+    for j, target in enumerate(targets):
+        k, n = (first if step is None else step) + j, first + j
+        module.propose(k, Command(n * dt, np.array([target])))
+        results.append(module.execute(k))
+        module.commit(k)
+    return results
+
+
+def at_rest(module, step: int = 0) -> None:
+    module.propose(step, Command(0.0, np.zeros(1)))
+    module.execute(step)
+    module.commit(step)
+
+
+@pytest.mark.parametrize("controller", [0.040], indirect=True)
+def test_a_new_session_reads_without_moving_and_refuses_to_start_away_from_the_start(controller) -> None:
+    """Before: the site read the actuators by commanding zero, a 40 mm jump in one sample."""
+    address, log = controller
+    module = site(address)
+    module.open(Session(0.01, ("u",)))
+    with pytest.raises(ModuleError, match="actuator 1 is at 40 mm and the test starts at 0 mm"):
+        at_rest(module)
+    module.close()
+    assert received(log).size == 0  # nothing was commanded: the reading is the controller's response request
+
+
+def test_every_command_is_within_the_stroke_and_the_increment_from_the_measured_stroke(controller) -> None:
+    address, log = controller
+    module = site(address, actuator={"force": 1e4})
+    module.open(Session(0.01, ("u",)))
+    at_rest(module)
+    steps(module, [0.001, 0.0025, 0.004])
+    with pytest.raises(ModuleError, match="beyond 2 mm per sample"):
+        steps(module, [0.0075], first=4)  # 3.5 mm from the measured 4 mm
+    module.close()
+    module = site(address, actuator={"force": 1e4})  # a new session: from where it is (4 mm)
+    module.open(Session(0.01, ("u",)))
+    with pytest.raises(ModuleError, match="actuator 1 is at 4 mm"):
+        at_rest(module)
+    module.close()
+    module = site(address, gate={"start_tolerance": 0.005}, actuator={"force": 1e4})  # a lab that declares it starts there
+    module.open(Session(0.01, ("u",)))
+    at_rest(module)
+    steps(module, [0.0055, 0.0075, 0.0095])
+    with pytest.raises(ModuleError, match="target stroke 10.5 mm beyond its limit 10 mm"):
+        steps(module, [0.0105], first=4)
+    module.close()
+    assert np.abs(received(log)).max() <= STROKE and largest_jump(log) <= INCREMENT * (1 + 1e-12)
+
+
+def move_at_the_lab(address: str, position: float) -> None:
+    """The lab's own console moves the actuator (a command that does not come from the site)."""
+    import struct
+
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=10.0) as console:
+        console.sendall(struct.pack("=11i", 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 4) + np.array([3.0, position, 0.0, 0.0])
+                        .tobytes() + np.array([99.0, 0.0, 0.0, 0.0]).tobytes())
+        console.recv(1)  # the controller closes after 99
+
+
+def test_a_measured_overload_holds_the_site_across_sessions_until_an_operator_clears_it(controller) -> None:
+    """Before: closing and opening a session lifted the hold."""
+    address, log = controller
+    module = site(address, gate={"start_tolerance": 0.005})
+    module.open(Session(0.01, ("u",)))
+    at_rest(module)
+    with pytest.raises(ModuleError, match="load cell reads 160 N, beyond its limit 150 N"):
+        steps(module, [0.0008, 0.0016])
+    module.close()
+    sent = received(log).size
+    module.open(Session(0.01, ("u",)))
+    with pytest.raises(ModuleError, match="load cell reads 160 N"):  # still overloaded: it does not start
+        at_rest(module, 10)
+    module.close()
+    move_at_the_lab(address, 0.0)  # the operator unloads the specimen at the lab's controller
+    module.open(Session(0.01, ("u",)))
+    at_rest(module, 20)  # reading is allowed while held: nothing moves
+    with pytest.raises(ModuleError, match="the site is held since actuator 1: load cell reads 160 N"):
+        steps(module, [0.0008], step=21)
+    module.close()
+    assert received(log).size == sent + 1  # only the lab's own command reached the controller while held
+    assert module.interlock.clear("the test's operator") is not None
+    module.open(Session(0.01, ("u",)))
+    at_rest(module, 30)
+    steps(module, [0.0008, 0.0], step=31)
+    module.close()
+    assert received(log)[-2:].tolist() == [0.0008, 0.0]
+
+
+def test_the_site_clock_s_predictions_pass_the_gate(controller) -> None:
+    """Before: the limits checked the targets that arrived, not the commands the clock made: a predictor past
+    the stroke limit reached the controller after the coordinator stopped sending."""
+    address, log = controller
+    module = site(address, actuator={"force": 1e4}, gate={"increment": 0.01}, clock="own", dt=0.001,
+                  command_generation={"scheme": "predictor-corrector", "order": 2})
+    dt = 0.005  # five control samples of 1 ms per step
+    module.open(Session(dt, ("u",)))
+    at_rest(module)
+    ramp = [0.0015 * k for k in range(1, 7)]  # to 9 mm; then nothing: the clock predicts on toward 10.35 mm
+    for k, target in enumerate(ramp, start=1):
+        module.propose(k, Command(k * dt, np.array([target])))
+        module.execute(k)
+        module.commit(k)
+    time.sleep(0.1)  # the coordinator is gone: the clock predicts step 7 until it holds at 0.9 of it
+    module.propose(7, Command(7 * dt, np.array([ramp[-1]])))
+    with pytest.raises(ModuleError, match=r"target stroke 10\.\d+ mm beyond its limit 10 mm"):
+        module.execute(7)
+    module.close()
+    assert np.abs(received(log)).max() <= STROKE
