@@ -1,7 +1,10 @@
-"""The experimental site: transfer-system kinematics, compensators, control backend, feedback force.
+"""The experimental site: OpenFresco's families (setups, controls, compensators) composed by the site behind its gate.
 
-kinematics      the maRTHS coupler: frame (x, theta) <-> actuator strokes
-compensators/   delay compensators behind one interface (none, RLS-AC, ...)
-physical_frame  the frame model that turns measured motion into feedback forces
-site            one site: coupler + a compensator per actuator + backend + feedback force
+module          the site behind the module interface (sessions, the ledger's hooks, checkpoints)
+config          its declared table and what follows from it
+site, gate      one control sample (setup -> compensators -> gate -> control -> setup's inverse -> forces)
+stepping        lockstep or the site's own clock (clock, command_generation)
+records         the per-sample record, streamed and filed
+setups/, controls/, compensators/   the families: one file and one registry line per member
+forces, physical_frame, kinematics, guards   load cells, the maRTHS frame model and coupler, runaway guards
 """

@@ -133,7 +133,9 @@ class ModuleServicer:
                         held.run_id or "-", peer)
             self._end_session(f"taken over by a new session from {peer}")
         if self._module_used:
-            self._module = self._factory()
+            previous, self._module = self._module, self._factory()
+            if hasattr(previous, "interlock"):  # a site's hold outlives its sessions (hybridsim.modules.experimental.gate)
+                self._module.interlock = previous.interlock
         self._module_used = True
         self._module.open(session)
         self._session = _Session(secrets.token_hex(8), peer, session.dof_names, session.run_id)
@@ -196,11 +198,12 @@ class ModuleServicer:
             return self._module.describe()
 
     def open_channel_session(self, session: Session, peer: str) -> str:
-        """Open a session as ``Open`` does, for a channel without gRPC; its token."""
+        """Open a session as ``Open`` does, for a channel without gRPC (a lab's protocol); its token.  The same
+        rule on every port: at a site that moves something a protocol session never takes over an open one."""
         with self._lock:
             if self._closed:
                 raise WireRefusal(grpc.StatusCode.FAILED_PRECONDITION, f"site {self.site} is shutting down")
-            return self._open(session, peer)
+            return self._open(session, peer, takeover=False)
 
     def channel_step(self, session_id: str, step: int, commit_step: int | None, command: Command | None,
                      execute: bool) -> StepResult | None:

@@ -169,3 +169,32 @@ def test_the_site_clock_s_predictions_pass_the_gate(controller) -> None:
         module.execute(7)
     module.close()
     assert np.abs(received(log)).max() <= STROKE
+
+
+def test_the_hold_outlives_the_sessions_of_a_site_daemon(controller, tmp_path) -> None:
+    """A site daemon builds a fresh module at every Open: its hold goes to the new one."""
+    from hybridsim.wire.remote import RemoteModule
+    from tests.interop.helpers import site as site_daemon
+
+    address, log = controller
+    config = {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"}, "actuators": [{"stroke": STROKE, "force": FORCE}],
+              "gate": {"increment": INCREMENT, "start_tolerance": 0.005}, "initial_stiffness": [[1e5]],
+              "backend": {"generic_tcp": address, "channels": 1}}
+    with site_daemon(tmp_path, "experimental", config) as lab:
+        remote = RemoteModule(lab.addresses["module"], transport="unary")
+        try:
+            remote.open(Session(0.01, ("u",)))
+            at_rest(remote)
+            with pytest.raises(ModuleError, match="load cell reads 160 N"):
+                steps(remote, [0.0008, 0.0016])
+            remote.close()
+            sent = received(log).size
+            move_at_the_lab(address, 0.0)
+            remote.open(Session(0.01, ("u",)))
+            at_rest(remote, 10)
+            with pytest.raises(ModuleError, match="the site is held since actuator 1: load cell reads 160 N"):
+                steps(remote, [0.0008], step=11)
+            remote.close()
+        finally:
+            remote.disconnect()
+    assert received(log).size == sent + 1  # the lab's own command only

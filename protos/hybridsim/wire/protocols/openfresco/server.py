@@ -150,7 +150,11 @@ class _Client:
                         refusal, sizes)
             return False
         self.sizes = sizes
-        self.session.open()
+        try:
+            self.session.open()
+        except SessionEnded:  # another session is open (logged): answered as any refusal
+            self.refused()
+            return False
         return True
 
     def serve(self) -> None:
