@@ -13,6 +13,7 @@ that its network is trusted (tunnel them, e.g. over SSH or WireGuard).
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import threading
@@ -76,9 +77,22 @@ def connect(address: str, deadline_s: float, label: str) -> socket.socket:
     return connection
 
 
+MAX_CONNECTIONS = 8
+"""connections one protocol listener serves at once; another is closed at once (logged), so that a client opening
+many cannot exhaust the site's threads and file descriptors (a session needs one)"""
+IDLE_TIMEOUT_S = 600.0
+"""a connection that sends nothing for this long is closed: a half-open one whose peer is gone without a word"""
+ACCEPT_RETRY_S = 0.1
+"""after an accept refused for want of resources, the listener waits this long (s) and accepts again"""
+_SCARCE = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+"""accept errors that pass (a file descriptor or memory frees up): the listener keeps listening"""
+
+
 class ProtocolServer:
     """Serves one protocol on ``listen`` (HOST:PORT, port 0: a free one): one thread per connection runs
-    ``handle(connection, peer)``; the connection is closed when it returns or raises."""
+    ``handle(connection, peer)``; the connection is closed when it returns or raises, or after
+    :data:`IDLE_TIMEOUT_S` of silence; at most :data:`MAX_CONNECTIONS` at once; an accept that fails for want of
+    file descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) is tried again, never ends the listener."""
 
     def __init__(self, name: str, listen: str, handle: Callable[[socket.socket, str], None]) -> None:
         host, _, port = listen.rpartition(":")
@@ -97,15 +111,32 @@ class ProtocolServer:
         self._thread.start()
 
     def _accept(self) -> None:
+        scarce = False
         while True:
             try:
                 connection, peer = self._listener.accept()
-            except OSError:
-                return  # the listener was closed
+            except OSError as exc:
+                if exc.errno not in _SCARCE:
+                    return  # the listener was closed
+                if not scarce:  # once per shortage, not at every retry
+                    log.warning("%s: cannot accept a connection: %s; trying again every %g s", self.name,
+                                exc.strerror, ACCEPT_RETRY_S)
+                scarce = True
+                time.sleep(ACCEPT_RETRY_S)
+                continue
+            scarce = False
+            with self._lock:
+                full = len(self._connections) >= MAX_CONNECTIONS
+                if not full:
+                    self._connections.add(connection)
+            if full:
+                log.warning("%s: connection from %s:%s refused: %d connections are open, the most a listener serves",
+                            self.name, peer[0], peer[1], MAX_CONNECTIONS)
+                close_socket(connection)
+                continue
+            connection.settimeout(IDLE_TIMEOUT_S)
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             quickack(connection)
-            with self._lock:
-                self._connections.add(connection)
             threading.Thread(target=self._serve, args=(connection, f"{peer[0]}:{peer[1]}"),
                              name=f"{self.name}-{peer[1]}", daemon=True).start()
 
