@@ -124,6 +124,8 @@ class Recorder:
         """requests sent to the writer (its numbers for them: 1, 2, ...)"""
         self._closed = False
         """the writer has closed the file, or has ended"""
+        self._writer_lost = False
+        """the writer ended without closing the file"""
         self._window: RowWindow | None = None
         self._observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None
         self._ring: dict[str, np.ndarray] = {}
@@ -251,6 +253,8 @@ class Recorder:
         self._send_rows()
         self._send(("close", status, summary, stop), queued=False)
         self._wait(lambda: self._closed)
+        if self._writer_lost:  # the writer wrote no status: the coordinator writes it beside the file
+            layout.write_status(self.path, status, self.rows, summary, stop)
         self._process.join(JOIN_S)
         self._process = None
         _close_pipes((self._requests, self._replies, self._grants))
@@ -336,7 +340,7 @@ class Recorder:
 
     def _lost(self) -> None:
         """The writer process ended without closing the file: a failure line."""
-        self._closed = True
+        self._closed = self._writer_lost = True
         process = self._process
         if process is not None:
             process.join(JOIN_S)

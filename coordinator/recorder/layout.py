@@ -97,6 +97,59 @@ def write_error(path: Path, exc: BaseException) -> str:
     return f"results file: write failed ({path}: {reason})"
 
 
+def reserve_path(path: Path) -> Path:
+    """The file that holds the close space of a results file while its run writes it."""
+    return path.with_name(f".{path.name}.reserve")
+
+
+def status_path(path: Path) -> Path:
+    """The side file of a results file's final status, written beside it when its run ends and removed once the
+    file holds the status itself: a failing write (a disk another process filled) cannot corrupt it; readers take
+    it over the file's own ``running``."""
+    return path.with_name(f"{path.name}.status.json")
+
+
+def reserve(path: Path) -> None:
+    """Reserve RESERVE_BYTES on the results file's disk for its close (allocated now, released just before the
+    status is written); a disk without them refuses the run in one line."""
+    try:
+        descriptor = os.open(reserve_path(path), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        try:
+            os.posix_fallocate(descriptor, 0, RESERVE_BYTES)
+        finally:
+            os.close(descriptor)
+    except OSError as exc:
+        reserve_path(path).unlink(missing_ok=True)
+        raise ResultsFileError(f"results file: no space left on device ({path}: {RESERVE_BYTES} bytes cannot be "
+                               f"reserved for closing the file: {exc.strerror}; free space and resume)") from None
+
+
+def write_status(path: Path, status: str, rows: int, summary: Mapping[str, Any] | None,
+                 stop: Mapping[str, Any] | None) -> None:
+    """Release the close space, then write the run's final status beside the file (a new file renamed over the
+    old: whole or not at all)."""
+    reserve_path(path).unlink(missing_ok=True)
+    fresh = status_path(path).with_suffix(".tmp")
+    try:
+        fresh.write_text(json.dumps({"status": status, "completed_steps": rows, "summary": summary, "stop": stop}))
+        os.replace(fresh, status_path(path))
+    except OSError:
+        fresh.unlink(missing_ok=True)  # the file's own attributes are the status then
+
+
+def read_status(path: Path) -> dict[str, Any] | None:
+    """The side file's status, stop and summary (as the file's attributes spell them), or None."""
+    try:
+        side = json.loads(status_path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    out = {"status": str(side.get("status", ""))}
+    for key in ("summary", "stop"):
+        if side.get(key) is not None:
+            out[key] = json.dumps(side[key])
+    return out if out["status"] else None
+
+
 def open_file(path: Path, mode: str) -> h5py.File:
     """The results file opened for writing with the recorder's settings (no chunk cache)."""
     return h5py.File(path, mode, libver="latest", rdcc_nbytes=CHUNK_CACHE_BYTES)
@@ -133,6 +186,8 @@ def create(path: Path, columns: Mapping[str, int], *, dofs: Sequence[str], attrs
         if checkpoint_state is not None:
             _create_checkpoints(f, checkpoint_state, checkpoint_modules)
         create_streamed(f, streamed or {})
+    reserve(path)
+    status_path(path).unlink(missing_ok=True)  # an earlier run's
 
 
 def _create_checkpoints(f: h5py.File, state: Mapping[str, np.ndarray], modules: Sequence[str]) -> None:
@@ -169,14 +224,18 @@ def reopen(path: Path, rows: int, claimed: int, streamed: Mapping[str, Sequence[
     are dropped); the modules' streamed records (``streamed``) are created where missing; ``attrs`` replace the
     file's attributes of those names.  Refused in one line when the disk has no room for RESUME_ROWS rows."""
     size = path.stat().st_size
-    refusal = space_error(path, int(RESUME_ROWS * size / max(claimed, 1)))  # room for a block of rows
+    reserve(path)  # before the file is touched: a disk without the close space refuses the resume as it is
+    refusal = space_error(path, int(RESUME_ROWS * size / max(claimed, 1)))  # room for a block of rows, beyond it
     if refusal is not None:
+        reserve_path(path).unlink(missing_ok=True)
         raise ResultsFileError(refusal)
+    status_path(path).unlink(missing_ok=True)  # the stopped run's status: the file says "running" again
     try:
         f = open_file(path, "r+")
     except OSError:  # a writer killed in SWMR mode leaves the file marked open for writing: copied anew
         refusal = space_error(path, size)
         if refusal is not None:
+            reserve_path(path).unlink(missing_ok=True)
             raise ResultsFileError(refusal) from None
         from hybridsim.coordinator.recorder.verify import OPEN_S, READ_BYTES_PER_S, within  # (it reads this file)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.recorder.layout import (checkpoint_digest, checksummed, create_streamed, per_step,
-                                                   store_streamed)
+                                                   read_status, store_streamed)
 from hybridsim.wire.contract import Record
 
 
@@ -102,11 +102,11 @@ def open_read(path: str | Path) -> h5py.File:
     (HDF5 reading for SWMR retries a metadata read that fails its checksum, for minutes); for SWMR reading while
     a run writes it, or its writer died in SWMR mode (the file says it is open for writing)."""
     try:
-        return h5py.File(path, "r", libver="latest")
+        return h5py.File(path, "r", libver="latest", locking=False)  # a reader never keeps the writer out
     except OSError as exc:
         if "already open for write" not in str(exc):
             raise
-    return h5py.File(path, "r", libver="latest", swmr=True)
+    return h5py.File(path, "r", libver="latest", swmr=True, locking=False)
 
 
 def _slot(path: str | Path, f: h5py.File, slot: int, step: int, step_id: int) -> tuple[Checkpoint | None, str]:
@@ -188,7 +188,12 @@ def read_attributes(path: str | Path) -> dict[str, Any]:
 
 
 def _attributes(f: h5py.File) -> dict[str, Any]:
-    return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    """The file's attributes; a run whose file still says ``running`` but whose status was written beside it
+    (its last writes failed: a full disk) takes the status, stop and summary from there."""
+    attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    if attrs.get("status") == "running":
+        attrs.update(read_status(Path(f.filename)) or {})
+    return attrs
 
 
 @_one_line

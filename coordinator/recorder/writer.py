@@ -27,7 +27,7 @@ import h5py
 import numpy as np
 
 from hybridsim.coordinator.recorder.layout import (checkpoint_digest, open_file, space_error, store_streamed,
-                                                   write_error)
+                                                   status_path, write_error, write_status)
 from hybridsim.coordinator.recorder.pacing import NO_GRANT, Grant
 from hybridsim.coordinator.recorder.shared import Board, attach_file
 from hybridsim.coordinator.window import segments
@@ -263,7 +263,9 @@ class _Writer:
         self.release()
 
     def close(self, status: str, summary: Mapping[str, Any] | None, stop: Mapping[str, Any] | None) -> None:
-        """Record the run's status (unless the file was abandoned or never opened) and close the file."""
+        """Record the run's status beside the file (its close space released first), then in it (unless the file
+        was abandoned or never opened) and close the file; the side file goes once the file holds the status."""
+        write_status(self.path, status, self.rows, summary, stop)
         if self._file is None or self._abandoned or not self._file.id.valid:
             return
         try:
@@ -275,6 +277,8 @@ class _Writer:
             self._file.close()
         except Exception as exc:  # noqa: BLE001 - HDF5 reports write errors as several types
             self._abandon(exc)
+            return
+        status_path(self.path).unlink(missing_ok=True)  # the file says it itself now
 
     def release(self) -> None:
         """Close the file as it stands (an abandoned one writes nothing: its descriptor is /dev/null)."""
