@@ -111,7 +111,7 @@ class SimAppServer:
         rest = receive(connection, codec.SIZES.size - codec.INT.size, "the sizes message")
         if rest is None:
             raise ConnectionError("the client closed the connection in the middle of the sizes message")
-        _ElementClient(self, connection, peer, codec.Sizes.unpack(first + rest)).run()
+        _ElementClient(self, connection, peer).run(codec.Sizes.unpack(first + rest))
 
 
 class GenericTCPServer(SimAppServer):
@@ -127,7 +127,7 @@ class GenericTCPServer(SimAppServer):
     def _connection(self, connection: socket.socket, peer: str) -> None:
         data = receive(connection, codec.SIZES.size, "the sizes message")
         if data is not None:
-            _ControllerClient(self, connection, peer, codec.Sizes.unpack(data)).run()
+            _ControllerClient(self, connection, peer).run(codec.Sizes.unpack(data))
 
 
 class _Client:
@@ -238,13 +238,13 @@ class _ElementClient(_Client):
 
     role = "element client"
 
-    def __init__(self, server: SimAppServer, connection: socket.socket, peer: str, sizes: codec.Sizes) -> None:
+    def __init__(self, server: SimAppServer, connection: socket.socket, peer: str) -> None:
         super().__init__(server, connection, peer)
-        self._sizes = sizes
         self.stiffness = np.zeros((self.session.n, self.session.n))
 
-    def run(self) -> None:
-        if not self.start(self._sizes, matrices=True):
+    def run(self, sizes: codec.Sizes) -> None:
+        """Serve the client that sent ``sizes`` as its first message."""
+        if not self.start(sizes, matrices=True):
             return
         try:
             amplitude = self.server._options.pretest_amplitude
@@ -348,12 +348,9 @@ class _ControllerClient(_Client):
 
     role = "generic TCP client"
 
-    def __init__(self, server: SimAppServer, connection: socket.socket, peer: str, sizes: codec.Sizes) -> None:
-        super().__init__(server, connection, peer)
-        self._sizes = sizes
-
-    def run(self) -> None:
-        if self.start(self._sizes, matrices=False):
+    def run(self, sizes: codec.Sizes) -> None:
+        """Serve the controller client that sent ``sizes`` as its first message."""
+        if self.start(sizes, matrices=False):
             self.serve()
 
     def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
