@@ -46,7 +46,7 @@ def _site(tmp_path: Path) -> tuple[subprocess.Popen, str, Path]:
     return site, f"127.0.0.1:{port.read_text().strip()}", log
 
 
-def _running(tmp_path: Path, experiment: Path, output: Path, **popen) -> subprocess.Popen:
+def running(tmp_path: Path, experiment: Path, output: Path, **popen) -> subprocess.Popen:
     """A real-time run that has recorded its first 300 rows."""
     run = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(experiment), "--realtime", "--quiet",
                             "--output", str(output)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -78,7 +78,7 @@ def test_a_signal_stops_the_run_closes_the_session_and_resume_ends_like_the_unin
     site, address, log = _site(tmp_path)
     output = tmp_path / "stopped.h5"
     try:
-        run = _running(tmp_path, _experiment(tmp_path, address), output)
+        run = running(tmp_path, _experiment(tmp_path, address), output)
         for sig in signals:
             run.send_signal(sig)
             time.sleep(0.02)
@@ -123,7 +123,7 @@ def _daemons_of(pid: int) -> list[int]:
 
 def test_a_terminal_ctrl_c_ends_the_run_within_2_s_and_the_coordinator_stops_its_daemons(tmp_path):
     output = tmp_path / "ctrl_c.h5"
-    run = _running(tmp_path, _experiment(tmp_path, "local"), output, start_new_session=True)
+    run = running(tmp_path, _experiment(tmp_path, "local"), output, start_new_session=True)
     daemons = _daemons_of(run.pid)
     assert len(daemons) == 1 and os.getpgid(daemons[0]) != run.pid  # the daemon is not in the terminal's group
     started = time.monotonic()

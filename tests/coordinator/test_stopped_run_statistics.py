@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +16,7 @@ from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.recorder import read_attributes, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES, ROOT
+from tests.coordinator.test_signals import running
 
 SDOF = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(ROOT / "coordinator"))
 DT = 0.01
@@ -45,20 +43,7 @@ def _peaks_from_rows(output: Path) -> tuple[int, float]:
 
 def test_an_interrupted_realtime_run_keeps_its_summary_and_where_it_stopped(tmp_path):
     output = tmp_path / "interrupted.h5"
-    run = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(_experiment(tmp_path)), "--realtime",
-                            "--quiet", "--output", str(output)], cwd=tmp_path, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if int(read_attributes(output)["completed_steps"]) > 300:
-                break
-        except (OSError, KeyError):
-            pass
-        time.sleep(0.1)
-    else:
-        run.kill()
-        pytest.fail(f"the run did not get going: {run.communicate()}")
+    run = running(tmp_path, _experiment(tmp_path), output)
     run.send_signal(signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
