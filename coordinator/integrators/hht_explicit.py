@@ -43,7 +43,8 @@ class HHTExplicitIntegrator(NewmarkFamilyIntegrator):
         limit = critical_omega_dt(lambda omega_dt: newmark_family_matrix(omega_dt, alpha=alpha, beta=0.0,
                                                                          gamma=gamma), tolerance=GROWTH)
         if dt * omega_max > limit:
+            hint = f", or gamma above 1/2 - alpha = {0.5 - alpha:g}" if alpha < 0 and gamma <= 0.5 - alpha else ""
             raise IntegratorError(
                 f"hht-explicit (alpha = {alpha:g}, gamma = {gamma:g}) is unstable at dt = {dt:g} s: the highest "
                 f"mode has omega = {omega_max:.4g} rad/s and needs dt <= {limit:.4g}/omega = "
-                f"{limit / omega_max:.4g} s (use kr-alpha or alpha-OS, or a smaller dt)")
+                f"{limit / omega_max:.4g} s (use kr-alpha or alpha-OS, or a smaller dt{hint})")

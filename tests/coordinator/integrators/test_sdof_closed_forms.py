@@ -20,8 +20,10 @@ from hybridsim.coordinator.integrators import Integrator, IntegratorError
 from hybridsim.coordinator.integrators.alpha_os import AlphaOSIntegrator
 from hybridsim.coordinator.integrators.explicit import CentralDifferenceIntegrator
 from hybridsim.coordinator.integrators.generalized_alpha_os import GeneralizedAlphaOSIntegrator
+from hybridsim.coordinator.integrators.hht_explicit import HHTExplicitIntegrator
 from hybridsim.coordinator.integrators.kr_alpha import CRIntegrator, KRAlphaIntegrator
 from hybridsim.coordinator.integrators.newmark import NewmarkImplicitIntegrator
+from hybridsim.coordinator.integrators.newmark_explicit import NewmarkExplicitIntegrator
 
 M, K, ZETA = 2.0, 2.0 * (2 * math.pi) ** 2, 0.05  # 1 Hz
 OMEGA = math.sqrt(K / M)
@@ -108,6 +110,17 @@ def test_central_difference_refuses_a_step_beyond_its_stability_limit():
     # stable for omega dt <= 2; omega = 2 pi rad/s, so dt = 0.4 s is past the limit of 0.318 s
     with pytest.raises(Exception, match="unstable at dt"):
         CentralDifferenceIntegrator([[M]], [[C]], [[K]], 0.4)
+
+
+def test_the_other_explicit_schemes_refuse_a_step_past_their_limits():
+    # Newmark with beta = 0 is stable to omega dt = sqrt(2 / gamma) (Hughes 1987): 1.826 at gamma = 0.6, so
+    # dt = 0.3 s is past 0.2906 s for omega = 2 pi; HHT explicit grows for gamma <= 1/2 - alpha
+    with pytest.raises(IntegratorError, match=r"needs dt <= sqrt\(2/gamma\)/omega = 0.2906 s"):
+        NewmarkExplicitIntegrator([[M]], [[C]], [[K]], 0.3, gamma=0.6)
+    NewmarkExplicitIntegrator([[M]], [[C]], [[K]], 0.29, gamma=0.6)
+    with pytest.raises(IntegratorError, match=r"or gamma above 1/2 - alpha = 0.6\)"):
+        HHTExplicitIntegrator([[M]], [[C]], [[K]], 0.01, alpha=-0.1, gamma=0.5)
+    HHTExplicitIntegrator([[M]], [[C]], [[K]], 0.01, alpha=-0.1, gamma=0.7)
 
 
 def test_a_scheme_built_in_python_checks_its_options_by_the_same_declaration():
