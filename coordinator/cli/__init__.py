@@ -8,6 +8,7 @@ imports none of them (it answers in well under half a second).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -79,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         named = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
         print(f"hybridsim {args.command}: interrupted{named}", file=sys.stderr)
         return 130  # SIGTERM alike (docker stop: tests/deploy/test_containers.py)
+    except BrokenPipeError:  # the reader went away (`hybridsim examples | head`): quiet, as a shell tool
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not raise again
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 from hybridsim.coordinator.cli import main
 from tests.conftest import EXAMPLES
 
@@ -26,3 +30,13 @@ def test_each_description_is_its_first_sentence_or_stops_at_a_whole_word(capsys)
             assert comment.startswith(kept) and comment[len(kept)] == " ", line
         else:
             assert comment.startswith(description) and description.endswith((".", ")")) or description in comment, line
+
+
+def test_a_reader_that_goes_away_ends_the_listing_quietly():
+    """`hybridsim examples | head -1`: the listing stops without a traceback, with the shell's SIGPIPE status."""
+    listing = subprocess.Popen([sys.executable, "-m", "hybridsim", "examples"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, bufsize=0)
+    assert listing.stdout.read(1)
+    listing.stdout.close()  # the reader is gone: the next write raises BrokenPipeError
+    _, stderr = listing.communicate(timeout=60)
+    assert stderr == b"" and listing.returncode == 128 + signal.SIGPIPE
