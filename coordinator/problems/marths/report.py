@@ -120,56 +120,73 @@ def write_plots(results: Sequence[TrialResult], folder: Path) -> list[Path]:
     """strokes.png, synchronization.png, interface.png, storeys.png (nominal run) and j_bars.png (every run)."""
     plt = pyplot()
     h = results[0].history
-    written: list[Path] = []
+    figures = {} if h is None else {
+        "strokes.png": _strokes(plt, h), "synchronization.png": _synchronization(plt, h),
+        "interface.png": _interface(plt, h), "storeys.png": _storeys(plt, h)}
+    figures["j_bars.png"] = _j_bars(plt, results)
+    return [save_figure(fig, folder / name) for name, fig in figures.items()]
 
-    def save(fig, name: str) -> None:
-        written.append(save_figure(fig, folder / name))
 
-    if h is not None:
-        t = h.time
-        peak = int(np.argmax(np.abs(h.target_strokes[:, 0])))
-        window = slice(max(peak - 512, 0), peak + 512)
-        fig, axes = plt.subplots(2, 2, figsize=(11, 6))
-        for i in (0, 1):
-            for ax, part in ((axes[0, i], slice(None)), (axes[1, i], window)):
-                ax.plot(t[part], h.target_strokes[part, i], label="target")
-                ax.plot(t[part], h.measured_strokes[part, i], label="measured", lw=0.8)
-                ax.set(xlabel="time (s)", ylabel=f"actuator {i + 1} stroke (mm)")
-            axes[0, i].set_title(f"actuator {i + 1}")
-            axes[0, i].legend(loc="upper right")
-        save(fig, "strokes.png")
+def _strokes(plt, h):
+    """Each actuator's target and measured stroke, whole record and the second around the peak."""
+    t = h.time
+    peak = int(np.argmax(np.abs(h.target_strokes[:, 0])))
+    window = slice(max(peak - 512, 0), peak + 512)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6))
+    for i in (0, 1):
+        for ax, part in ((axes[0, i], slice(None)), (axes[1, i], window)):
+            ax.plot(t[part], h.target_strokes[part, i], label="target")
+            ax.plot(t[part], h.measured_strokes[part, i], label="measured", lw=0.8)
+            ax.set(xlabel="time (s)", ylabel=f"actuator {i + 1} stroke (mm)")
+        axes[0, i].set_title(f"actuator {i + 1}")
+        axes[0, i].legend(loc="upper right")
+    return fig
 
-        fig, axes = plt.subplots(1, 2, figsize=(10, 5))
-        for i, ax in enumerate(axes):
-            ax.plot(h.target_strokes[:, i], h.measured_strokes[:, i], lw=0.5)
-            lim = np.max(np.abs(h.target_strokes[:, i])) * 1.1
-            ax.plot([-lim, lim], [-lim, lim], "k--", lw=0.8, label="perfect tracking")
-            ax.set(xlabel="target (mm)", ylabel="measured (mm)", title=f"synchronization subspace, actuator {i + 1}",
-                   aspect="equal")
-            ax.legend(loc="upper left")
-        save(fig, "synchronization.png")
 
-        fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
-        for ax, j, unit in ((axes[0], 0, "x (mm)"), (axes[1], 1, "theta (rad, frame sign)")):
-            ax.plot(t, h.reference[:, j], label="reference", lw=1.2)
-            ax.plot(t, h.numerical[:, j], label="numerical (target)", lw=0.8)
-            ax.plot(t, h.estimate[:, j], label="measured (hat)", lw=0.6)
-            ax.set(ylabel=unit)
-            ax.legend(loc="upper right")
-        axes[1].set_xlabel("time (s)")
-        axes[0].set_title("interface response vs the reference structure")
-        save(fig, "interface.png")
+def _synchronization(plt, h):
+    """Measured against target stroke per actuator, with the line of perfect tracking."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5))
+    for i, ax in enumerate(axes):
+        ax.plot(h.target_strokes[:, i], h.measured_strokes[:, i], lw=0.5)
+        lim = np.max(np.abs(h.target_strokes[:, i])) * 1.1
+        ax.plot([-lim, lim], [-lim, lim], "k--", lw=0.8, label="perfect tracking")
+        ax.set(xlabel="target (mm)", ylabel="measured (mm)", title=f"synchronization subspace, actuator {i + 1}",
+               aspect="equal")
+        ax.legend(loc="upper left")
+    return fig
 
-        fig, axes = plt.subplots(4, 1, figsize=(11, 9), sharex=True)
-        for ax, j, unit in zip(axes, range(2, 6), ("x 2nd (m)", "theta 2nd (rad)", "x 3rd (m)", "theta 3rd (rad)")):
-            ax.plot(t, h.reference[:, j], label="reference", lw=1.2)
-            ax.plot(t, h.numerical[:, j], label="hybrid", lw=0.8)
-            ax.set(ylabel=unit)
-        axes[0].legend(loc="upper right")
-        axes[0].set_title("storey responses vs the reference structure")
-        axes[-1].set_xlabel("time (s)")
-        save(fig, "storeys.png")
 
+def _interface(plt, h):
+    """The interface DOFs: reference, numerical target and measured estimate."""
+    t = h.time
+    fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+    for ax, j, unit in ((axes[0], 0, "x (mm)"), (axes[1], 1, "theta (rad, frame sign)")):
+        ax.plot(t, h.reference[:, j], label="reference", lw=1.2)
+        ax.plot(t, h.numerical[:, j], label="numerical (target)", lw=0.8)
+        ax.plot(t, h.estimate[:, j], label="measured (hat)", lw=0.6)
+        ax.set(ylabel=unit)
+        ax.legend(loc="upper right")
+    axes[1].set_xlabel("time (s)")
+    axes[0].set_title("interface response vs the reference structure")
+    return fig
+
+
+def _storeys(plt, h):
+    """The 2nd and 3rd storeys' responses against the reference structure."""
+    t = h.time
+    fig, axes = plt.subplots(4, 1, figsize=(11, 9), sharex=True)
+    for ax, j, unit in zip(axes, range(2, 6), ("x 2nd (m)", "theta 2nd (rad)", "x 3rd (m)", "theta 3rd (rad)")):
+        ax.plot(t, h.reference[:, j], label="reference", lw=1.2)
+        ax.plot(t, h.numerical[:, j], label="hybrid", lw=0.8)
+        ax.set(ylabel=unit)
+    axes[0].legend(loc="upper right")
+    axes[0].set_title("storey responses vs the reference structure")
+    axes[-1].set_xlabel("time (s)")
+    return fig
+
+
+def _j_bars(plt, results: Sequence[TrialResult]):
+    """Every evaluation criterion of every run, side by side."""
     labels = [f"{name} {ch}" for name in CRITERIA for ch in CRITERIA_ROWS[name][2]]
     values = np.array([[v for name in CRITERIA for v in r.criteria[name]] for r in results])
     fig, ax = plt.subplots(figsize=(13, 5))
@@ -180,5 +197,4 @@ def write_plots(results: Sequence[TrialResult], folder: Path) -> list[Path]:
     ax.set_xticks(x, labels, rotation=70, fontsize=8)
     ax.set(ylabel="J (ms for J1, J4; % otherwise)", title="evaluation criteria per run")
     ax.legend(fontsize=7, ncol=min(len(results), 6))
-    save(fig, "j_bars.png")
-    return written
+    return fig
