@@ -62,6 +62,29 @@ class ModuleStepError(RunStopped):
         return ModuleStepError(self.slot, self.step, self.cause, row, time_s)
 
 
+def coupling_problem(slot: ModuleSlot, integrator: str, options: Mapping[str, object], condense: bool) -> str | None:
+    """Why a dynamic module (docs/dynamic_modules.md: its description's ``info["dynamic"]``) cannot be coupled to
+    this coordinator, in one line naming the fix; None when it can (or the module is quasi-static).  The
+    partition of alpha-OS is exact only when both sides integrate with the same alpha and dt (the module takes
+    the session's dt) and every interface DOF stays in the coordinator's integration."""
+    info = slot.description.info
+    if "dynamic" not in info:
+        return None
+    if integrator != info["dynamic"]:
+        return (f"module {slot.name!r} integrates its own mass with {info['dynamic']}: set integrator.kind = "
+                f"\"{info['dynamic']}\" (the coordinator's scheme must be the module's)")
+    from hybridsim.coordinator.integrators.alpha_os import AlphaOSIntegrator
+
+    alpha = float(options.get("alpha", AlphaOSIntegrator.CONFIG.keys["alpha"].default))
+    if alpha != float(info["alpha"]):
+        return (f"module {slot.name!r} integrates with alpha = {info['alpha']}, the coordinator with {alpha!r}: "
+                f"set integrator.alpha = {info['alpha']} or the module's dynamic.alpha = {alpha!r}")
+    if condense:
+        return (f"module {slot.name!r} is dynamic: its interface DOFs carry its mass, so set "
+                "structure.condense_massless = false")
+    return None
+
+
 class Partition:
     """Module slots over the global DOFs of a structure with ``ndof`` DOFs."""
 

@@ -30,7 +30,7 @@ from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
-from hybridsim.coordinator.partition import ModuleSlot, Partition
+from hybridsim.coordinator.partition import ModuleSlot, Partition, coupling_problem
 from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
@@ -261,6 +261,11 @@ class _Run:
         """what ran at each module: its description and configuration as it reports them"""
         slots = [self._slot(spec, module, where) for spec, module, where in started.modules]
         self.partition = Partition(len(experiment.dofs), slots)
+        for slot in slots:
+            problem = coupling_problem(slot, experiment.integrator, experiment.integrator_options,
+                                       experiment.condense_massless)
+            if problem:
+                raise UsageError(problem)
         if self.partition.unowned.size:
             names = [experiment.dofs[i] for i in self.partition.unowned]
             raise UsageError(f"structure DOF(s) {names} belong to no module; every DOF needs stiffness from a module")
