@@ -22,6 +22,7 @@ from hybridsim.modules.config_schema import Key, Number, Schema
 
 class AlphaOSIntegrator(NewmarkFamilyIntegrator):
     name = "alpha-os"
+    sparse = True
     CONFIG = Schema("integrator 'alpha-os'", "Combescure-Pegon operator splitting, UI-SIMCOR's default.", {
         "alpha": Key(Number(minimum=-1.0 / 3.0 - 1e-15, maximum=0.0),
                      "the splitting weight in [-1/3, 0]: 0 none, below 0 numerical damping of the high modes",

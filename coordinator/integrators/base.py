@@ -25,7 +25,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
+from hybridsim.coordinator.integrators.factor import Factor, FactorError, is_sparse, structural
 from hybridsim.modules.config_schema import ConfigError, Schema
 
 
@@ -33,23 +35,31 @@ class IntegratorError(RuntimeError):
     """An integrator cannot continue (ill-posed matrices, no convergence); the message says why."""
 
 
-def factor_once(matrix: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """LU factors of an effective matrix, refused when it is singular or not finite."""
+def factor(matrix: np.ndarray | sp.spmatrix, name: str) -> Factor:
+    """An effective matrix factored once (LAPACK's LU, or SuperLU if it is sparse), refused when it is singular
+    or not finite."""
     try:
-        lu = scipy.linalg.lu_factor(matrix, check_finite=True)
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise IntegratorError(f"{name}: the effective matrix cannot be factored ({exc})") from None
-    if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0.0:
-        raise IntegratorError(f"{name}: the effective matrix is singular (a DOF with neither mass nor stiffness?)")
-    return lu
+        return Factor(matrix)
+    except FactorError as exc:
+        raise IntegratorError(f"{name}: the effective matrix {exc}") from None
 
 
-def require_mass(mass: np.ndarray, scheme: str) -> None:
-    """Refuse a mass matrix that is not positive definite: an explicit scheme solves for a at every DOF."""
-    if np.min(np.linalg.eigvalsh(np.asarray(mass, float))) <= 0.0:
-        raise IntegratorError(
-            f"{scheme}: an explicit scheme needs mass at every DOF; set structure.condense_massless = true "
-            f"(Guyan condensation of the massless DOFs) or use alpha-OS")
+def factor_once(matrix: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """LU factors of a dense effective matrix (LAPACK's getrf), refused when it is singular or not finite."""
+    return factor(np.asarray(matrix), name).lu
+
+
+def require_mass(mass: np.ndarray | sp.spmatrix, scheme: str) -> None:
+    """Refuse a mass matrix that is not positive definite: an explicit scheme solves for a at every DOF.
+
+    A sparse mass is checked by its diagonal (every entry > 0); its factor refuses what is singular."""
+    fix = (f"{scheme}: an explicit scheme needs mass at every DOF; set structure.condense_massless = true "
+           f"(Guyan condensation of the massless DOFs) or use alpha-OS")
+    if is_sparse(mass):
+        if np.min(mass.diagonal()) <= 0.0:
+            raise IntegratorError(fix)
+    elif np.min(np.linalg.eigvalsh(np.asarray(mass, float))) <= 0.0:
+        raise IntegratorError(fix)
 
 
 def highest_omega(stiffness: np.ndarray, mass: np.ndarray) -> float:
@@ -67,6 +77,8 @@ class Integrator(abc.ABC):
     """the scheme's options, declared once: keyword arguments of the constructor and keys of ``[integrator]``
     (:mod:`hybridsim.modules.config_schema`); the experiment validates ``[integrator]`` with it before
     anything runs and the constructor checks its arguments with it"""
+    sparse: ClassVar[bool] = False
+    """the scheme takes sparse M, C and K_I (scipy.sparse; factored by SuperLU) as well as dense ones"""
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -79,9 +91,12 @@ class Integrator(abc.ABC):
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
         if not (dt > 0 and np.isfinite(dt)):
             raise IntegratorError(f"time step must be a positive number of seconds, got {dt}")
-        self.mass = np.asarray(mass, float)
-        self.damping = np.asarray(damping, float)
-        self.initial_stiffness = np.asarray(initial_stiffness, float)
+        if not self.sparse and any(is_sparse(m) for m in (mass, damping, initial_stiffness)):
+            raise IntegratorError(f"{self.name} takes dense matrices only; a sparse structure runs under "
+                                  f"alpha-os, generalized-alpha-os, kr-alpha or cr")
+        self.mass = structural(mass)
+        self.damping = structural(damping)
+        self.initial_stiffness = structural(initial_stiffness)
         self.dt = float(dt)
         n = self.mass.shape[0]
         self.displacement = np.zeros(n)
@@ -104,8 +119,7 @@ class Integrator(abc.ABC):
         self.load = np.array(load, float)
         self.restoring_force = np.array(restoring_force, float)
         residual = self.load - self.damping @ self.velocity - self.restoring_force
-        self.acceleration = (np.zeros_like(residual) if not np.any(residual)
-                             else np.linalg.lstsq(self.mass, residual, rcond=None)[0])
+        self.acceleration = (np.zeros_like(residual) if not np.any(residual) else _initial_acceleration(self.mass, residual))
         self.step = 0
 
     @abc.abstractmethod
@@ -136,3 +150,13 @@ class Integrator(abc.ABC):
         for key in ("displacement", "velocity", "acceleration", "restoring_force", "load"):
             setattr(self, key, np.array(state[key], float))
         self.step = int(state["step"])
+
+
+def _initial_acceleration(mass: np.ndarray | sp.csr_matrix, residual: np.ndarray) -> np.ndarray:
+    """a0 of M a0 = residual in the least-squares sense (a massless DOF gets 0; its row must be in equilibrium)."""
+    if not is_sparse(mass):
+        return np.linalg.lstsq(mass, residual, rcond=None)[0]
+    massive = np.flatnonzero(mass.getnnz(axis=1))
+    out = np.zeros_like(residual)
+    out[massive] = Factor(mass[massive][:, massive]).solve(residual[massive].copy())
+    return out

@@ -27,6 +27,7 @@ from hybridsim.modules.config_schema import Key, Number, Schema
 
 class GeneralizedAlphaOSIntegrator(NewmarkFamilyIntegrator):
     name = "generalized-alpha-os"
+    sparse = True
     CONFIG = Schema("integrator 'generalized-alpha-os'", "Generalized-alpha with operator splitting "
                     "(Schellenberg et al. 2009; OpenSees' AlphaOSGeneralized).", {
                         "rho_inf": Key(Number(minimum=0.0, maximum=1.0),

@@ -16,16 +16,17 @@ of the generalized-alpha form (Chung & Hulbert 1993; 0 for alpha-OS and HHT):
     r_{n+1} = r~_{n+1} + K_I (d_{n+1} - d~_{n+1})
 
 where r~ is the restoring force the modules return at d~.  The effective
-mass is factored once (LU).  With beta = 0 the corrector leaves d = d~ and
-the scheme is explicit.
+mass is factored once (LAPACK's LU, or SuperLU when M, C and K_I are sparse:
+``factor``).  With beta = 0 the corrector leaves d = d~ and the scheme is
+explicit.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.lapack import dgetrs
 
-from hybridsim.coordinator.integrators.base import Integrator, factor_once
+from hybridsim.coordinator.integrators.base import Integrator, factor
+from hybridsim.coordinator.integrators.factor import matvec
 
 
 class NewmarkFamilyIntegrator(Integrator):
@@ -34,6 +35,7 @@ class NewmarkFamilyIntegrator(Integrator):
     A step allocates nothing: the predictor, the right-hand side and the
     committed state are written into arrays made once, in the operation
     order of the formulas above (so the results are the same to the bit).
+    Over sparse matrices each product and the solve make one temporary.
     """
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float,
@@ -45,7 +47,7 @@ class NewmarkFamilyIntegrator(Integrator):
         effective_mass = inertia + w * self.gamma * dt * self.damping
         if self.beta:
             effective_mass = effective_mass + w * self.beta * dt * dt * self.initial_stiffness
-        self._lu = factor_once(effective_mass, self.name)
+        self._factor = factor(effective_mass, self.name)
         self._pred_d = np.zeros_like(self.displacement)
         self._pred_v = np.zeros_like(self.displacement)
         self._rhs = np.zeros_like(self.displacement)
@@ -65,26 +67,26 @@ class NewmarkFamilyIntegrator(Integrator):
     def correct(self, restoring_force: np.ndarray) -> None:
         alpha, c, work, rhs = self.alpha, self.damping, self._work, self._rhs
         r_tilde = np.asarray(restoring_force, float)
-        np.subtract(self._next_load, c.dot(self._pred_v, work), out=rhs)
+        np.subtract(self._next_load, matvec(c, self._pred_v, work), out=rhs)
         rhs -= r_tilde
         if alpha:  # with alpha = 0 the weight 1 + alpha = 1 would multiply exactly: skipped
             rhs *= 1.0 + alpha
-            c.dot(self.velocity, work)
+            matvec(c, self.velocity, work)
             work += self.restoring_force
             work -= self.load
             work *= alpha
             rhs += work
         if self.alpha_m:  # 0 for alpha-OS and HHT: skipped, their operations unchanged
-            self.mass.dot(self.acceleration, work)
+            matvec(self.mass, self.acceleration, work)
             work *= self.alpha_m
             rhs += work
-        a = dgetrs(self._lu[0], self._lu[1], rhs, overwrite_b=1)[0]  # in rhs; the LU of the effective mass
+        a = self._factor.solve(rhs)  # dense: in rhs; the LU of the effective mass
         shift = np.multiply(a, self.beta * self.dt * self.dt, out=self._shift)
         np.add(self._pred_d, shift, out=self.displacement)
         np.add(self._pred_v, np.multiply(a, self.gamma * self.dt, out=work), out=self.velocity)
         self.acceleration[...] = a
         if self.beta:
-            np.add(r_tilde, self.initial_stiffness.dot(shift, work), out=self.restoring_force)
+            np.add(r_tilde, matvec(self.initial_stiffness, shift, work), out=self.restoring_force)
         else:
             self.restoring_force[...] = r_tilde
         self._commit_step()
