@@ -30,7 +30,21 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from hybridsim.wire.contract import ModuleError, StepRefused
+from hybridsim.modules.base import StepLedger
+from hybridsim.modules.config_schema import Integer, Key, Number, Numbers
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+
+SCHEME_KEYS = {
+    "alpha": Key(Number(minimum=-1.0 / 3.0 - 1e-15, maximum=0.0),
+                 "the coordinator's alpha-OS alpha (the module integrates with the same scheme)", required=True),
+    "substeps": Key(Integer(minimum=1, maximum=10_000), "sub-steps of the module per coordinator step (dt / m)",
+                    default=1),
+    "ground_acceleration": Key(Numbers("m/s^2", (1,)), "the coordinator's ground-motion record, scaled, "
+                               "samples from t = 0", required=True),
+    "ground_acceleration_dt": Key(Number("s", minimum=0.0, open_minimum=True), "the record's sample interval",
+                                  required=True),
+}
+"""the keys of every dynamic kind's ``dynamic`` table (docs/dynamic_modules.md)"""
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,17 @@ class State:
 
     def copy(self) -> "State":
         return State(self.time, self.d.copy(), self.v.copy(), self.a.copy(), self.g.copy())
+
+
+def scheme_and_ground(table: dict) -> tuple[Scheme, Callable[[float], float]]:
+    """The scheme and a_g(t) (m/s^2, linear between samples, 0 after the record) of a ``dynamic`` table."""
+    record = np.asarray(table["ground_acceleration"], float)
+    times = float(table["ground_acceleration_dt"]) * np.arange(record.size)
+
+    def ground(t: float) -> float:
+        return float(np.interp(t, times, record, right=0.0))
+
+    return Scheme(float(table["alpha"]), int(table.get("substeps", 1))), ground
 
 
 def hermite_weights(substeps: int) -> np.ndarray:
@@ -239,3 +264,46 @@ class DynamicSubstructure:
                 pend is not None and pend[1].shape != (self.nb,)):
             raise ModuleError(f"dynamic module: the checkpoint's state is not of this module's {self.n} DOFs")
         self.settled, self.pending = state, pend
+
+
+class DynamicModule(StepLedger):
+    """A module of ``kind`` whose restoring force is a :class:`DynamicSubstructure`'s G (equation 1, N) at its
+    interface ``dofs``; it describes itself as dynamic and reports no mass for the coordinator."""
+
+    def __init__(self, kind: str, dofs: tuple[Dof, ...], substructure: DynamicSubstructure,
+                 info: dict[str, str] | None = None) -> None:
+        super().__init__()
+        if len(dofs) != substructure.nb:
+            raise ModuleError(f"{kind} module: {len(dofs)} DOFs but {substructure.nb} interface DOFs")
+        self.kind, self.dofs, self.substructure = kind, tuple(dofs), substructure
+        self._info = dict(info or {})
+        self._last: tuple[float, np.ndarray] | None = None
+
+    def describe(self) -> Description:
+        s = self.substructure
+        return Description(kind=self.kind, dofs=self.dofs, info={
+            **self._info, "dynamic": "alpha-os", "alpha": repr(s.scheme.alpha), "substeps": str(s.scheme.substeps),
+            "internal_dofs": str(s.n - s.nb)})
+
+    def _on_open(self, session: Session) -> None:
+        self.substructure.open(session.dt)
+
+    def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        self._last = (command.time, command.displacement)
+        return command.displacement, self.substructure.trial(command.time, command.displacement, step)
+
+    def _accept(self, step: int) -> None:
+        """The command becomes the committed one (the step before it is settled)."""
+        if self._last is not None:
+            self.substructure.commit(*self._last, step)
+
+    def _discard(self) -> None:
+        """A trial leaves no state behind: each is computed from the committed state."""
+
+    def _save_state(self) -> object:
+        return self.substructure.save()
+
+    def _load_state(self, state: object) -> None:
+        if not isinstance(state, dict):
+            raise ModuleError(f"{self.kind} module: not a checkpoint of a dynamic module")
+        self.substructure.load(state)

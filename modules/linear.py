@@ -9,24 +9,17 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger, resolve_config_path
-from hybridsim.modules.config_schema import Integer, Key, Names, Number, Numbers, Schema, Table, Text
-from hybridsim.modules.dynamic import DynamicSubstructure, Scheme
-from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session
+from hybridsim.modules.config_schema import Integer, Key, Names, Numbers, Schema, Table, Text
+from hybridsim.modules.dynamic import SCHEME_KEYS, DynamicModule, DynamicSubstructure, scheme_and_ground
+from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 
 DYNAMIC = Schema("linear module's dynamic table", "The module carries the mass and damping of its DOFs and of "
                  "`internal` DOFs of its own and integrates them between the coordinator's steps "
                  "(docs/dynamic_modules.md); the matrices are over the interface DOFs (`dofs`) then the internal ones.", {
     "internal": Key(Integer(minimum=0), "count of internal DOFs, after the interface DOFs in every matrix", default=0),
-    "alpha": Key(Number(minimum=-1.0 / 3.0 - 1e-15, maximum=0.0),
-                 "the coordinator's alpha-OS alpha (the module integrates with the same scheme)", required=True),
-    "substeps": Key(Integer(minimum=1, maximum=10_000), "sub-steps of the module per coordinator step (dt / m)",
-                    default=1),
     "influence": Key(Numbers(), "ground-motion influence per DOF (interface then internal; dimensionless)",
                      required=True),
-    "ground_acceleration": Key(Numbers("m/s^2", (1,)), "the coordinator's ground-motion record, scaled, "
-                               "samples from t = 0", required=True),
-    "ground_acceleration_dt": Key(Number("s", minimum=0.0, open_minimum=True),
-                                  "the record's sample interval", required=True),
+    **SCHEME_KEYS,
 })
 
 CONFIG = Schema("linear", "Restoring force K d over the module's DOFs; optional mass and damping for the coordinator "
@@ -65,21 +58,14 @@ def _matrix_entry(config: Mapping[str, Any], key: str, base_dir: Path) -> Any:
 
 def _dynamic(config: Mapping[str, Any], matrices: Mapping[str, Any]) -> DynamicSubstructure:
     """The dynamic substructure of a ``dynamic`` table over the given matrices (docs/dynamic_modules.md)."""
-    mass, stiffness = matrices["mass"], matrices["stiffness"]
-    if mass is None:
+    if matrices["mass"] is None:
         raise ModuleError("linear module: a dynamic module needs 'mass' (or 'mass_file') over all its DOFs")
     n = len(config["dofs"]) + int(config["dynamic"].get("internal", 0))
-    k, m = _square("stiffness", stiffness, n), _square("mass", mass, n)
+    k, m = _square("stiffness", matrices["stiffness"], n), _square("mass", matrices["mass"], n)
     c = np.zeros((n, n)) if matrices["damping"] is None else _square("damping", matrices["damping"], n)
-    table = config["dynamic"]
-    record = np.asarray(table["ground_acceleration"], float)
-    times = float(table["ground_acceleration_dt"]) * np.arange(record.size)
-
-    def ground(t: float) -> float:
-        return float(np.interp(t, times, record, right=0.0))
-
-    scheme = Scheme(float(table["alpha"]), int(table.get("substeps", 1)))
-    return DynamicSubstructure(m, c, k, len(config["dofs"]), np.asarray(table["influence"], float), ground, scheme)
+    scheme, ground = scheme_and_ground(config["dynamic"])
+    return DynamicSubstructure(m, c, k, len(config["dofs"]), np.asarray(config["dynamic"]["influence"], float),
+                               ground, scheme)
 
 
 class LinearModule(StepLedger):
@@ -88,29 +74,25 @@ class LinearModule(StepLedger):
     Optional ``mass`` (kg, kg*m^2) and ``damping`` (N*s/m) are reported in
     :meth:`describe` for the coordinator to assemble; they are not part of
     the restoring force, so the module stays a pure stiffness substructure.
-    With ``dynamic`` (a :class:`DynamicSubstructure`) the module keeps its mass and damping and those of its
-    internal DOFs and answers the interface force of alpha-OS's partition (docs/dynamic_modules.md, eq. 1).
+    With a ``dynamic`` table, :meth:`from_config` builds a :class:`DynamicModule` instead: the matrices are
+    its own, over internal DOFs too (docs/dynamic_modules.md).
     """
 
     kind = "linear"
     CONFIG = CONFIG
 
-    def __init__(self, dofs: Sequence[Dof], stiffness: Any, mass: Any = None, damping: Any = None,
-                 dynamic: DynamicSubstructure | None = None) -> None:
+    def __init__(self, dofs: Sequence[Dof], stiffness: Any, mass: Any = None, damping: Any = None) -> None:
         super().__init__()
         self.dofs = tuple(dofs)
         n = len(self.dofs)
         if n == 0:
             raise ModuleError("linear module: needs at least one DOF")
-        self.dynamic = dynamic
-        if dynamic is None:
-            self.stiffness = _square("stiffness", stiffness, n)
-            self.mass = None if mass is None else _square("mass", mass, n)
-            self.damping = None if damping is None else _square("damping", damping, n)
-        self._last: tuple[float, np.ndarray] | None = None
+        self.stiffness = _square("stiffness", stiffness, n)
+        self.mass = None if mass is None else _square("mass", mass, n)
+        self.damping = None if damping is None else _square("damping", damping, n)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "LinearModule":
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> "LinearModule | DynamicModule":
         """Build from a config table: ``dofs``, ``stiffness`` (or ``stiffness_file``, CSV), and optional
         ``mass``/``mass_file``, ``damping``/``damping_file``, ``kinds`` (translation or rotation per DOF) and
         ``dynamic``."""
@@ -125,39 +107,17 @@ class LinearModule(StepLedger):
             raise ModuleError("linear module: give 'stiffness' (a matrix) or 'stiffness_file' (a CSV file)")
         dofs = [Dof(n, k) for n, k in zip(names, kinds)]
         if "dynamic" in config:
-            return cls(dofs, None, dynamic=_dynamic(config, matrices))
+            return DynamicModule(cls.kind, tuple(dofs), _dynamic(config, matrices))
         return cls(dofs, **matrices)
 
     def describe(self) -> Description:
-        if self.dynamic is not None:
-            scheme = self.dynamic.scheme
-            return Description(kind=self.kind, dofs=self.dofs, info={
-                "dynamic": "alpha-os", "alpha": repr(scheme.alpha), "substeps": str(scheme.substeps),
-                "internal_dofs": str(self.dynamic.n - self.dynamic.nb)})
         return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, damping=self.damping)
 
-    def _on_open(self, session: Session) -> None:
-        if self.dynamic is not None:
-            self.dynamic.open(session.dt)
-
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
-        if self.dynamic is not None:
-            self._last = (command.time, command.displacement)
-            return command.displacement, self.dynamic.trial(command.time, command.displacement, step)
         return command.displacement, self.stiffness @ command.displacement
 
     def _accept(self, step: int) -> None:
-        """A static linear module has no state to commit; a dynamic one commits its command (settles the step
-        before it)."""
-        if self.dynamic is not None and self._last is not None:
-            self.dynamic.commit(*self._last, step)
+        """A linear module has no state to commit."""
 
     def _discard(self) -> None:
-        """A trial leaves no state behind (a dynamic module computes each trial from its committed state)."""
-
-    def _save_state(self) -> Any:
-        return None if self.dynamic is None else self.dynamic.save()
-
-    def _load_state(self, state: Any) -> None:
-        if self.dynamic is not None:
-            self.dynamic.load(state)
+        """A linear module has no trial state to discard."""

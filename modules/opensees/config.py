@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.modules.base import resolve_config_path
-from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Schema, Table, Tables, Text
+from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Numbers, Schema, Table, Tables, Text
+from hybridsim.modules.dynamic import SCHEME_KEYS
 from hybridsim.wire.contract import UNIT_OF_KIND, ModuleError
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
@@ -118,6 +119,14 @@ RESUME = Schema("resume", "What a stopped run (its coordinator died or stopped) 
                         "when a path-dependent module of any site starts (disk, 8 (n + 1) B per step); a resume "
                         "after that is refused", default=ResumeSettings.path_files_s),
 })
+DYNAMIC = Schema("opensees module's dynamic table", "The model carries its mass; OpenSees assembles M and K of the "
+                 "linear model, C = a M + b K, and the module integrates them between the coordinator's steps "
+                 "(docs/dynamic_modules.md; needs path_independent = true).", {
+                     "direction": Key(Integer(1, 6), "the OpenSees DOF the record excites (uniform excitation)",
+                                      default=1),
+                     "rayleigh": Key(Numbers("1/s, s"), "[a, b]: C = a M + b K", default=[0.0, 0.0]),
+                     **SCHEME_KEYS,
+                 })
 CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "
                 "step (docs/opensees.md).", {
                     "model": Key(Text(), "Python file that defines build(ops, **parameters), relative to the "
@@ -130,6 +139,7 @@ CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs
                                            default=False),
                     "analysis": Key(Table(ANALYSIS), "the static step"),
                     "resume": Key(Table(RESUME), "how long a stopped run's state waits for a resume"),
+                    "dynamic": Key(Table(DYNAMIC), "the model integrates its own mass (a dynamic substructure)"),
                 })
 
 

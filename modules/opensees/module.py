@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.base import StepLedger
+from hybridsim.modules.dynamic import DynamicModule
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 from hybridsim.modules.opensees import domain, forked
 from hybridsim.modules.opensees.built import BuiltModel
@@ -107,8 +108,13 @@ class OpenSeesModule(StepLedger):
             raise
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], base_dir: Path = Path(".")) -> "OpenSeesModule":
-        """Build from a config table (see :mod:`hybridsim.modules.opensees.config`); paths relative to ``base_dir``."""
+    def from_config(cls, config: Mapping[str, Any], base_dir: Path = Path(".")) -> "OpenSeesModule | DynamicModule":
+        """Build from a config table (see :mod:`hybridsim.modules.opensees.config`); paths relative to ``base_dir``.
+        With a ``dynamic`` table: the dynamic module of :mod:`.dynamic` (docs/dynamic_modules.md)."""
+        if "dynamic" in config:
+            from hybridsim.modules.opensees.dynamic import dynamic_module
+
+            return dynamic_module(parse_spec(config, Path(base_dir)), config["dynamic"])
         return cls(parse_spec(config, Path(base_dir)))
 
     def describe(self) -> Description:

@@ -70,6 +70,8 @@ class Case:
     density: float = 0.0     # kg/m^3, the reference's soil (the hybrid's soil process is massless)
     lumped: float = 0.0      # kg of soil at each footing node's x and y, with the coordinator (not in the reference)
     footing_mass: float = 0.0  # kg at each footing node's x and y, in both
+    soil: str = "adapter"    # the soil module: adapter (massless, an OpenSees process behind the adapter element)
+                             # | dynamic (an opensees site daemon that integrates the soil's mass: docs/dynamic_modules.md)
 
     @property
     def reference(self) -> str:
@@ -86,6 +88,9 @@ CASES = {c.key: c for c in (
     Case("soil-mass-ignored", density=SSI.SOIL_DENSITY),
     Case("soil-mass-lumped-half", density=SSI.SOIL_DENSITY, lumped=COLUMN / 2),
     Case("soil-mass-lumped-column", density=SSI.SOIL_DENSITY, lumped=COLUMN),
+    Case("soil-mass-module", density=SSI.SOIL_DENSITY, soil="dynamic"),
+    Case("soil-mass-module-dt/2", dt=DT / 2, density=SSI.SOIL_DENSITY, soil="dynamic"),
+    Case("soil-mass-module-dt/4", dt=DT / 4, density=SSI.SOIL_DENSITY, soil="dynamic"),
 )}
 
 
@@ -112,7 +117,10 @@ class Outcome:
 
     @property
     def force_rel_diff(self) -> float:
-        """max |soil force, hybrid - monolithic| / max |monolithic| over the footing DOFs"""
+        """max |soil force, hybrid - monolithic| / max |monolithic| over the footing DOFs; NaN for a dynamic soil
+        module, whose force is alpha-OS's weighted interface force with its inertia (docs/dynamic_modules.md)"""
+        if self.case.soil == "dynamic":
+            return float("nan")
         return float(np.max(np.abs(self.soil_force - self.monolithic_soil_force))
                      / np.max(np.abs(self.monolithic_soil_force)))
 
@@ -132,7 +140,22 @@ def frame_module(case: Case, address: str) -> dict[str, Any]:
                        "control": [{"name": n, "node": node, "dof": dof} for n, (node, dof) in zip(DOFS, RECORD)]}}
 
 
-def experiment_table(case: Case, duration: float, soil: str, frame: str, output: Path) -> dict[str, Any]:
+def soil_module(case: Case, address: str, ground: np.ndarray) -> dict[str, Any]:
+    """The soil: the adapter process at ``address`` (massless), or an ``opensees`` site daemon the coordinator
+    starts that integrates the soil's mass (``ground``: the coordinator's record at dt, m/s^2)."""
+    if case.soil == "adapter":
+        return {"name": "soil", "kind": "openfresco", "address": address, "deadline_s": 60.0,
+                "config": {"dofs": DOFS[:6], "server": "adapter"}}
+    footing = [SSI.soil_node(x, SSI.DEPTH) for x in SSI.FOOTING]
+    return {"name": "soil", "kind": "opensees", "address": "local", "config": {
+        "model": str(MODEL), "parameters": {"part": "soil", "density": case.density}, "path_independent": True,
+        "control": [{"name": n, "node": footing[i // 2], "dof": 1 + i % 2} for i, n in enumerate(DOFS[:6])],
+        "dynamic": {"alpha": ALPHA, "direction": 1, "rayleigh": [DAMPING, 0.0], "ground_acceleration_dt": case.dt,
+                    "ground_acceleration": [float(a) for a in ground]}}}
+
+
+def experiment_table(case: Case, duration: float, soil: str, frame: str, output: Path,
+                     ground: np.ndarray = np.zeros(1)) -> dict[str, Any]:
     """The experiment: 7 DOFs, the top's mass (and a lumped soil share at the footing), two modules."""
     footing = case.lumped + case.footing_mass
     excited = ["footing1.x", "footing2.x", "footing3.x"] if footing else []
@@ -144,8 +167,7 @@ def experiment_table(case: Case, duration: float, soil: str, frame: str, output:
         "integrator": {"kind": "alpha-os", "alpha": ALPHA},
         "modules": [
             frame_module(case, frame),
-            {"name": "soil", "kind": "openfresco", "address": soil, "deadline_s": 60.0,
-             "config": {"dofs": DOFS[:6], "server": "adapter"}},
+            soil_module(case, soil, ground),
         ],
         "output": {"file": str(output)},
     }
@@ -189,15 +211,20 @@ def run_case(case: Case, duration: float) -> Outcome:
         out = Path(scratch) / "ssi.h5"
         soil_port, frame_port = free_port(), free_port()
         with contextlib.ExitStack() as peers:
-            soil = peers.enter_context(adapter_peer(soil_port, SOIL, case.law))
+            soil = (peers.enter_context(adapter_peer(soil_port, SOIL, case.law)) if case.soil == "adapter"
+                    else None)
             frame = (peers.enter_context(peer_process([str(PYNITE), str(frame_port)])) if case.frame == "pynite"
                      else None)
-            table = experiment_table(case, duration, f"127.0.0.1:{soil_port}", f"127.0.0.1:{frame_port}", out)
-            experiment = parse_experiment(table, base_dir=FOLDER)
+            addresses = (case, duration, f"127.0.0.1:{soil_port}", f"127.0.0.1:{frame_port}", out)
+            experiment = parse_experiment(experiment_table(*addresses), base_dir=FOLDER)
+            if case.soil == "dynamic":  # the module takes the coordinator's record as the coordinator reads it
+                experiment = parse_experiment(experiment_table(*addresses, experiment.motion.acceleration),
+                                              base_dir=FOLDER)
             start = time.perf_counter()
             run_experiment(experiment, output=out, overwrite=True)
             wall = time.perf_counter() - start
-            ended_on_die(soil, "the soil")
+            if soil is not None:
+                ended_on_die(soil, "the soil")
             if frame is not None:
                 ended_on_die(frame, "PyNite's interface program", "session closed")
         stored = read_results(out)

@@ -42,7 +42,7 @@ class SsiStudy(Problem[list]):
         return finite({"cases": {o.case.key: {
             "max_rel_diff": o.max_rel_diff, "max_rel_diff_alpha_os": o.max_rel_diff_alpha_os, "wall_s": o.wall_s,
             "soil_force_rel_diff": o.force_rel_diff, "reference": o.case.reference, "law": o.case.law,
-            "frame": o.case.frame, "dt_s": o.case.dt, "reference_soil_density": o.case.density,
+            "frame": o.case.frame, "soil_module": o.case.soil, "dt_s": o.case.dt, "reference_soil_density": o.case.density,
             "lumped_soil_mass_kg": o.case.lumped, "duration_s": o.duration,
             "peak_top_x_m": float(np.max(np.abs(o.monolithic[:, -1]))),
             "peak_footing_x_m": float(np.max(np.abs(o.monolithic[:, 2])))} for o in result}})

@@ -1,0 +1,82 @@
+"""A dynamic OpenSees module: OpenSees assembles a linear model's M, C and K, the module integrates them.
+
+The model file is built as for any ``opensees`` module (with its mass: density, nodal masses); OpenSees'
+``GimmeMCK`` integrator assembles M, then K, over the model's free equations (a ``FullGeneral`` system, Plain
+constraints, ``printA``), and C = a M + b K (``dynamic.rayleigh``).  The control DOFs become the interface
+DOFs, every other free equation an internal DOF, the record reaches the translations along
+``dynamic.direction`` (uniform excitation, relative coordinates), and
+:class:`hybridsim.modules.dynamic.DynamicSubstructure` integrates them with the coordinator's alpha-OS
+(docs/dynamic_modules.md).  The domain is released after the assembly: the module keeps numbers, not a model.
+Linear models only (``path_independent = true``): a yielding model's transient analysis inside OpenSees, with
+its interface DOFs imposed, is not built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from hybridsim.modules.dynamic import DynamicModule, DynamicSubstructure, scheme_and_ground
+from hybridsim.modules.opensees import domain
+from hybridsim.modules.opensees.config import OpenSeesSpec
+from hybridsim.modules.opensees.imposed import dof_kind
+from hybridsim.modules.opensees.lazy import ops
+from hybridsim.wire.contract import Dof, ModuleError
+
+def _assembled(m: float, k: float) -> np.ndarray:
+    """The system matrix m M + k K of the model in the domain (FullGeneral, ``GimmeMCK``)."""
+    ops.wipeAnalysis()
+    ops.constraints("Plain")
+    ops.numberer("Plain")
+    ops.system("FullGeneral")
+    ops.test("NormDispIncr", 1e-12, 1)
+    ops.algorithm("Linear")
+    ops.integrator("GimmeMCK", m, 0.0, k)
+    ops.analysis("Transient")
+    ops.analyze(1, 0.0)
+    matrix = np.array(ops.printA("-ret"))
+    n = round(np.sqrt(matrix.size))
+    return matrix.reshape(n, n)
+
+
+def _equations(spec: OpenSeesSpec, direction: int, size: int) -> tuple[list[int], np.ndarray]:
+    """The control DOFs' equation numbers (in control order) and the influence of every equation."""
+    controls = []
+    for control in spec.controls:
+        equations = ops.nodeDOFs(control.node)
+        equation = equations[control.dof - 1] if control.dof <= len(equations) else -1
+        if equation < 0:
+            raise ModuleError(f"opensees module: control {control.name!r} (node {control.node}, dof {control.dof}) "
+                              "is not a free DOF of the model; a dynamic module drives free DOFs only")
+        controls.append(equation)
+    influence = np.zeros(size)
+    for node in ops.getNodeTags():
+        equations = ops.nodeDOFs(node)
+        if len(equations) >= direction and equations[direction - 1] >= 0:
+            influence[equations[direction - 1]] = 1.0
+    return controls, influence
+
+
+def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any]) -> DynamicModule:
+    """The ``opensees`` module of ``spec`` as a dynamic substructure (its ``dynamic`` table)."""
+    if not spec.path_independent:
+        raise ModuleError("opensees module: a dynamic module integrates the matrices OpenSees assembles at rest: "
+                          "declare path_independent = true (a linear model); a yielding one is not built yet")
+    a, b = (list(table.get("rayleigh", [0.0, 0.0])) + [0.0, 0.0])[:2]
+    with domain.held(f"the dynamic OpenSees module of {spec.model.name}"):
+        domain.build_model(domain.load_builder(spec.model), spec.parameters, spec.model)
+        try:
+            mass, stiffness = _assembled(1.0, 0.0), _assembled(0.0, 1.0)
+        except Exception as exc:  # noqa: BLE001 - OpenSees' own failure, named
+            raise ModuleError(f"opensees module: OpenSees could not assemble the model's M and K ({exc}); a dynamic "
+                              "module needs a model without multi-point constraints (Plain handler)") from None
+        controls, influence = _equations(spec, int(table.get("direction", 1)), mass.shape[0])
+        dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
+    order = controls + [e for e in range(mass.shape[0]) if e not in set(controls)]
+    mass, stiffness = mass[np.ix_(order, order)], stiffness[np.ix_(order, order)]
+    scheme, ground = scheme_and_ground(dict(table))
+    substructure = DynamicSubstructure(mass, a * mass + b * stiffness, stiffness, len(controls), influence[order],
+                                       ground, scheme)
+    return DynamicModule("opensees", dofs, substructure, info={"model": spec.model.name})
