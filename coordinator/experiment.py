@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
@@ -64,6 +65,7 @@ from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.coordinator.network import with_networks
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
+from hybridsim.modules import matrices
 from hybridsim.modules.base import MAX_CONFIG_FILE_BYTES
 from hybridsim.modules.config_schema import ConfigError, Schema
 from hybridsim.modules.network import network_of
@@ -211,16 +213,23 @@ def _dofs(dofs: list[str]) -> tuple[str, ...]:
     return tuple(dofs)
 
 
-def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray:
+def _mass(structure: dict[str, Any], n: int, base_dir: Path) -> np.ndarray | sp.csr_matrix:
     key = next(k for k in ("mass", "mass_diagonal", "mass_file") if k in structure)
     if key == "mass_diagonal":
         mass = np.diag(_vector(structure[key], f"structure.{key}", n))
     else:
         value = _csv_matrix(structure[key], f"structure.{key}", base_dir) if key == "mass_file" else structure[key]
         mass = _matrix(value, f"structure.{key}", n)
-    scale = max(float(np.max(np.abs(mass))), np.finfo(float).tiny)
-    if np.max(np.abs(mass - mass.T)) > 1e-12 * scale:
+    if matrices.asymmetry(mass) > 1e-12:
         raise ExperimentError(f"structure.{key}: the mass matrix must be symmetric")
+    if sp.issparse(mass):  # a large structure's mass: checked by its diagonal, not its eigenvalues
+        if mass.diagonal().min() < 0.0:
+            raise ExperimentError(f"structure.{key}: the mass matrix has a negative diagonal entry; masses must be >= 0")
+        if structure.get("condense_massless"):
+            raise ExperimentError(f"structure.condense_massless: a sparse structure ({key} .mtx or .npz) integrates "
+                                  "every DOF; set it false and give every DOF mass, or give the mass as CSV")
+        return mass
+    scale = max(float(np.max(np.abs(mass))), np.finfo(float).tiny)
     if np.min(np.linalg.eigvalsh(mass)) < -1e-12 * scale:
         raise ExperimentError(f"structure.{key}: the mass matrix has a negative eigenvalue; masses must be >= 0")
     return mass
@@ -376,32 +385,37 @@ def _vector(value: list[float], key: str, n: int) -> np.ndarray:
     return arr
 
 
-def _matrix(value: Any, key: str, n: int) -> np.ndarray:
+def _matrix(value: Any, key: str, n: int) -> np.ndarray | sp.csr_matrix:
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+        return matrices.square(value, n, key)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, matrices.MatrixError):
+            raise ExperimentError(str(exc).replace("(one row per DOF)", f"for {n} DOFs")) from None
         raise ExperimentError(f"{key} must be an {n}x{n} matrix (a list of {n} rows of {n} numbers)") from None
-    if arr.shape != (n, n):
-        raise ExperimentError(f"{key} must be {n}x{n} for {n} DOFs, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ExperimentError(f"{key} has non-finite entries")
-    return arr
 
 
-def _read_capped(path: Path, key: str) -> str:
-    """The text of a file the experiment names, no larger than MAX_CONFIG_FILE_BYTES."""
+def _read_capped(path: Path, key: str, text: bool = True) -> str:
+    """The text of a file the experiment names, no larger than MAX_CONFIG_FILE_BYTES (``text`` False: only
+    checked, "" returned)."""
     try:
         if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
             raise ExperimentError(f"{key}: {path} is larger than {MAX_CONFIG_FILE_BYTES // 2**20} MiB")
-        return path.read_text(errors="replace")
+        return path.read_text(errors="replace") if text else ""
     except OSError as exc:
         raise ExperimentError(f"{key}: cannot read {path}: {exc.strerror}") from None
 
 
-def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray:
+def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray | sp.csr_matrix:
+    """A matrix file: CSV rows, or sparse from Matrix Market .mtx or scipy.sparse .npz (no larger than the cap)."""
     if not isinstance(file, str):
         raise ExperimentError(f"{key} must be a file name")
     path = _path(file, key, base_dir)
+    if matrices.is_sparse_file(path):
+        _read_capped(path, key, text=False)
+        try:
+            return matrices.read(path)
+        except matrices.MatrixError as exc:
+            raise ExperimentError(f"{key}: {exc}") from None
     try:
         return np.loadtxt(io.StringIO(_read_capped(path, key)), delimiter=",", ndmin=2)
     except ValueError:  # its message quotes the file's contents: name the file only

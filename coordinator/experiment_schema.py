@@ -19,6 +19,7 @@ from hybridsim.modules.network import NETWORK, TRANSPORT
 
 POSITIVE = Number(minimum=0, open_minimum=True)
 FILE = "relative to the experiment file, or hybridsim:NAME for a shipped file"
+MATRIX_FILE = f"a CSV, Matrix Market .mtx or scipy.sparse .npz file (the last two kept sparse; {FILE})"
 ADDRESS = Text(pattern=r"local|[^\s/]+:\d{1,5}", shown='HOST:PORT (e.g. lab.example.org:50051) or "local"')
 """where a module runs: ``"local"`` (a daemon the coordinator starts) or ``HOST:PORT``"""
 
@@ -39,7 +40,7 @@ DAMPING = Schema("structure.damping", "Viscous damping: Rayleigh C = a M + b K_I
                      "zeta": Key(Number(minimum=0, maximum=1, open_maximum=True),
                                  "the damping ratio at both frequencies of rayleigh_omega"),
                      "matrix": Key(Numbers("N*s/m", dims=(2,)), "the damping matrix, n x n over structure.dofs"),
-                     "matrix_file": Key(Text(), f"the damping matrix as a CSV file ({FILE})"),
+                     "matrix_file": Key(Text(), f"the damping matrix as {MATRIX_FILE}"),
                  }, at_most_one=(("rayleigh", "rayleigh_omega", "matrix", "matrix_file"),),
                  together=(("rayleigh_omega", "zeta"),))
 
@@ -48,7 +49,8 @@ STRUCTURE = Schema("[structure]", "The structure over its global DOFs: mass, dam
     "mass": Key(Numbers("kg", dims=(2,)), "the mass matrix, n x n, symmetric, no negative eigenvalue "
                 "(kg*m^2 on rotations)"),
     "mass_diagonal": Key(Numbers("kg"), "one mass per DOF, each >= 0 (kg*m^2 on rotations)"),
-    "mass_file": Key(Text(), f"the mass matrix as a CSV file ({FILE})"),
+    "mass_file": Key(Text(), f"the mass matrix as {MATRIX_FILE}; a sparse one makes the whole structure sparse "
+                     "(K_I measured sparse, alpha-os, generalized-alpha-os, kr-alpha or cr factoring with SuperLU)"),
     "damping": Key(Table(DAMPING), "the damping model"),
     "influence": Key(Numbers(), "the ground acceleration's influence, one value per DOF"),
     "influence_dofs": Key(Names(), "the DOFs the ground acceleration excites (influence 1, the others 0)"),

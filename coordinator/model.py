@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
+
+from hybridsim.coordinator.integrators.factor import structural
 
 
 def rayleigh_coefficients(omega_i: float, omega_j: float, zeta: float) -> tuple[float, float]:
@@ -73,7 +76,8 @@ class GuyanCondensation:
 
 @dataclass
 class StructuralModel:
-    """Mass, damping and ground-motion influence over named DOFs (the coordinator's global DOFs)."""
+    """Mass, damping and ground-motion influence over named DOFs (the coordinator's global DOFs); M and C
+    dense arrays, or CSR matrices for a sparse structure."""
 
     dofs: tuple[str, ...]
     mass: np.ndarray
@@ -87,13 +91,13 @@ class StructuralModel:
             seen: set[str] = set()
             twice = sorted({d for d in self.dofs if d in seen or seen.add(d)})
             raise ValueError(f"DOF named twice: {', '.join(twice)}")
-        self.mass = np.asarray(self.mass, float)
-        self.damping = np.asarray(self.damping, float)
+        self.mass = structural(self.mass)
+        self.damping = structural(self.damping)
         self.influence = np.asarray(self.influence, float)
         for name, m in (("mass", self.mass), ("damping", self.damping)):
             if m.shape != (n, n):
                 raise ValueError(f"{name} must be {n}x{n} for {n} DOFs, got shape {m.shape}")
-            if not np.all(np.isfinite(m)):
+            if not np.all(np.isfinite(m.data if sp.issparse(m) else m)):
                 raise ValueError(f"{name} has non-finite entries")
         if self.influence.shape != (n,):
             raise ValueError(f"influence vector must have {n} entries, got {self.influence.size}")
@@ -119,9 +123,11 @@ class DofReduction:
     ``out`` when one is given (no allocation in the step loop).
     """
 
-    def __init__(self, model: StructuralModel, stiffness: np.ndarray, condense: bool) -> None:
+    def __init__(self, model: StructuralModel, stiffness: np.ndarray | sp.csr_matrix, condense: bool) -> None:
         self.model = model
-        massive = massive_dofs(model.mass)
+        if condense and sp.issparse(model.mass):
+            raise ValueError("structure.condense_massless: a sparse structure integrates every DOF")
+        massive = np.arange(model.ndof) if sp.issparse(model.mass) else massive_dofs(model.mass)
         self.guyan = GuyanCondensation(stiffness, massive) if condense and massive.size < model.ndof else None
         if self.guyan is not None:
             self.mass, self.damping = self.guyan.condense(model.mass), self.guyan.condense(model.damping)

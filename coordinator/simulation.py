@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.control import RunControl, StepListener
@@ -32,6 +33,7 @@ from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_
 from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, Partition, coupling_problem
 from hybridsim.coordinator.pretest import pretest
+from hybridsim.coordinator.recorder.layout import model_matrix
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
 from hybridsim.coordinator.run_end import Status, recorder_closed, summary, with_network_stats
@@ -40,6 +42,7 @@ from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, 
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Peaks, RowWindow, results_columns
+from hybridsim.modules import matrices
 from hybridsim.modules.config_schema import ConfigError
 from hybridsim.wire.contract import Module, ModuleError, Session
 from hybridsim.wire.network import NetworkEmulator
@@ -300,7 +303,7 @@ class _Run:
     def fresh_start(self) -> Start:
         """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
         exp, partition = self.experiment, self.partition
-        measured = pretest(partition, exp.pretest_amplitude)
+        measured = pretest(partition, exp.pretest_amplitude, sparse=sp.issparse(exp.mass))
         model = self._assemble_model(measured.stiffness)
         reduction = DofReduction(model, measured.stiffness, exp.condense_massless)
         integrator = self._integrator(reduction)
@@ -340,8 +343,10 @@ class _Run:
         window.descriptions = self.descriptions
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
-        model = StructuralModel(exp.dofs, stored["model/mass"], stored["model/damping"], exp.influence)
-        reduction = DofReduction(model, stored["model/initial_stiffness"], exp.condense_massless)
+        n = len(exp.dofs)
+        model = StructuralModel(exp.dofs, model_matrix(stored, "mass", n), model_matrix(stored, "damping", n),
+                                exp.influence)
+        reduction = DofReduction(model, model_matrix(stored, "initial_stiffness", n), exp.condense_massless)
         integrator = self._integrator(reduction)
         integrator.set_state(checkpoint.integrator)
         window.load(stored, first, rows)
@@ -449,24 +454,23 @@ class _Run:
         return [(index[d], d, DISPLACEMENT[self.kinds[index[d]]]) for d in order]
 
     # -- model -------------------------------------------------------------
-    def _assemble_model(self, stiffness: np.ndarray) -> StructuralModel:
+    def _assemble_model(self, stiffness: np.ndarray | sp.csr_matrix) -> StructuralModel:
+        """M, C over the structure's DOFs: the structure's own plus the modules' (sparse if the mass is)."""
         exp = self.experiment
+        sparse = sp.issparse(exp.mass)
         mass = exp.mass.copy()
-        extra_damping = np.zeros_like(mass)
+        extra_damping = sp.csr_matrix(mass.shape) if sparse else np.zeros_like(mass)
         for slot in self.partition.slots:
-            block = np.ix_(slot.index, slot.index)
-            if slot.description.mass is not None:
-                mass[block] += slot.description.mass
-            if slot.description.damping is not None:
-                extra_damping[block] += slot.description.damping
+            mass = _add_block(mass, slot.description.mass, slot.index)
+            extra_damping = _add_block(extra_damping, slot.description.damping, slot.index)
         spec = exp.damping
         if spec.matrix is not None:
-            damping = spec.matrix.copy()
+            damping = sp.csr_matrix(spec.matrix) if sparse else _dense(spec.matrix)
         elif spec.rayleigh or spec.rayleigh_omega:
             a, b = spec.rayleigh or rayleigh_coefficients(*spec.rayleigh_omega, spec.zeta)  # type: ignore[misc]
             damping = a * mass + b * stiffness
         else:
-            damping = np.zeros_like(mass)
+            damping = sp.csr_matrix(mass.shape) if sparse else np.zeros_like(mass)
         return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
 
     def _integrator(self, reduction: DofReduction) -> Integrator:
@@ -477,6 +481,22 @@ class _Run:
         except IntegratorError as exc:
             raise UsageError(f"integrator: {exc}") from None
 
+
+
+def _add_block(matrix: np.ndarray | sp.csr_matrix, block: np.ndarray | None, index: np.ndarray
+               ) -> np.ndarray | sp.csr_matrix:
+    """``matrix`` with a module's ``block`` added over its DOFs ``index`` (in place for a dense one)."""
+    if block is None:
+        return matrix
+    if sp.issparse(matrix):
+        return matrix + matrices.place(block, index, matrix.shape[0])
+    matrix[np.ix_(index, index)] += block
+    return matrix
+
+
+def _dense(matrix: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """A copy of ``matrix`` as a dense array (a sparse damping file beside a dense mass)."""
+    return matrix.toarray() if sp.issparse(matrix) else matrix.copy()
 
 
 def _results_file(open_file: Callable[[], Recorder]) -> Recorder:

@@ -1,4 +1,4 @@
-"""The `linear` module: a substructure given by its stiffness matrix over its own DOFs, or (dynamic) M, C, K."""
+"""The `linear` module: a substructure given by its stiffness K (dense, or sparse from .mtx/.npz), or (dynamic) M, C, K."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from hybridsim.modules.base import StepLedger, resolve_config_path
 from hybridsim.modules.config_schema import Integer, Key, Names, Numbers, Schema, Table, Text
 from hybridsim.modules.dynamic import SCHEME_KEYS, DynamicModule, DynamicSubstructure, scheme_and_ground
+from hybridsim.modules.matrices import FORMATS, MatrixError, is_sparse, read, square
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 
 DYNAMIC = Schema("linear module's dynamic table", "The module carries the mass and damping of its DOFs and of "
@@ -27,37 +28,39 @@ CONFIG = Schema("linear", "Restoring force K d over the module's DOFs; optional 
     "dofs": Key(Names(), "DOF names, in the coordinator's namespace", required=True),
     "kinds": Key(Names(("translation", "rotation")), "kind of each DOF", default="translation"),
     "stiffness": Key(Numbers("N/m, N/rad, N*m/rad", (2,)), "stiffness matrix K (one row per DOF)"),
-    "stiffness_file": Key(Text(), "K as a CSV file, relative to the configuration's folder"),
+    "stiffness_file": Key(Text(), f"K as {FORMATS} (the last two keep it sparse), relative to the "
+                          "configuration's folder"),
     "mass": Key(Numbers("kg, kg*m^2", (2,)), "mass matrix the coordinator assembles"),
-    "mass_file": Key(Text(), "the mass matrix as a CSV file"),
+    "mass_file": Key(Text(), f"the mass matrix as {FORMATS}"),
     "damping": Key(Numbers("N*s/m", (2,)), "damping matrix the coordinator assembles"),
-    "damping_file": Key(Text(), "the damping matrix as a CSV file"),
+    "damping_file": Key(Text(), f"the damping matrix as {FORMATS}"),
     "dynamic": Key(Table(DYNAMIC), "the module integrates its own mass (a dynamic substructure)"),
 }, exactly_one=(("stiffness", "stiffness_file"),), at_most_one=(("mass", "mass_file"), ("damping", "damping_file")))
 
 
-def _square(name: str, matrix: Any, n: int) -> np.ndarray:
-    arr = np.asarray(matrix, dtype=float)
-    if arr.shape != (n, n):
-        raise ModuleError(f"linear module: {name} must be {n}x{n} (one row per DOF), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ModuleError(f"linear module: {name} has non-finite entries")
-    return arr
+def _square(name: str, matrix: Any, n: int) -> Any:
+    try:
+        return square(matrix, n, f"linear module: {name}")
+    except MatrixError as exc:
+        raise ModuleError(str(exc)) from None
 
 
 def _matrix_entry(config: Mapping[str, Any], key: str, base_dir: Path) -> Any:
-    """``key`` given inline or as ``key_file`` (CSV, relative to ``base_dir``); None when absent."""
+    """``key`` given inline or as ``key_file`` (relative to ``base_dir``; .mtx and .npz stay sparse); None when
+    absent."""
     if f"{key}_file" not in config:
         return config.get(key)
     path = resolve_config_path(base_dir, config[f"{key}_file"], f"linear module: {key}_file")
     try:
-        return np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise ModuleError(f"linear module: cannot read {key}_file {path} ({exc})") from None
+        return read(path)
+    except MatrixError as exc:
+        raise ModuleError(f"linear module: {key}_file: {exc}") from None
 
 
 def _dynamic(config: Mapping[str, Any], matrices: Mapping[str, Any]) -> DynamicSubstructure:
     """The dynamic substructure of a ``dynamic`` table over the given matrices (docs/dynamic_modules.md)."""
+    if any(is_sparse(m) for m in matrices.values()):
+        raise ModuleError("linear module: a dynamic module takes dense matrices (CSV or inline), not .mtx or .npz")
     if matrices["mass"] is None:
         raise ModuleError("linear module: a dynamic module needs 'mass' (or 'mass_file') over all its DOFs")
     n = len(config["dofs"]) + int(config["dynamic"].get("internal", 0))
@@ -88,6 +91,9 @@ class LinearModule(StepLedger):
         if n == 0:
             raise ModuleError("linear module: needs at least one DOF")
         self.stiffness = _square("stiffness", stiffness, n)
+        if is_sparse(mass) or is_sparse(damping):
+            raise ModuleError("linear module: a sparse mass or damping belongs to the structure: give it as "
+                              "structure.mass_file or structure.damping.matrix_file (.mtx or .npz)")
         self.mass = None if mass is None else _square("mass", mass, n)
         self.damping = None if damping is None else _square("damping", damping, n)
 

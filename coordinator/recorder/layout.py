@@ -8,7 +8,9 @@ Datasets grow along their first axis (one row per step)::
     /modules/<name>/records/<record>                             a module's own records (rows x columns; a
                                                                  streamed one grows in blocks during the run,
                                                                  one row per committed sample of the module)
-    /model/mass, /model/damping, /model/initial_stiffness       the model the integrator ran with
+    /model/mass, /model/damping, /model/initial_stiffness       the model the integrator ran with (a sparse
+                                                                 structure's as /model/<key>/coo: one row
+                                                                 (row, column, value) per stored entry)
     /checkpoint/current = [slot, step, step_id]; /checkpoint/slot0, slot1: integrator/<key>, modules/<name>,
         where = [step, step_id], sha256 (32 bytes: the SHA-256 of the slot, see :func:`checkpoint_digest`)
 
@@ -38,6 +40,7 @@ from typing import Any
 
 import h5py
 import numpy as np
+import scipy.sparse as sp
 
 from hybridsim.wire.contract import Record
 
@@ -73,6 +76,24 @@ def checksummed(shape: tuple[int, ...]) -> dict[str, Any]:
     if not CHECKSUMS or not shape or 0 in shape and None not in shape:
         return {}
     return {"fletcher32": True}
+
+
+def stored_matrix(key: str, matrix: Any) -> tuple[str, np.ndarray]:
+    """A model matrix as the file keeps it: a dense one as it is, a sparse one as ``KEY/coo`` rows (row, column,
+    value) of its stored entries (at least one, a zero)."""
+    if not hasattr(matrix, "tocoo"):
+        return key, np.asarray(matrix)
+    coo = matrix.tocoo()
+    rows = np.column_stack([coo.row, coo.col, coo.data]).astype(float)
+    return f"{key}/coo", rows if rows.size else np.zeros((1, 3))
+
+
+def model_matrix(stored: Mapping[str, np.ndarray], key: str, n: int) -> Any:
+    """``/model/KEY`` of a results file's rows (:func:`read_rows`), dense or sparse (CSR) as it was stored."""
+    if f"model/{key}" in stored:
+        return stored[f"model/{key}"]
+    rows = stored[f"model/{key}/coo"]
+    return sp.csr_matrix((rows[:, 2], (rows[:, 0].astype(int), rows[:, 1].astype(int))), shape=(n, n))
 
 
 def space_error(path: Path, needed: int) -> str | None:
@@ -179,7 +200,7 @@ def create(path: Path, columns: Mapping[str, int], *, dofs: Sequence[str], attrs
             f.create_dataset(key, shape=shape, maxshape=maxshape, dtype=dtype, chunks=(chunk,) + shape[1:],
                              **checksummed(maxshape))
         for key, matrix in (model or {}).items():
-            matrix = np.asarray(matrix)
+            key, matrix = stored_matrix(key, matrix)
             f.create_dataset(f"model/{key}", data=matrix, **checksummed(matrix.shape))
         for key, values in (labels or {}).items():
             (f[key] if key in f else f.create_group(key)).attrs.update(values)
