@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import dgetrs
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers
@@ -115,6 +116,7 @@ class DynamicSubstructure:
         self._shape = -(self.m @ self.influence)
         self.b, self.i = slice(0, self.nb), slice(self.nb, self.n)
         self.dt = 0.0
+        self._cache = None
         self.settled = self._rest(0.0)
         self.pending: tuple[float, np.ndarray] | None = None
         """the committed command of the step after ``settled``: (time s, interface displacement m)"""
@@ -131,6 +133,10 @@ class DynamicSubstructure:
         self.dt = float(dt)
         self._lu = (scipy.linalg.lu_factor(effective[self.i, self.i], check_finite=True)
                     if self.n > self.nb else None)
+        i, b = self.i, self.b
+        self._blocks = [np.ascontiguousarray(x) for x in (self.m[i, b], self.c[i, i], self.c[i, b], self.k[i, i],
+                                                          self.k[i, b], self.c[i], self.k[i])]
+        self._cache: tuple[tuple[float, bytes], State] | None = None
         self._hermite = hermite_weights(s.substeps)
         self.settled, self.pending = self._rest(0.0), None
 
@@ -138,8 +144,8 @@ class DynamicSubstructure:
     def trial(self, time: float, command: np.ndarray, step: int) -> np.ndarray:
         """G at the interface displacement ``command`` (m) at ``time`` (s): the force the module answers (N)."""
         if self.pending is None and abs(time - self.settled.time) <= 1e-9 * self.dt:
-            rest = self._rest(time)
-            return self._advance(rest, self._end(rest, command), time, loaded=False).g  # the pre-test's probes: a step from rest, no ground motion
+            rest = self._rest(time)  # the pre-test's probes: a step from rest, no ground motion
+            return self._advance(rest, self._end(rest, command), time, loaded=False).g
         settled = self._settle(time, command, step)
         return self._advance(settled, self._end(settled, command), time).g
 
@@ -151,9 +157,17 @@ class DynamicSubstructure:
             return
         self.settled = self._settle(time, command, step)
         self.pending = (float(time), np.array(command, float))
+        self._cache = None
 
     def _settle(self, time: float, command: np.ndarray, step: int) -> State:
-        """The true state of the step before ``command``'s, from the interface acceleration ``command`` implies."""
+        """The true state of the step before ``command``'s, from the interface acceleration ``command`` implies
+        (the trial's, kept for the commit of the same command)."""
+        key = (float(time), np.asarray(command, float).tobytes())
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._settled_by(time, command, step))
+        return self._cache[1]
+
+    def _settled_by(self, time: float, command: np.ndarray, step: int) -> State:
         s, dt = self.scheme, self.dt
         base = self.settled
         expected = (base.time if self.pending is None else self.pending[0]) + dt
@@ -236,10 +250,10 @@ class DynamicSubstructure:
         pv = old.v[i] + h * (1.0 - s.gamma) * old.a[i]
         load_new = self._load(time)[i] if loaded else 0.0
         load_old = self._load(old.time)[i] if loaded else 0.0
-        rhs = -(self.m[i, b] @ new.a[b]) - w * (self.c[i, i] @ pv + self.c[i, b] @ new.v[b]
-                                                 + self.k[i, i] @ pd + self.k[i, b] @ new.d[b] - load_new)
-        rhs += s.alpha * (self.c[i] @ old.v + self.k[i] @ old.d - load_old)
-        a = scipy.linalg.lu_solve(self._lu, rhs)
+        m_ib, c_ii, c_ib, k_ii, k_ib, c_i, k_i = self._blocks
+        rhs = -(m_ib @ new.a[b]) - w * (c_ii @ pv + c_ib @ new.v[b] + k_ii @ pd + k_ib @ new.d[b] - load_new)
+        rhs += s.alpha * (c_i @ old.v + k_i @ old.d - load_old)
+        a = dgetrs(self._lu[0], self._lu[1], rhs)[0]
         new.a[i], new.d[i], new.v[i] = a, pd + s.beta * h * h * a, pv + s.gamma * h * a
         return new
 
@@ -263,7 +277,7 @@ class DynamicSubstructure:
         if any(v.shape != (self.n,) for v in vectors) or g.shape != (self.nb,) or (
                 pend is not None and pend[1].shape != (self.nb,)):
             raise ModuleError(f"dynamic module: the checkpoint's state is not of this module's {self.n} DOFs")
-        self.settled, self.pending = state, pend
+        self.settled, self.pending, self._cache = state, pend, None
 
 
 class DynamicModule(StepLedger):
