@@ -42,17 +42,20 @@ TOLERANCE = 1e-8     # m, NormDispIncr of the Newmark-Newton reference; the mult
                      # surface changes): those steps are taken after 50 iterations
 
 
-def model_constants() -> Any:
-    """examples/ssi/ssi_model.py as a module (its constants: TOP_MASS, SOIL_DENSITY, FOOTING, ...)."""
+def model_constants(path: Path = MODEL) -> Any:
+    """examples/ssi/ssi_model.py (or another model file of the folder) as a module (its constants: TOP_MASS,
+    SOIL_DENSITY, FOOTING, ...)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("ssi_model", MODEL)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
 SSI = model_constants()
+DAM = FOLDER / "dam_model.py"
+"""the earth-dam-like embankment with the same structure on its crest"""
 MASS = SSI.TOP_MASS
 COLUMN = SSI.SOIL_DENSITY * 1.0 * SSI.DEPTH
 """kg: the 1 m wide soil column under a footing node (10.8 t); the lumped cases put it, or its upper half, at
@@ -70,6 +73,7 @@ class Case:
     density: float = 0.0     # kg/m^3, the reference's soil (the hybrid's soil process is massless)
     lumped: float = 0.0      # kg of soil at each footing node's x and y, with the coordinator (not in the reference)
     footing_mass: float = 0.0  # kg at each footing node's x and y, in both
+    model: Path = MODEL      # the model file: ssi_model.py (the soil block) or dam_model.py (an embankment)
     soil: str = "adapter"    # the soil module: adapter (massless, an OpenSees process behind the adapter element)
                              # | dynamic (an opensees site daemon that integrates the soil's mass: docs/dynamic_modules.md)
 
@@ -91,6 +95,7 @@ CASES = {c.key: c for c in (
     Case("soil-mass-module", density=SSI.SOIL_DENSITY, soil="dynamic"),
     Case("soil-mass-module-dt/2", dt=DT / 2, density=SSI.SOIL_DENSITY, soil="dynamic"),
     Case("soil-mass-module-dt/4", dt=DT / 4, density=SSI.SOIL_DENSITY, soil="dynamic"),
+    Case("dam-mass-module", density=SSI.SOIL_DENSITY, soil="dynamic", model=DAM),
 )}
 
 
@@ -146,9 +151,10 @@ def soil_module(case: Case, address: str, ground: np.ndarray) -> dict[str, Any]:
     if case.soil == "adapter":
         return {"name": "soil", "kind": "openfresco", "address": address, "deadline_s": 60.0,
                 "config": {"dofs": DOFS[:6], "server": "adapter"}}
-    footing = [SSI.soil_node(x, SSI.DEPTH) for x in SSI.FOOTING]
+    constants = model_constants(case.model)
+    footing = [constants.soil_node(x, constants.DEPTH) for x in constants.FOOTING]
     return {"name": "soil", "kind": "opensees", "address": "local", "config": {
-        "model": str(MODEL), "parameters": {"part": "soil", "density": case.density}, "path_independent": True,
+        "model": str(case.model), "parameters": {"part": "soil", "density": case.density}, "path_independent": True,
         "control": [{"name": n, "node": footing[i // 2], "dof": 1 + i % 2} for i, n in enumerate(DOFS[:6])],
         "dynamic": {"alpha": ALPHA, "direction": 1, "rayleigh": [DAMPING, 0.0], "ground_acceleration_dt": case.dt,
                     "ground_acceleration": [float(a) for a in ground]}}}
@@ -192,12 +198,13 @@ def monolithic(case: Case, acceleration: np.ndarray, implicit: bool) -> np.ndarr
     alpha 1) with Newton iterations, every DOF in equilibrium at every step."""
     from hybridsim.modules.opensees.monolithic import alpha_os_response
 
-    return alpha_os_response(MODEL, {"part": "whole", "mass": MASS, "law": case.law, "density": case.density,
+    extra = soil_forces if case.model == MODEL else (lambda: [float("nan")] * 6)  # the block's element numbering
+    return alpha_os_response(case.model, {"part": "whole", "mass": MASS, "law": case.law, "density": case.density,
                                      "footing_mass": case.footing_mass},
                              dt=case.dt, ground_acceleration=acceleration, alpha=0.0 if implicit else ALPHA,
                              record=RECORD,
                              rayleigh=(DAMPING, 0.0), implicit=implicit, tolerance=TOLERANCE, accept_stalled=True,
-                             extra=soil_forces)
+                             extra=extra)
 
 
 def run_case(case: Case, duration: float) -> Outcome:
