@@ -9,6 +9,7 @@ module's call in the calling thread, the others on a thread pool).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -62,11 +63,14 @@ class ModuleStepError(RunStopped):
         return ModuleStepError(self.slot, self.step, self.cause, row, time_s)
 
 
-def coupling_problem(slot: ModuleSlot, integrator: str, options: Mapping[str, object], condense: bool) -> str | None:
+def coupling_problem(slot: ModuleSlot, integrator: str, options: Mapping[str, object], condense: bool,
+                     motion: tuple[np.ndarray, np.ndarray] | None = None) -> str | None:
     """Why a dynamic module (docs/dynamic_modules.md: its description's ``info["dynamic"]``) cannot be coupled to
     this coordinator, in one line naming the fix; None when it can (or the module is quasi-static).  The
     partition of alpha-OS is exact only when both sides integrate with the same alpha and dt (the module takes
-    the session's dt) and every interface DOF stays in the coordinator's integration."""
+    the session's dt), every interface DOF stays in the coordinator's integration, and the module's record is the
+    coordinator's ``motion`` (times s, a_g m/s^2) where both have it (the module's probes of it, its description's
+    ``ground_motion``)."""
     info = slot.description.info
     if "dynamic" not in info:
         return None
@@ -82,6 +86,20 @@ def coupling_problem(slot: ModuleSlot, integrator: str, options: Mapping[str, ob
     if condense:
         return (f"module {slot.name!r} is dynamic: its interface DOFs carry its mass, so set "
                 "structure.condense_massless = false")
+    return _other_record(slot.name, info.get("ground_motion"), motion)
+
+
+def _other_record(name: str, probes: str | None, motion: tuple[np.ndarray, np.ndarray] | None) -> str | None:
+    """Why the module's record (``probes``: JSON [[t, a_g], ...]) is not the coordinator's (None: it is)."""
+    if probes is None or motion is None:
+        return None
+    times, values = motion
+    scale = max(float(np.max(np.abs(values))), 1e-12)
+    for t, a in json.loads(probes):
+        if t <= times[-1] + 1e-9 and abs(a - float(np.interp(t, times, values))) > 1e-9 * scale:
+            return (f"module {name!r} excites its mass with another record than the coordinator's (a_g(t = {t:g} s) "
+                    f"= {a:.6g} m/s^2 there, {float(np.interp(t, times, values)):.6g} here): give it the "
+                    "coordinator's record, scaled, as dynamic.ground_acceleration (at ground_acceleration_dt)")
     return None
 
 

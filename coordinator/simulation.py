@@ -266,7 +266,8 @@ class _Run:
         self.partition = Partition(len(experiment.dofs), slots)
         for slot in slots:
             problem = coupling_problem(slot, experiment.integrator, experiment.integrator_options,
-                                       experiment.condense_massless)
+                                       experiment.condense_massless,
+                                       (experiment.motion.time, experiment.motion.acceleration))
             if problem:
                 raise UsageError(problem)
         if self.partition.unowned.size:

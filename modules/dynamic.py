@@ -23,8 +23,8 @@ the committed command of step n+1.  Units: SI (m, rad, s, kg, N).
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,15 +78,28 @@ class State:
         return State(self.time, self.d.copy(), self.v.copy(), self.a.copy(), self.g.copy())
 
 
-def scheme_and_ground(table: dict) -> tuple[Scheme, Callable[[float], float]]:
-    """The scheme and a_g(t) (m/s^2, linear between samples, 0 after the record) of a ``dynamic`` table."""
-    record = np.asarray(table["ground_acceleration"], float)
-    times = float(table["ground_acceleration_dt"]) * np.arange(record.size)
+class Record:
+    """a_g(t) (m/s^2): ``samples`` every ``dt`` s from t = 0, linear between them, 0 after the last."""
 
-    def ground(t: float) -> float:
-        return float(np.interp(t, times, record, right=0.0))
+    def __init__(self, dt: float, samples: np.ndarray) -> None:
+        self.samples = np.asarray(samples, float)
+        self.times = float(dt) * np.arange(self.samples.size)
 
-    return Scheme(float(table["alpha"]), int(table.get("substeps", 1))), ground
+    def __call__(self, t: float) -> float:
+        return float(np.interp(t, self.times, self.samples, right=0.0))
+
+    def probes(self, count: int = 32) -> str:
+        """JSON [[t, a_g], ...] at ``count`` sample times spread over the record and at its peak: what the
+        coordinator compares with its own record (:func:`hybridsim.coordinator.partition.coupling_problem`)."""
+        picks = set(np.linspace(0, self.samples.size - 1, count).round().astype(int).tolist())
+        picks.add(int(np.argmax(np.abs(self.samples))))
+        return json.dumps([[float(self.times[k]), float(self.samples[k])] for k in sorted(picks)])
+
+
+def scheme_and_ground(table: dict) -> tuple[Scheme, Record]:
+    """The scheme and the record of a ``dynamic`` table."""
+    record = Record(float(table["ground_acceleration_dt"]), np.asarray(table["ground_acceleration"], float))
+    return Scheme(float(table["alpha"]), int(table.get("substeps", 1))), record
 
 
 def hermite_weights(substeps: int) -> np.ndarray:
@@ -101,11 +114,11 @@ def hermite_weights(substeps: int) -> np.ndarray:
 
 
 class DynamicSubstructure:
-    """M, C, K over the interface DOFs (the first ``interface``) and internal DOFs, under ``ground(t)`` (m/s^2)
+    """M, C, K over the interface DOFs (the first ``interface``) and internal DOFs, under the record ``ground``
     along ``influence``; integrated by :class:`Scheme` at the coordinator's dt (:meth:`open`)."""
 
     def __init__(self, mass: np.ndarray, damping: np.ndarray, stiffness: np.ndarray, interface: int,
-                 influence: np.ndarray, ground: Callable[[float], float], scheme: Scheme) -> None:
+                 influence: np.ndarray, ground: Record, scheme: Scheme) -> None:
         self.m, self.c, self.k = (np.asarray(x, float) for x in (mass, damping, stiffness))
         self.nb, self.n = int(interface), self.m.shape[0]
         self.influence = np.asarray(influence, float)
@@ -297,7 +310,7 @@ class DynamicModule(StepLedger):
         s = self.substructure
         return Description(kind=self.kind, dofs=self.dofs, info={
             **self._info, "dynamic": "alpha-os", "alpha": repr(s.scheme.alpha), "substeps": str(s.scheme.substeps),
-            "internal_dofs": str(s.n - s.nb)})
+            "internal_dofs": str(s.n - s.nb), "ground_motion": s.ground.probes()})
 
     def _on_open(self, session: Session) -> None:
         self.substructure.open(session.dt)

@@ -115,3 +115,12 @@ def test_the_chain_matches_the_closed_form_to_1e_8_with_and_without_sub_stepping
     difference = np.max(np.abs(x2 - exact)) / np.max(np.abs(exact))
     print(f"chain vs closed form, dt {dt:g} s, {substeps} sub-steps: {difference:.2e}")
     assert difference < 1e-8
+
+
+def test_a_module_with_another_record_is_refused_in_one_line(tmp_path) -> None:
+    record_file, record = sine_record(tmp_path, DT, 0.5)
+    table = chain.experiment_table(ALPHA, 1, record_file, record, DT, 0.5, str(tmp_path / "other.h5"))
+    table["modules"][1]["config"]["dynamic"]["ground_acceleration"] = (0.5 * record).tolist()   # half the record
+    with pytest.raises(UsageError, match=r"^module 'upper' excites its mass with another record than the "
+                                         r"coordinator's \(a_g\(t = [0-9.]+ s\) = .* give it the coordinator's record"):
+        run_experiment(parse_experiment(table, base_dir=tmp_path), output=tmp_path / "other.h5")
