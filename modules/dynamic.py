@@ -28,8 +28,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg.lapack import dgetrs
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers
@@ -144,8 +142,12 @@ class DynamicSubstructure:
         w = 1.0 + s.alpha
         effective = self.m + w * s.gamma * h * self.c + w * s.beta * h * h * self.k
         self.dt = float(dt)
+        import scipy.linalg  # here, not at import: a site's --describe-config imports no linear algebra
+        from scipy.linalg.lapack import dgetrs
+
         self._lu = (scipy.linalg.lu_factor(effective[self.i, self.i], check_finite=True)
                     if self.n > self.nb else None)
+        self._dgetrs = dgetrs
         i, b = self.i, self.b
         self._blocks = [np.ascontiguousarray(x) for x in (self.m[i, b], self.c[i, i], self.c[i, b], self.k[i, i],
                                                           self.k[i, b], self.c[i], self.k[i])]
@@ -266,7 +268,7 @@ class DynamicSubstructure:
         m_ib, c_ii, c_ib, k_ii, k_ib, c_i, k_i = self._blocks
         rhs = -(m_ib @ new.a[b]) - w * (c_ii @ pv + c_ib @ new.v[b] + k_ii @ pd + k_ib @ new.d[b] - load_new)
         rhs += s.alpha * (c_i @ old.v + k_i @ old.d - load_old)
-        a = dgetrs(self._lu[0], self._lu[1], rhs)[0]
+        a = self._dgetrs(self._lu[0], self._lu[1], rhs)[0]
         new.a[i], new.d[i], new.v[i] = a, pd + s.beta * h * h * a, pv + s.gamma * h * a
         return new
 
