@@ -76,7 +76,9 @@ class SsiStudy(Problem[list]):
             t = o.case.dt * np.arange(o.hybrid.shape[0])
             fig, (top, diff, force) = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
             top.plot(t, 1e3 * o.monolithic[:, -1], "k-", lw=2, label=f"monolithic ({o.case.reference})")
-            top.plot(t, 1e3 * o.hybrid[:, -1], "r--", lw=1, label=f"hybrid (soil process + {o.case.frame} frame)")
+            soil = "soil process" if o.case.soil == "adapter" else "dynamic soil module"
+            module = "adapter process" if o.case.soil == "adapter" else "dynamic: alpha-OS weighted, with inertia"
+            top.plot(t, 1e3 * o.hybrid[:, -1], "r--", lw=1, label=f"hybrid ({soil} + {o.case.frame} frame)")
             top.plot(t, 1e3 * o.hybrid[:, 2], "b-", lw=1, label="hybrid footing x")
             top.set_ylabel("column top x (mm)")
             top.set_title(f"soil-foundation-structure, {o.case.key}: max_rel_diff {o.max_rel_diff:.2e}")
@@ -87,7 +89,7 @@ class SsiStudy(Problem[list]):
                 force.plot(t, 1e-3 * o.monolithic_soil_force[:, column], "k-", lw=2,
                            label=f"{name}: monolithic soil elements")
                 force.plot(t, 1e-3 * o.soil_force[:, column], colour + "--", lw=1,
-                           label=f"{name}: soil module (adapter process)")
+                           label=f"{name}: soil module ({module})")
             force.set_ylabel("soil force on footing (kN)")
             force.set_xlabel("t (s)")
             force.legend(fontsize=8)
