@@ -29,8 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybridsim.modules.base import StepLedger
-from hybridsim.modules.config_schema import Integer, Key, Number, Numbers
+from pathlib import Path
+
+from hybridsim.modules.base import StepLedger, resolve_config_path
+from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Text
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
 
 SCHEME_KEYS = {
@@ -39,11 +41,15 @@ SCHEME_KEYS = {
     "substeps": Key(Integer(minimum=1, maximum=10_000), "sub-steps of the module per coordinator step (dt / m)",
                     default=1),
     "ground_acceleration": Key(Numbers("m/s^2", (1,)), "the coordinator's ground-motion record, scaled, "
-                               "samples from t = 0", required=True),
+                               "samples from t = 0"),
+    "ground_acceleration_file": Key(Text(), "the same as a CSV file, one acceleration (m/s^2) a line, relative to "
+                                    "the configuration's folder"),
     "ground_acceleration_dt": Key(Number("s", minimum=0.0, open_minimum=True), "the record's sample interval",
                                   required=True),
 }
 """the keys of every dynamic kind's ``dynamic`` table (docs/dynamic_modules.md)"""
+RECORD_KEYS = (("ground_acceleration", "ground_acceleration_file"),)
+"""exactly one of them (the ``exactly_one`` of the kinds' ``dynamic`` schemas)"""
 
 
 @dataclass(frozen=True)
@@ -94,9 +100,19 @@ class Record:
         return json.dumps([[float(self.times[k]), float(self.samples[k])] for k in sorted(picks)])
 
 
-def scheme_and_ground(table: dict) -> tuple[Scheme, Record]:
-    """The scheme and the record of a ``dynamic`` table."""
-    record = Record(float(table["ground_acceleration_dt"]), np.asarray(table["ground_acceleration"], float))
+def scheme_and_ground(table: dict, base_dir: Path) -> tuple[Scheme, Record]:
+    """The scheme and the record of a ``dynamic`` table (its file relative to ``base_dir``)."""
+    if "ground_acceleration_file" in table:
+        path = resolve_config_path(base_dir, table["ground_acceleration_file"], "dynamic.ground_acceleration_file")
+        try:
+            samples = np.loadtxt(path, delimiter=",", ndmin=1)
+        except (OSError, ValueError) as exc:
+            raise ModuleError(f"dynamic.ground_acceleration_file {path}: not one number a line ({exc})") from None
+        if samples.ndim != 1 or not np.all(np.isfinite(samples)):
+            raise ModuleError(f"dynamic.ground_acceleration_file {path}: give one finite acceleration (m/s^2) a line")
+    else:
+        samples = np.asarray(table["ground_acceleration"], float)
+    record = Record(float(table["ground_acceleration_dt"]), samples)
     return Scheme(float(table["alpha"]), int(table.get("substeps", 1))), record
 
 

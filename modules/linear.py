@@ -10,7 +10,7 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger, resolve_config_path
 from hybridsim.modules.config_schema import Integer, Key, Names, Numbers, Schema, Table, Text
-from hybridsim.modules.dynamic import SCHEME_KEYS, DynamicModule, DynamicSubstructure, scheme_and_ground
+from hybridsim.modules.dynamic import RECORD_KEYS, SCHEME_KEYS, DynamicModule, DynamicSubstructure, scheme_and_ground
 from hybridsim.modules.matrices import FORMATS, MatrixError, is_sparse, read, square
 from hybridsim.wire.contract import Command, Description, Dof, ModuleError
 
@@ -21,7 +21,7 @@ DYNAMIC = Schema("linear module's dynamic table", "The module carries the mass a
     "influence": Key(Numbers(), "ground-motion influence per DOF (interface then internal; dimensionless)",
                      required=True),
     **SCHEME_KEYS,
-})
+}, exactly_one=RECORD_KEYS)
 
 CONFIG = Schema("linear", "Restoring force K d over the module's DOFs; optional mass and damping for the coordinator "
                 "(or, with `dynamic`, its own).", {
@@ -57,16 +57,21 @@ def _matrix_entry(config: Mapping[str, Any], key: str, base_dir: Path) -> Any:
         raise ModuleError(f"linear module: {key}_file: {exc}") from None
 
 
-def _dynamic(config: Mapping[str, Any], matrices: Mapping[str, Any]) -> DynamicSubstructure:
+def _dynamic(config: Mapping[str, Any], matrices: Mapping[str, Any], base_dir: Path) -> DynamicSubstructure:
     """The dynamic substructure of a ``dynamic`` table over the given matrices (docs/dynamic_modules.md)."""
     if any(is_sparse(m) for m in matrices.values()):
         raise ModuleError("linear module: a dynamic module takes dense matrices (CSV or inline), not .mtx or .npz")
     if matrices["mass"] is None:
         raise ModuleError("linear module: a dynamic module needs 'mass' (or 'mass_file') over all its DOFs")
-    n = len(config["dofs"]) + int(config["dynamic"].get("internal", 0))
+    internal = int(config["dynamic"].get("internal", 0))
+    n, rows = len(config["dofs"]) + internal, np.shape(matrices["stiffness"])[0]
+    if rows != n:
+        raise ModuleError(f"linear module: with {len(config['dofs'])} DOFs and dynamic.internal = {internal} the "
+                          f"matrices are {n}x{n} (the interface DOFs, then the internal ones), stiffness has {rows} "
+                          f"rows: set dynamic.internal = {rows - len(config['dofs'])}")
     k, m = _square("stiffness", matrices["stiffness"], n), _square("mass", matrices["mass"], n)
     c = np.zeros((n, n)) if matrices["damping"] is None else _square("damping", matrices["damping"], n)
-    scheme, ground = scheme_and_ground(config["dynamic"])
+    scheme, ground = scheme_and_ground(config["dynamic"], base_dir)
     return DynamicSubstructure(m, c, k, len(config["dofs"]), np.asarray(config["dynamic"]["influence"], float),
                                ground, scheme)
 
@@ -113,7 +118,7 @@ class LinearModule(StepLedger):
             raise ModuleError("linear module: give 'stiffness' (a matrix) or 'stiffness_file' (a CSV file)")
         dofs = [Dof(n, k) for n, k in zip(names, kinds)]
         if "dynamic" in config:
-            return DynamicModule(cls.kind, tuple(dofs), _dynamic(config, matrices))
+            return DynamicModule(cls.kind, tuple(dofs), _dynamic(config, matrices, base_dir or Path.cwd()))
         return cls(dofs, **matrices)
 
     def describe(self) -> Description:

@@ -39,7 +39,7 @@ from typing import Any
 
 from hybridsim.modules.base import resolve_config_path
 from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Numbers, Schema, Table, Tables, Text
-from hybridsim.modules.dynamic import SCHEME_KEYS
+from hybridsim.modules.dynamic import RECORD_KEYS, SCHEME_KEYS
 from hybridsim.wire.contract import UNIT_OF_KIND, ModuleError
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
@@ -126,7 +126,7 @@ DYNAMIC = Schema("opensees module's dynamic table", "The model carries its mass;
                                       default=1),
                      "rayleigh": Key(Numbers("1/s, s"), "[a, b]: C = a M + b K", default=[0.0, 0.0]),
                      **SCHEME_KEYS,
-                 })
+                 }, exactly_one=RECORD_KEYS)
 CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "
                 "step (docs/opensees.md).", {
                     "model": Key(Text(), "Python file that defines build(ops, **parameters), relative to the "

@@ -14,6 +14,7 @@ its interface DOFs imposed, is not built.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,9 @@ def _equations(spec: OpenSeesSpec, direction: int, size: int) -> tuple[list[int]
     return controls, influence
 
 
-def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any]) -> DynamicModule:
-    """The ``opensees`` module of ``spec`` as a dynamic substructure (its ``dynamic`` table)."""
+def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any], base_dir: Path) -> DynamicModule:
+    """The ``opensees`` module of ``spec`` as a dynamic substructure (its ``dynamic`` table; files relative to
+    ``base_dir``)."""
     if not spec.path_independent:
         raise ModuleError("opensees module: a dynamic module integrates the matrices OpenSees assembles at rest: "
                           "declare path_independent = true (a linear model); a yielding one is not built yet")
@@ -76,7 +78,7 @@ def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any]) -> DynamicModul
         dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
     order = controls + [e for e in range(mass.shape[0]) if e not in set(controls)]
     mass, stiffness = mass[np.ix_(order, order)], stiffness[np.ix_(order, order)]
-    scheme, ground = scheme_and_ground(dict(table))
+    scheme, ground = scheme_and_ground(dict(table), base_dir)
     substructure = DynamicSubstructure(mass, a * mass + b * stiffness, stiffness, len(controls), influence[order],
                                        ground, scheme)
     return DynamicModule("opensees", dofs, substructure, info={"model": spec.model.name})

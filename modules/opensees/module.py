@@ -114,7 +114,7 @@ class OpenSeesModule(StepLedger):
         if "dynamic" in config:
             from hybridsim.modules.opensees.dynamic import dynamic_module
 
-            return dynamic_module(parse_spec(config, Path(base_dir)), config["dynamic"])
+            return dynamic_module(parse_spec(config, Path(base_dir)), config["dynamic"], Path(base_dir))
         return cls(parse_spec(config, Path(base_dir)))
 
     def describe(self) -> Description:

@@ -124,3 +124,15 @@ def test_a_module_with_another_record_is_refused_in_one_line(tmp_path) -> None:
     with pytest.raises(UsageError, match=r"^module 'upper' excites its mass with another record than the "
                                          r"coordinator's \(a_g\(t = [0-9.]+ s\) = .* give it the coordinator's record"):
         run_experiment(parse_experiment(table, base_dir=tmp_path), output=tmp_path / "other.h5")
+
+
+def test_matrices_of_another_size_than_the_dofs_and_internal_dofs_are_refused_naming_the_count() -> None:
+    from hybridsim.modules.registry import build_module
+    from hybridsim.wire.contract import ModuleError
+
+    config = chain.modules(ALPHA, 1, np.zeros(3), DT)[1]["config"]          # [x2 | x3, x4]
+    config["dynamic"]["internal"] = 1
+    with pytest.raises(ModuleError, match=r"^linear module: with 1 DOFs and dynamic.internal = 1 the matrices are "
+                                          r"2x2 \(the interface DOFs, then the internal ones\), stiffness has 3 rows: "
+                                          r"set dynamic.internal = 2$"):
+        build_module("linear", config)

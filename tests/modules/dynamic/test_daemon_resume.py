@@ -1,7 +1,7 @@
 """Dynamic modules as site daemons (`hybridsim site linear`, started by the coordinator): kill -9 of the
 coordinator at its first checkpoint, then `hybridsim resume` in fresh daemons restored from the checkpoint (the
 module's settled state, its pending command and G of docs/dynamic_modules.md): bit for bit the uninterrupted
-run in one process."""
+run in one process.  The upper module sub-steps and reads its record from a file beside the experiment."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ DT, DURATION = 0.01, 3.0
 def _table(tmp_path, name: str, local: bool) -> dict:
     record_file, record = sine_record(tmp_path, DT, DURATION)
     table = chain.experiment_table(-0.05, 1, record_file, record, DT, DURATION, str(tmp_path / f"{name}.h5"))
-    table["modules"][1]["config"]["dynamic"]["substeps"] = 3     # the upper module sub-steps
+    upper = table["modules"][1]["config"]["dynamic"]
+    upper["substeps"] = 3                                          # the upper module sub-steps
+    np.savetxt(tmp_path / "upper_record.csv", np.asarray(upper.pop("ground_acceleration")), delimiter=",")
+    upper["ground_acceleration_file"] = "upper_record.csv"         # and reads its record from a file
     for module in table["modules"]:
         if local:
             module["address"] = "local"
