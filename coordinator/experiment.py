@@ -60,9 +60,10 @@ from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment_schema import (EXPERIMENT, GROUND_MOTION, INTEGRATOR, MODULE, OUTPUT, PRETEST,
-                                                     RUN, STRUCTURE, default)
+                                                     RUN, SCALE, STRUCTURE, default)
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.coordinator.network import with_networks
+from hybridsim.coordinator.similitude import Scale
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules import matrices
@@ -110,6 +111,8 @@ class ModuleSpec:
     """the emulated network path to the module (None: none added)"""
     config_file: str = ""
     """the file its config was read from, as the experiment names it ("": given in the experiment)"""
+    scale: Scale = Scale()
+    """the specimen's similitude factors (``scale``; 1, 1, 1: none)"""
 
 
 @dataclass(frozen=True)
@@ -314,7 +317,8 @@ def _module(spec: dict[str, Any], where: str, base_dir: Path) -> ModuleSpec:
     if origin:
         _checked(module_schema(kind), config, where=f"in module {name!r} (config {origin})")
     return ModuleSpec(name, kind, config, config_dir, address, deadline, credentials,
-                      default(MODULE, spec, "transport"), given, network, spec.get("config_file", ""))
+                      default(MODULE, spec, "transport"), given, network, spec.get("config_file", ""),
+                      Scale(**{k: default(SCALE, spec.get("scale", {}), k) for k in ("length", "force", "time")}))
 
 
 def _module_config(spec: dict[str, Any], where: str, base_dir: Path) -> tuple[dict[str, Any], Path, str]:
@@ -344,7 +348,8 @@ def _steppable(modules: tuple[ModuleSpec, ...], dt: float) -> None:
     for spec in modules:
         if not spec.config_given:
             continue  # a site at an address without config: its own configuration answers when it opens
-        refusal = getattr(module_class(spec.kind), "session_refusal", lambda config, dt: None)(spec.config, dt)
+        refusal = getattr(module_class(spec.kind), "session_refusal", lambda config, dt: None)(
+            spec.config, dt * spec.scale.time)  # the site's steps last its scaled time
         if refusal is not None:
             origin = f"config {spec.config_file}" if spec.config_file else "its config"
             raise ExperimentError(f"module {spec.name!r} ({origin}): {refusal}")

@@ -72,6 +72,15 @@ TLS = Schema("modules[].tls", "TLS to a site at HOST:PORT (docs/security.md); pa
     "key": Key(Text(), "the coordinator's private key (PEM)"),
 }, together=(("cert", "key"),))
 
+SCALE = Schema("modules[].scale", "Similitude at the module's boundary (coordinator/similitude.py): specimen over "
+               "prototype factors; commands leave scaled (translations by length, rotations by 1, time by time) and "
+               "measured forces come back divided (forces by force, moments by force * length), so the "
+               "coordinator works at prototype scale. Absent: 1, 1, 1.", {
+                   "length": Key(POSITIVE, "specimen length / prototype length", default=1.0),
+                   "force": Key(POSITIVE, "specimen force / prototype force", default=1.0),
+                   "time": Key(POSITIVE, "specimen time / prototype time", default=1.0),
+               })
+
 MODULE = Schema("[[modules]]", "One substructure: its kind, its configuration, where it runs.", {
     "name": Key(Text(), "the module's name, unique in the experiment", required=True),
     "kind": Key(Text(), "the module kind (`linear`, `spring`, ...: one section each on this page)", required=True),
@@ -82,6 +91,8 @@ MODULE = Schema("[[modules]]", "One substructure: its kind, its configuration, w
     "deadline_s": Key(Number("s", minimum=0, open_minimum=True), "how long a call to its site may take",
                       default=10.0),
     "tls": Key(Table(TLS), "TLS to a site at HOST:PORT"),
+    "scale": Key(Table(SCALE), "the specimen's similitude factors (a scaled specimen; the coordinator at prototype "
+                 "scale)"),
     "token_file": Key(Text(), f"a file holding the site's access token ({FILE}; docs/security.md)"),
     "transport": TRANSPORT,
     "network": Key(Table(NETWORK), "an emulated network path to a module at an address (docs/realtime.md)"),

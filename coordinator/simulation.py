@@ -28,6 +28,7 @@ from hybridsim.coordinator.control import RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
 from hybridsim.coordinator.network import with_networks
+from hybridsim.coordinator.similitude import ScaledModule
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
@@ -229,7 +230,7 @@ def _start_modules(specs: Sequence[ModuleSpec], stack: contextlib.ExitStack,
     for spec, start in zip(specs, launched):
         with _named(spec):
             module, where = start(lambda: build_module(spec.kind, spec.config, spec.base_dir))
-        started.append((spec, module, where))
+        started.append((spec, module if spec.scale.unit else ScaledModule(module, spec.scale), where))
     return started
 
 

@@ -92,6 +92,8 @@ CASES = {
                          "evaluation.scale must be a number > 0, got 0.0"),
     "a module's name twice": (BASE + '\n[[modules]]\nname = "column"\nkind = "linear"\nconfig = {}\n',
                               "modules[1].name: module name 'column' is used twice"),
+    "a specimen scale of zero": (BASE.replace('kind = "linear"', 'kind = "linear"\nscale = { length = 0.0 }'),
+                                 "modules[0].scale.length must be a number > 0, got 0.0"),
     "tls with a cert and no key": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "lab.example.org:5"\n'
                                                 'tls = { ca = "ca.crt", cert = "c.crt" }'),
                                    "modules[0].tls: cert and key go together: give both or neither"),
