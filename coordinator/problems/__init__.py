@@ -20,6 +20,7 @@ PROBLEMS: dict[str, str] = {
     "bridge": "hybridsim.coordinator.problems.bridge.problem:BridgeStudy",
     "ssi": "hybridsim.coordinator.problems.ssi.problem:SsiStudy",
     "integrators": "hybridsim.coordinator.problems.integrators.problem:IntegratorsStudy",
+    "dynamic": "hybridsim.coordinator.problems.dynamic.problem:DynamicStudy",
 }
 
 

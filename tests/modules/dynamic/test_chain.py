@@ -3,41 +3,21 @@ OpenSees' own AlphaOS: the partition of alpha-OS is exact for a linear structure
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.problems.dynamic import chain
+from hybridsim.coordinator.problems.dynamic.runs import ALPHA, AMPLITUDE, OMEGA_G, hybrid, one_model, sine_record
 from hybridsim.coordinator.simulation import run_experiment
-from hybridsim.modules.opensees.monolithic import alpha_os_response
-from tests.modules.dynamic import chain
 
-DT, DURATION, ALPHA = 0.01, 3.0, -0.05
-OMEGA_G, AMPLITUDE = 2 * np.pi * 1.5, 2.0     # rad/s, m/s^2: a_g = A sin(Omega t)
-
-
-def sine_record(tmp_path: Path, dt: float, duration: float) -> tuple[str, np.ndarray]:
-    t = dt * np.arange(round(duration / dt) + 1)
-    values = AMPLITUDE * np.sin(OMEGA_G * t)
-    path = tmp_path / "sine.csv"
-    np.savetxt(path, np.column_stack([t, values]), delimiter=",", header="time, acceleration", comments="")
-    return str(path), values
-
-
-def hybrid(tmp_path: Path, alpha: float, substeps: int, dt: float, duration: float) -> tuple[np.ndarray, np.ndarray]:
-    record_file, record = sine_record(tmp_path, dt, duration)
-    table = chain.experiment_table(alpha, substeps, record_file, record, dt, duration,
-                                   str(tmp_path / f"chain-{substeps}.h5"))
-    experiment = parse_experiment(table, base_dir=tmp_path)
-    return run_experiment(experiment, output=tmp_path / f"chain-{substeps}-{dt}.h5").displacement[:, 0], record
+DT, DURATION = 0.01, 3.0
 
 
 def test_two_dynamic_modules_equal_one_opensees_model_under_alphaos(tmp_path) -> None:
     x2, record = hybrid(tmp_path, ALPHA, 1, DT, DURATION)
-    reference = alpha_os_response(Path(chain.__file__), {}, dt=DT, ground_acceleration=record, alpha=ALPHA,
-                                  record=[(2, 1)], rayleigh=(chain.RAYLEIGH, 0.0))[:, 0]
+    reference = one_model(record, DT)
     difference = np.max(np.abs(x2 - reference)) / np.max(np.abs(reference))
     print(f"chain, one step per coordinator step: max_rel_diff {difference:.2e} vs OpenSees AlphaOS")
     assert np.max(np.abs(reference)) > 1e-3
@@ -56,43 +36,6 @@ def test_sub_stepping_converges_to_the_closed_form_at_second_order(tmp_path) -> 
     print("chain vs closed form: " + ", ".join(f"dt {dt} m {m}: {e:.2e}" for (dt, m), e in errors.items()))
     assert 3.5 < errors[0.01, 4] / errors[0.005, 4] < 4.5
     assert errors[0.005, 4] < 0.6 * errors[0.005, 1]
-
-
-def free_decay(tmp_path: Path, dt: float, substeps: int, steps: int = 60) -> np.ndarray:
-    """|x2| after a one-sample ground pulse, undamped chain (m)."""
-    record = np.zeros(steps + 1)
-    record[1] = 1.0
-    path = tmp_path / f"pulse-{dt}-{substeps}.csv"
-    np.savetxt(path, np.column_stack([dt * np.arange(steps + 1), record]), delimiter=",")
-    table = chain.experiment_table(ALPHA, substeps, str(path), record, dt, steps * dt, str(tmp_path / "pulse.h5"))
-    table["structure"]["damping"] = {"rayleigh": [0.0, 0.0]}
-    for module in table["modules"]:
-        module["config"].pop("damping")
-    run = run_experiment(parse_experiment(table, base_dir=tmp_path), output=tmp_path / f"pulse-{dt}-{substeps}-{steps}.h5")
-    return np.abs(run.displacement[:, 0])
-
-
-def test_the_coupling_is_hht_on_the_whole_and_sub_stepping_stays_stable(tmp_path) -> None:
-    """omega_max dt = 29 and 2900: one step per coordinator step is one OpenSees model's AlphaOS (HHT-alpha on the
-    whole chain, unconditionally stable: equal to it to 1e-12 at both) and decays as HHT's spectral radius of the
-    least damped mode (Hilber, Hughes & Taylor 1977) at omega dt = 6.5..29; with 4 sub-steps it decays too
-    (measured; docs/dynamic_modules.md)."""
-    import scipy.linalg
-
-    omegas = np.sqrt(scipy.linalg.eigh(*chain.matrices()[::-1])[0])
-    pulse = np.zeros(61)
-    pulse[1] = 1.0
-    for dt in (1.0, 100.0):
-        x, sub = free_decay(tmp_path, dt, 1), free_decay(tmp_path, dt, 4)
-        one_model = np.abs(alpha_os_response(Path(chain.__file__), {}, dt=dt, ground_acceleration=pulse,
-                                             alpha=ALPHA, record=[(2, 1)])[:, 0])
-        assert np.max(np.abs(x - one_model)) < 1e-12 * np.max(one_model)
-        assert np.max(sub[40:]) < np.max(sub[10:20])
-    theory = max(chain.hht_spectral_radius(w * 1.0, ALPHA) for w in omegas)
-    x = free_decay(tmp_path, 1.0, 1, steps=160)
-    measured = (np.max(x[150:160]) / np.max(x[50:60])) ** (1 / 100)
-    print(f"omega_max dt 29: spectral radius measured {measured:.5f}, HHT theory {theory:.5f}")
-    assert abs(measured - theory) < 1e-3
 
 
 def test_a_coordinator_with_another_alpha_is_refused_in_one_line(tmp_path) -> None:

@@ -12,8 +12,8 @@ from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.coordinator.test_resume_after_coordinator_crash import _toml, kill_at_first_checkpoint
-from tests.modules.dynamic import chain
-from tests.modules.dynamic.test_chain import sine_record
+from hybridsim.coordinator.problems.dynamic import chain
+from hybridsim.coordinator.problems.dynamic.runs import sine_record
 
 DT, DURATION = 0.01, 3.0
 

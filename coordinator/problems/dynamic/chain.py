@@ -1,6 +1,7 @@
-"""A linear 4-DOF shear chain split at x2 into two dynamic `linear` modules (mass on both sides of the
-interface, part of x2's own mass inside a module) and the coordinator's x2, and the same chain as one OpenSees
-model (``build``: zeroLength springs, nodal masses) for OpenSees' own AlphaOS.
+"""The chain of `hybridsim study dynamic` (docs/dynamic_modules.md): a linear 4-DOF shear chain split at x2 into
+two dynamic `linear` modules (mass on both sides of the interface, part of x2's own mass inside a module) and the
+coordinator's x2, and the same chain as one OpenSees model (``build``: zeroLength springs, nodal masses) for
+OpenSees' own AlphaOS; its closed forms (the modes of the whole, HHT's spectral radius).
 
     ground -k1- x1 -k2- x2 -k3- x3 -k4- x4        lower module: [x2 | x1], upper module: [x2 | x3, x4]
 """
