@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridsim.modules.opensees import domain
-from hybridsim.modules.opensees.config import OpenSeesSpec
+from hybridsim.modules.opensees.config import ControlDof, OpenSeesSpec
 from hybridsim.modules.opensees.imposed import ImposedDisplacementAnalysis, check_controls
 from hybridsim.modules.opensees.lazy import ops
 from hybridsim.wire.contract import ModuleError
@@ -22,9 +22,13 @@ class BuiltModel:
     def __init__(self, spec: OpenSeesSpec, build: domain.ModelBuilder, label: str) -> None:
         domain.build_model(build, spec.parameters, spec.model)
         check_controls(spec.controls, label)
+        check_controls([ControlDof(f.name, f.node, f.dof) for f in spec.forces], label)
         self.spec = spec
         self.label = label
-        self.analysis = ImposedDisplacementAnalysis(spec.controls, spec.analysis)
+        self.analysis = ImposedDisplacementAnalysis(spec.controls, spec.analysis, spec.forces)
+        if not self.analysis.apply_forces():
+            raise ModuleError(f"{label}: the force-controlled DOFs' targets did not converge "
+                              f"({self.analysis.last_failure}); raise force_control[].increments")
         self.initial = self.analysis.displacement()
         """control displacements of the model as built (m, rad): a gravity analysis may have moved them"""
         self.info = {"model": str(spec.model), "nodes": str(len(ops.getNodeTags())),
@@ -39,9 +43,10 @@ class BuiltModel:
     def last_failure(self) -> str:
         return self.analysis.last_failure
 
-    def reached(self) -> tuple[np.ndarray, np.ndarray]:
-        """(displacement m/rad, restoring force N/N*m) at the control DOFs now."""
-        return self.analysis.displacement(), self.analysis.force()
+    def reached(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(displacement m/rad, restoring force N/N*m) at the control DOFs now, and the displacements the
+        force-controlled DOFs reached (m/rad)."""
+        return self.analysis.displacement(), self.analysis.force(), self.analysis.force_dofs()
 
     def coordinator_mass(self) -> np.ndarray | None:
         """Diagonal mass the coordinator carries: per-control 'mass', or the model's nodal mass at the ties."""

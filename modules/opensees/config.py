@@ -59,6 +59,19 @@ class ControlDof:
 
 
 @dataclass(frozen=True)
+class ForceDof:
+    """A DOF of the OpenSees model held at a force target by a load pattern (force control): free, not imposed,
+    and not one of the coordinator's DOFs; its displacement is what the model reaches."""
+
+    name: str
+    node: int
+    dof: int
+    force: float
+    """the target (N, N*m), applied in ``increments`` solves when the model is built and held constant after"""
+    increments: int = 10
+
+
+@dataclass(frozen=True)
 class AnalysisSettings:
     """The static analysis that imposes one step's displacements."""
 
@@ -87,6 +100,8 @@ class OpenSeesSpec:
     model: Path
     controls: tuple[ControlDof, ...]
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    forces: tuple[ForceDof, ...] = ()
+    """DOFs in force control (``[[force_control]]``)"""
     path_independent: bool = False
     mass_from_model: bool = False
     analysis: AnalysisSettings = AnalysisSettings()
@@ -100,6 +115,15 @@ CONTROL = Schema("control", "One control DOF of the model, in the coordinator's 
     "dof": Key(Integer(1), "OpenSees DOF number at the node (1-based)", required=True),
     "kind": Key(Text(tuple(UNIT_OF_KIND)), "translation or rotation (default: inferred from the model)"),
     "mass": Key(Number("kg or kg*m^2", 0), "mass the coordinator carries at this DOF"),
+})
+FORCE_CONTROL = Schema("force_control", "One DOF of the model in force control (docs/force_control.md): a load "
+                       "pattern holds it at its target, the DOF free (not imposed); the coordinator does not see it.", {
+    "name": Key(Text(), "the DOF's name (its record's column)", required=True),
+    "node": Key(Integer(0), "OpenSees node tag", required=True),
+    "dof": Key(Integer(1), "OpenSees DOF number at the node (1-based)", required=True),
+    "force": Key(Number("N or N*m"), "the force target (e.g. the gravity load, negative downwards)", required=True),
+    "increments": Key(Integer(1), "solves that ramp the target in when the model is built (the control DOFs "
+                      "held)", default=10),
 })
 ANALYSIS = Schema("analysis", "The static analysis that imposes one step's displacements.", {
     "tolerance": Key(Number("m, rad", 0, open_minimum=True), "NormDispIncr tolerance",
@@ -133,6 +157,7 @@ CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs
                                  "configuration's folder (trusted code: docs/security.md)", required=True),
                     "parameters": Key(Free(), "keyword arguments of build()"),
                     "control": Key(Tables(CONTROL), "the control DOFs", required=True),
+                    "force_control": Key(Tables(FORCE_CONTROL), "DOFs held at a force target by the model itself"),
                     "path_independent": Key(Flag(), "elastic model (state = f(displacements)): a discarded trial "
                                             "needs no copy of the committed state", default=False),
                     "mass_from_model": Key(Flag(), "report the model's nodal masses at the control DOFs",
@@ -211,6 +236,14 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     places = [(c.node, c.dof) for c in controls]
     if len(set(places)) != len(places):
         raise ModuleError("opensees module: two control entries name the same node and dof")
+    forces = tuple(ForceDof(str(e["name"]), int(e["node"]), int(e["dof"]), float(e["force"]),
+                            int(e.get("increments", 10))) for e in table.get("force_control", ()))
+    clash = sorted({(f.node, f.dof) for f in forces} & set(places))
+    if clash:
+        raise ModuleError(f"opensees module: (node, dof) {clash[0]} is both a control DOF and in force_control; a DOF "
+                          "is either displacement- or force-controlled: drop it from one of the two")
+    if len({(f.node, f.dof) for f in forces}) != len(forces):
+        raise ModuleError("opensees module: two force_control entries name the same node and dof")
     parameters = table.get("parameters", {})
     if not isinstance(parameters, Mapping):
         raise ModuleError("opensees module: 'parameters' must be a table of build() keyword arguments")
@@ -221,6 +254,7 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
         model=model,
         controls=controls,
         parameters=dict(parameters),
+        forces=forces,
         path_independent=bool(table.get("path_independent", False)),
         mass_from_model=mass_from_model,
         analysis=_analysis(table.get("analysis", {})),

@@ -148,8 +148,9 @@ class ForkedModel:
             self.close()
             raise
 
-    def impose(self, target: np.ndarray, increments: int) -> tuple[bool, str, np.ndarray, np.ndarray]:
-        """(converged, failure text, displacement, force) after imposing ``target`` in ``increments`` solves."""
+    def impose(self, target: np.ndarray, increments: int) -> tuple[bool, str, np.ndarray, np.ndarray, np.ndarray]:
+        """(converged, failure text, displacement, force, force-controlled DOFs' displacement) after imposing
+        ``target`` in ``increments`` solves."""
         return self._call(("impose", np.asarray(target, float), int(increments)))
 
     def commit(self, snapshot: bool) -> None:

@@ -19,6 +19,11 @@ over the DOFs that ``equalDOF`` ties to it (a rigid floor is driven at its
 retained node and its shear is the sum over the floor's nodes).  A control
 node that retains a rigid link (a constraint that is not the identity) is
 refused: its reactions would need the link's transformation.
+
+A DOF in force control (``force_control``) has a Plain pattern of its own whose nodal load has the reference
+value 1 at that DOF and a Constant series' factor the target, set the same way; its node stays free there (no
+sp), so its displacement is what the model reaches under the held force (OpenFresco's ExpForceControl at a
+simulated specimen: the target is a load, the measured quantity the displacement).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hybridsim.wire.contract import ModuleError
-from hybridsim.modules.opensees.config import AnalysisSettings, ControlDof
+from hybridsim.modules.opensees.config import AnalysisSettings, ControlDof, ForceDof
 from hybridsim.modules.opensees.lazy import ops
 
 RESERVED_TAG = 1_900_000_000
@@ -84,16 +89,24 @@ def check_controls(controls: Sequence[ControlDof], origin: str) -> None:
 class ImposedDisplacementAnalysis:
     """Drive the control DOFs of the built model to target displacements by static sp-constrained steps."""
 
-    def __init__(self, controls: Sequence[ControlDof], settings: AnalysisSettings) -> None:
+    def __init__(self, controls: Sequence[ControlDof], settings: AnalysisSettings,
+                 forces: Sequence[ForceDof] = ()) -> None:
         self.controls = tuple(controls)
+        self.forces = tuple(forces)
         self.settings = settings
         self.groups = [tied_dofs(c) for c in self.controls]
         self.last_failure = ""
         self._tags = [RESERVED_TAG + i for i in range(len(self.controls))]
+        self._force_tags = [RESERVED_TAG + len(self.controls) + i for i in range(len(self.forces))]
         for tag, c in zip(self._tags, self.controls):
             ops.timeSeries("Constant", tag, "-factor", 0.0)
             ops.pattern("Plain", tag, tag)
             ops.sp(c.node, c.dof, 1.0)
+            ops.parameter(tag, "loadPattern", tag, "randomProcessDiscretizer", "factor")
+        for tag, f in zip(self._force_tags, self.forces):
+            ops.timeSeries("Constant", tag, "-factor", 0.0)
+            ops.pattern("Plain", tag, tag)
+            ops.load(f.node, *[1.0 if d == f.dof else 0.0 for d in range(1, ops.getNDF(f.node)[0] + 1)])
             ops.parameter(tag, "loadPattern", tag, "randomProcessDiscretizer", "factor")
         ops.constraints("Transformation")
         ops.numberer("RCM")
@@ -106,6 +119,28 @@ class ImposedDisplacementAnalysis:
     def displacement(self) -> np.ndarray:
         """Current displacements at the control DOFs (m, rad)."""
         return np.array([ops.nodeDisp(c.node, c.dof) for c in self.controls])
+
+    def force_dofs(self) -> np.ndarray:
+        """Displacements the force-controlled DOFs reached (m, rad)."""
+        return np.array([ops.nodeDisp(f.node, f.dof) for f in self.forces])
+
+    def apply_forces(self) -> bool:
+        """Ramp the force-controlled DOFs to their targets in the largest of their ``increments`` solves, the
+        control DOFs held where they are; False if a solve fails (:attr:`last_failure`)."""
+        if not self.forces:
+            return True
+        steps = max(f.increments for f in self.forces)
+        held = self.displacement()
+        self._set_values(held)
+        for k in range(1, steps + 1):
+            for tag, f in zip(self._force_tags, self.forces):
+                ops.updateParameter(tag, f.force * k / steps)
+            if ops.analyze(1) < 0:
+                self.last_failure = (f"force-control increment {k} of {steps}: {self.settings.algorithm} did not "
+                                     f"reach NormDispIncr <= {self.settings.tolerance:g} in {ops.testIter()} "
+                                     "iterations")
+                return False
+        return True
 
     def force(self) -> np.ndarray:
         """Restoring forces at the control DOFs (N, N*m): reactions summed over each tie group."""

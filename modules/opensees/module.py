@@ -39,10 +39,10 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.dynamic import DynamicModule
-from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Session, StepRefused
+from hybridsim.wire.contract import UNIT_OF_KIND, Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.opensees import domain, forked
 from hybridsim.modules.opensees.built import BuiltModel
-from hybridsim.modules.opensees.config import CONFIG, OpenSeesSpec, parse_spec
+from hybridsim.modules.opensees.config import CONFIG, ControlDof, OpenSeesSpec, parse_spec
 from hybridsim.modules.opensees.forked import ForkedModel
 from hybridsim.modules.opensees.imposed import dof_kind
 from hybridsim.modules.opensees.path import CommittedPath, remove_expired
@@ -88,6 +88,11 @@ class OpenSeesModule(StepLedger):
         self._snapshots = False
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
+        self._force_reached = np.zeros(len(spec.forces))
+        """what the force-controlled DOFs reached in the trial (m, rad)"""
+        self._force_rows: list[np.ndarray] = []
+        self._force_first = 0
+        """the row of the ``force_control`` record that ``_force_rows[0]`` is"""
         self._finished = False
         """the run this session served completed (:meth:`finish`)"""
         self._named = False
@@ -126,6 +131,7 @@ class OpenSeesModule(StepLedger):
         for its discards from the first step."""
         self._snapshots = self._snapshots or session.iterating
         self._finished = False
+        self._force_rows, self._force_first = [], 0
         if self._last is not None or self._committed is not None or self.stats["executed"]:
             self._last = None
             self._drop_path()
@@ -146,8 +152,24 @@ class OpenSeesModule(StepLedger):
         assert self._reached is not None
         return self._reached
 
+    def records(self, since: int = 0, final: bool = True) -> list[Record]:
+        """The force-controlled DOFs' streamed record ``force_control``: per committed step, the displacement each
+        reached (m, rad) and its force target (N, N*m); none without force control."""
+        forces = self.spec.forces
+        if not forces:
+            return []
+        start = max(since, self._force_first)
+        self._force_rows, self._force_first = self._force_rows[start - self._force_first:], start
+        units = [UNIT_OF_KIND[dof_kind(ControlDof(f.name, f.node, f.dof))] for f in forces]
+        values = np.array(self._force_rows, dtype=float).reshape(len(self._force_rows), 2 * len(forces))
+        return [Record("force_control", values, (*(u[0] for u in units), *(u[1] for u in units)),
+                       (*(f"{f.name}/displacement" for f in forces), *(f"{f.name}/force" for f in forces)),
+                       "the force-controlled DOFs: the displacement reached under the held target", start)]
+
     def _accept(self, step: int) -> None:
         assert self._reached is not None
+        if self.spec.forces:
+            self._force_rows.append(np.concatenate([self._force_reached, [f.force for f in self.spec.forces]]))
         reached = self._reached[0]
         if self._worker is None:
             self._last = reached
@@ -168,17 +190,19 @@ class OpenSeesModule(StepLedger):
         path on the site's disk (:mod:`.path`), of bounded size; the worker keeps a copy of the committed state
         for a restore of this checkpoint (none while a trial is open)."""
         if self._committed is not None:
-            state = self._committed.checkpoint()
+            state = {**self._committed.checkpoint(), "force_rows": self._force_first + len(self._force_rows)}
             self._named = True
             trial_open = self._executed is not None and self._executed.step != self._committed_step
             if self._worker is not None and not trial_open:
                 self._worker.keep(_kept_key(state), self._committed.running_digest())
             return state
         last = [] if self._last is None else [self._last]
-        return {"targets": [_encode(t) for t in last], "increments": [1] * len(last)}
+        return {"targets": [_encode(t) for t in last], "increments": [1] * len(last),
+                "force_rows": self._force_first + len(self._force_rows)}
 
     def _load_state(self, state: object) -> None:
         started = time.perf_counter()
+        self._force_rows, self._force_first = [], int(state.get("force_rows", 0)) if isinstance(state, dict) else 0
         if isinstance(state, dict) and "path_file" in state:
             if self._worker is None:
                 raise ModuleError(f"{self._label}: a path-dependent model's checkpoint cannot restore a model "
@@ -315,11 +339,11 @@ class OpenSeesModule(StepLedger):
         """Impose ``target`` on the model that steps (the worker's or this process's); keep what it reached."""
         if self._worker is not None:
             converged, self._last_failure, *reached = self._worker.impose(target, increments)
-            self._reached = (reached[0], reached[1])
-            return converged
-        converged = self._model.impose(target, increments)
-        self._last_failure = "" if converged else self._model.last_failure
-        self._reached = self._model.reached()
+        else:
+            converged = self._model.impose(target, increments)
+            self._last_failure = "" if converged else self._model.last_failure
+            reached = list(self._model.reached())
+        self._reached, self._force_reached = (reached[0], reached[1]), reached[2]
         return converged
 
     def _replay(self) -> None:

@@ -25,7 +25,7 @@ def test_a_refused_experiment_with_opensees_modules_prints_its_one_line_and_noth
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "hybridsim run: error: opensees_frame_hybrid.toml: unknown key modell in module 'upper' (config "
-        "opensees_site_upper.toml); allowed: analysis, control, dynamic, kind, limits, mass_from_model, model, "
+        "opensees_site_upper.toml); allowed: analysis, control, dynamic, force_control, kind, limits, mass_from_model, model, "
         "parameters, path_independent, resume"]
 
 
