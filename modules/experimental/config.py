@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.modules.config_schema import Key, Names, Number, Numbers, Schema, Table, Tables, Text
-from hybridsim.modules.experimental import clock, command_generation, guards, kinematics, physical_frame
+from hybridsim.modules.experimental import clock, command_generation, guards, kinematics, physical_frame, relaxation
 from hybridsim.modules.experimental.clock import ClockSettings
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
@@ -59,6 +59,8 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                                   "configuration's folder"),
                     "command_generation": Key(command_generation.CONFIG, "targets of the control samples",
                                               default="interpolate"),
+                    "relaxation": Key(Table(relaxation.CONFIG), "the relaxation check after every step: hold the "
+                                      "target, compare the forces, warn or hold (lockstep)"),
                     **clock.KEYS,
                 }, exactly_one=(("setup", "coupler"),), at_most_one=(("actuators", "compensators"),
                                                                     ("actuators", "guards")))

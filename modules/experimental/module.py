@@ -83,6 +83,7 @@ from hybridsim.modules.experimental.config import (CONFIG, actuator_tables, comm
 from hybridsim.modules.experimental.controls import OpenContext, check_control, named, open_control
 from hybridsim.modules.experimental.forces import CANNOT_PROBE
 from hybridsim.modules.experimental.gate import Interlock
+from hybridsim.modules.experimental.relaxation import Relaxation
 from hybridsim.modules.experimental.records import SiteRecords
 from hybridsim.modules.experimental.site import build_site, prime_site
 from hybridsim.modules.experimental.stepping import Lockstep, OwnClock
@@ -118,6 +119,9 @@ class ExperimentalModule(StepLedger):
         self.clock_settings = ClockSettings.from_config(self.config)
         """None: lockstep; else the site runs on its own clock (:mod:`hybridsim.modules.experimental.clock`)"""
         command_generator(self.config, self.clock_settings, 1)  # what spans its keys (an arrival, or a clock)
+        if self.clock_settings is not None and "relaxation" in self.config:
+            raise ModuleError("experimental module: the relaxation check holds a step's target in lockstep; a site "
+                              "on its own clock holds by the wall clock: drop relaxation or clock = \"own\"")
         self.stepping: Lockstep | None = None
         self.records_: SiteRecords | None = None
         self._n = -1
@@ -194,7 +198,9 @@ class ExperimentalModule(StepLedger):
                           interlock=self.interlock)
         generator = command_generator(self.config, self.clock_settings, samples)
         if self.clock_settings is None:
-            self.stepping = Lockstep(site, generator, session.dt, len(self.dofs))
+            relaxation = self.config.get("relaxation")
+            self.stepping = Lockstep(site, generator, session.dt, len(self.dofs),
+                                     None if relaxation is None else Relaxation(relaxation, self.interlock))
         else:
             own = command_generator(self.config, self.clock_settings, clocked)
             clock = SiteClock(site.advance, site.commit, self.control_dt, clocked, max(own.order, 1),

@@ -21,6 +21,7 @@ import numpy as np
 
 from hybridsim.modules.experimental.clock import SiteClock
 from hybridsim.modules.experimental.command_generation import CommandGenerator
+from hybridsim.modules.experimental.relaxation import Relaxation
 from hybridsim.modules.experimental.site import ExperimentalSite, SiteResponse
 from hybridsim.wire.contract import ModuleError, StepRefused
 
@@ -32,8 +33,13 @@ class Lockstep:
 
     clock: SiteClock | None = None
 
-    def __init__(self, site: ExperimentalSite, generator: CommandGenerator, step_dt: float, dofs: int) -> None:
+    def __init__(self, site: ExperimentalSite, generator: CommandGenerator, step_dt: float, dofs: int,
+                 relaxation: Relaxation | None = None) -> None:
         self.site = site
+        self.relaxation = relaxation
+        self.held = 0
+        """the committed samples that held a target for the relaxation check (not part of the steps' time)"""
+        self._holding = 0
         self.generator = generator
         self.step_dt = step_dt
         self.samples = generator.samples
@@ -62,7 +68,7 @@ class Lockstep:
         if abs(time) <= 1e-9 * self.step_dt:
             return 0
         end = math.floor(time / sample_dt + 0.5)  # the nearest sample (a time half-way: the later)
-        done = max(self.committed_sample, 0)
+        done = max(self.committed_sample - self.held, 0)
         if not done < end <= done + self.samples:
             raise StepRefused(step, f"the site is at t = {done * sample_dt:.9g} s; the next target must be for a time "
                                     f"after it, up to one step later ({(done + self.samples) * sample_dt:.9g} s), not "
@@ -81,10 +87,16 @@ class Lockstep:
         if self.rest is None:
             self.at_rest()
         self._snapshot = self.site.state()
-        samples = end - max(self.committed_sample, 0)
+        samples = end - max(self.committed_sample - self.held, 0)
         generator = self.generator if samples == self.samples else self._shorter(samples)
         for command in generator.commands(target, self.targets):
             response = self.site.advance(command)
+        if self.relaxation is not None:  # hold the target, then compare the forces (docs: relaxation.py)
+            reached = response.force.copy()
+            for _ in range(self.relaxation.hold_samples):
+                response = self.site.advance(target)
+            self._holding = self.relaxation.hold_samples
+            self.relaxation.check(reached, response.force, self.site.sample)
         return response  # a step has one sample at least
 
     def _shorter(self, samples: int) -> CommandGenerator:
@@ -97,6 +109,7 @@ class Lockstep:
         """The trial of ``target`` is committed."""
         self.site.commit()
         self.committed_sample = self.site.sample
+        self.held, self._holding = self.held + self._holding, 0
         self._snapshot = None
         self.targets = np.vstack((target, self.targets[:-1]))
 
@@ -105,22 +118,29 @@ class Lockstep:
         if self._snapshot is not None:
             self.site.set_state(self._snapshot)
             self._snapshot = None
+        self._holding = 0
 
     def counters(self) -> dict[str, float]:
-        """The clock's counters (none in lockstep)."""
-        return {}
+        """The clock's counters (in lockstep: the relaxation check's warnings, once there are any)."""
+        warnings = 0 if self.relaxation is None else self.relaxation.warnings
+        return {"relaxation_warnings": float(warnings)} if warnings else {}
 
     def stop(self) -> dict[str, float]:
-        """The session ends; the stepping's figures."""
-        return {}
+        """The session ends; the stepping's figures (the relaxation check's, when the site declares one)."""
+        if self.relaxation is None:
+            return {}
+        return {"relaxation_warnings": float(self.relaxation.warnings),
+                "relaxation_largest_change": self.relaxation.largest}
 
     def state(self) -> dict[str, Any]:
-        return {"site": self.site.state(), "targets": self.targets.tolist(), "sample": self.committed_sample}
+        return {"site": self.site.state(), "targets": self.targets.tolist(), "sample": self.committed_sample,
+                "held": self.held}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.site.set_state(state["site"])
         self.targets = np.array(state["targets"], float)
         self.committed_sample = int(state["sample"])
+        self.held, self._holding = int(state.get("held", 0)), 0
         self.site.record.restart(self.committed_sample + 1)
         self._snapshot = None
 

@@ -85,6 +85,8 @@ def _sensor_schema(title: str, unit: str) -> Schema:
         "shared": Key(Flag(), "one generator for all channels (the benchmark's); false: one per channel", default=True),
         "quantum": Key(Number(unit, 0, open_minimum=True), "resolution (absent: not quantized)"),
         "limit": Key(Number(unit, 0, open_minimum=True), "range (absent: unlimited)"),
+        "drift": Key(Number(f"{unit} per sample"), "a steady drift: the reading at sample k is off by k times it "
+                     "(a load cell's or amplifier's drift; a specimen's relaxation seen by the site)", default=0.0),
     })
 
 
@@ -145,7 +147,8 @@ def _sensor(table: Mapping[str, Any], channels: int) -> Sensor:
     quantum, limit = table.get("quantum"), table.get("limit")
     return Sensor(SensorNoise(float(table.get("sigma", 0.0)), int(table.get("seed", 0)), channels,
                               bool(table.get("shared", True))),
-                  None if quantum is None else float(quantum), None if limit is None else float(limit))
+                  None if quantum is None else float(quantum), None if limit is None else float(limit),
+                  float(table.get("drift", 0.0)))
 
 
 def build_lab(config: Mapping[str, Any], base_dir: Path | None = None) -> VirtualLab:

@@ -99,20 +99,24 @@ KEPT_BLOCKS = 3
 
 
 class Sensor:
-    """A sensor on ``channels`` signals: the true value plus :class:`SensorNoise`, then quantized to ``quantum``
-    and saturated at +-``limit`` (sensor units; None: not quantized, not saturated)."""
+    """A sensor on ``channels`` signals: the true value plus :class:`SensorNoise` and ``drift`` per tick, then
+    quantized to ``quantum`` and saturated at +-``limit`` (sensor units; None: not quantized, not saturated)."""
 
-    def __init__(self, noise: SensorNoise, quantum: float | None = None, limit: float | None = None) -> None:
+    def __init__(self, noise: SensorNoise, quantum: float | None = None, limit: float | None = None,
+                 drift: float = 0.0) -> None:
         for name, value in (("quantum", quantum), ("limit", limit)):
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"sensor {name} must be a positive number, not {value}")
         self.noise = noise
         self.quantum = quantum
         self.limit = limit
+        self.drift = drift
 
     def read(self, true: np.ndarray, tick: int) -> np.ndarray:
         """What the sensor shows at ``tick`` for the ``true`` values."""
         value = true + self.noise.sample(tick)
+        if self.drift:
+            value = value + self.drift * tick
         if self.quantum is not None:
             value = np.round(value / self.quantum) * self.quantum
         if self.limit is not None:
