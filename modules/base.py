@@ -96,7 +96,7 @@ def _same_command(a: Command, b: Command) -> bool:
         return np.array_equal(np.asarray(x, float), np.asarray(y, float))
 
     return (float(a.time) == float(b.time) and same(a.displacement, b.displacement)
-            and same(a.velocity, b.velocity) and same(a.acceleration, b.acceleration))
+            and same(a.velocity, b.velocity) and same(a.acceleration, b.acceleration) and same(a.force, b.force))
 
 
 class StepLedger(abc.ABC):
@@ -150,7 +150,7 @@ class StepLedger(abc.ABC):
         disp = check_vector(step, "displacement", command.displacement, n)
         vel = None if command.velocity is None else check_vector(step, "velocity", command.velocity, n)
         acc = None if command.acceleration is None else check_vector(step, "acceleration", command.acceleration, n)
-        command = Command(float(command.time), disp, vel, acc)
+        command = Command(float(command.time), disp, vel, acc, self._checked_forces(step, command.force))
         self._check(step, command)
         if self._executed is not None and self._executed.step > self._committed_step:
             self._discard()
@@ -158,6 +158,17 @@ class StepLedger(abc.ABC):
         self._executed = None
         self._last_step = step
         self.stats["proposed"] += 1
+
+    force_dofs = 0
+    """how many DOFs the module holds in force control (targets a lab protocol's client may command)"""
+
+    def _checked_forces(self, step: int, force: np.ndarray | None) -> np.ndarray | None:
+        """A command's force targets, checked (None: none given)."""
+        if force is None:
+            return None
+        if not self.force_dofs:
+            raise StepRefused(step, "the module has no force-controlled DOF: command displacements only")
+        return check_vector(step, "force", force, self.force_dofs)
 
     def execute(self, step: int) -> StepResult:
         self._require_open()

@@ -35,9 +35,10 @@ class BuiltModel:
                      "elements": str(len(ops.getEleTags())), "opensees": str(ops.version()),
                      "path_independent": str(spec.path_independent).lower()}
 
-    def impose(self, target: np.ndarray, increments: int) -> bool:
-        """Move the control DOFs to ``target`` in ``increments`` solves; False if one fails (:attr:`last_failure`)."""
-        return self.analysis.impose(target, increments)
+    def impose(self, target: np.ndarray, increments: int, forces: np.ndarray | None = None) -> bool:
+        """Move the control DOFs to ``target`` in ``increments`` solves (the force-controlled DOFs' targets to
+        ``forces``; None: held); False if one fails (:attr:`last_failure`)."""
+        return self.analysis.impose(target, increments, forces)
 
     @property
     def last_failure(self) -> str:

@@ -69,6 +69,8 @@ class ForceDof:
     force: float
     """the target (N, N*m), applied in ``increments`` solves when the model is built and held constant after"""
     increments: int = 10
+    limit: float | None = None
+    """the largest force a lab protocol's client may command here (N, N*m; None: any)"""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ FORCE_CONTROL = Schema("force_control", "One DOF of the model in force control (
     "force": Key(Number("N or N*m"), "the force target (e.g. the gravity load, negative downwards)", required=True),
     "increments": Key(Integer(1), "solves that ramp the target in when the model is built (the control DOFs "
                       "held)", default=10),
+    "limit": Key(Number("N or N*m", 0, open_minimum=True), "the largest force a lab protocol's client may "
+                 "command here (OpenFresco's ExpForceControl); beyond it the step is refused"),
 })
 ANALYSIS = Schema("analysis", "The static analysis that imposes one step's displacements.", {
     "tolerance": Key(Number("m, rad", 0, open_minimum=True), "NormDispIncr tolerance",
@@ -237,7 +241,8 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     if len(set(places)) != len(places):
         raise ModuleError("opensees module: two control entries name the same node and dof")
     forces = tuple(ForceDof(str(e["name"]), int(e["node"]), int(e["dof"]), float(e["force"]),
-                            int(e.get("increments", 10))) for e in table.get("force_control", ()))
+                            int(e.get("increments", 10)), None if e.get("limit") is None else float(e["limit"]))
+                   for e in table.get("force_control", ()))
     clash = sorted({(f.node, f.dof) for f in forces} & set(places))
     if clash:
         raise ModuleError(f"opensees module: (node, dof) {clash[0]} is both a control DOF and in force_control; a DOF "

@@ -98,6 +98,8 @@ class ImposedDisplacementAnalysis:
         self.last_failure = ""
         self._tags = [RESERVED_TAG + i for i in range(len(self.controls))]
         self._force_tags = [RESERVED_TAG + len(self.controls) + i for i in range(len(self.forces))]
+        self.force_targets = np.zeros(len(self.forces))
+        """the force-controlled DOFs' targets the model holds now (N, N*m)"""
         for tag, c in zip(self._tags, self.controls):
             ops.timeSeries("Constant", tag, "-factor", 0.0)
             ops.pattern("Plain", tag, tag)
@@ -133,8 +135,7 @@ class ImposedDisplacementAnalysis:
         held = self.displacement()
         self._set_values(held)
         for k in range(1, steps + 1):
-            for tag, f in zip(self._force_tags, self.forces):
-                ops.updateParameter(tag, f.force * k / steps)
+            self._set_forces(np.array([f.force for f in self.forces]) * (k / steps))
             if ops.analyze(1) < 0:
                 self.last_failure = (f"force-control increment {k} of {steps}: {self.settings.algorithm} did not "
                                      f"reach NormDispIncr <= {self.settings.tolerance:g} in {ops.testIter()} "
@@ -147,15 +148,18 @@ class ImposedDisplacementAnalysis:
         ops.reactions()
         return np.array([sum(ops.nodeReaction(n, d) for n, d in group) for group in self.groups])
 
-    def impose(self, target: np.ndarray, increments: int) -> bool:
-        """Move from the current state to ``target`` in ``increments`` equal solves; False if one fails.
+    def impose(self, target: np.ndarray, increments: int, forces: np.ndarray | None = None) -> bool:
+        """Move from the current state to ``target`` in ``increments`` equal solves (the force-controlled DOFs'
+        targets from theirs to ``forces`` alongside, None: held); False if one fails.
 
         On failure OpenSees has reverted to the last converged increment and
         :attr:`last_failure` says where the Newton iterations stopped.
         """
-        start = self.displacement()
+        start, held = self.displacement(), self.force_targets.copy()
         for k in range(1, increments + 1):
             self._set_values(start + (target - start) * (k / increments))
+            if forces is not None:
+                self._set_forces(held + (forces - held) * (k / increments))
             if ops.analyze(1) < 0:
                 norms = ops.testNorm()
                 self.last_failure = (f"increment {k} of {increments}: {self.settings.algorithm} did not reach "
@@ -163,6 +167,11 @@ class ImposedDisplacementAnalysis:
                                      f"(last norm {norms[-1] if norms else float('nan'):.3g})")
                 return False
         return True
+
+    def _set_forces(self, values: np.ndarray) -> None:
+        for tag, value in zip(self._force_tags, values):
+            ops.updateParameter(tag, float(value))
+        self.force_targets = np.array(values, float)
 
     def _set_values(self, values: np.ndarray) -> None:
         for tag, value in zip(self._tags, values):

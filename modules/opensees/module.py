@@ -39,7 +39,7 @@ import numpy as np
 
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.dynamic import DynamicModule
-from hybridsim.wire.contract import UNIT_OF_KIND, Command, Description, Dof, ModuleError, Record, Session, StepRefused
+from hybridsim.wire.contract import FORCE_CONTROLLED, UNIT_OF_KIND, Command, Description, Dof, ModuleError, Record, Session, StepRefused
 from hybridsim.modules.opensees import domain, forked
 from hybridsim.modules.opensees.built import BuiltModel
 from hybridsim.modules.opensees.config import CONFIG, ControlDof, OpenSeesSpec, parse_spec
@@ -89,6 +89,10 @@ class OpenSeesModule(StepLedger):
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
         self._force_reached = np.zeros(len(spec.forces))
+        self.force_dofs = len(spec.forces)
+        self._forces = np.array([f.force for f in spec.forces])
+        """the committed force targets (N, N*m): the declared ones until a lab protocol's client commands others"""
+        self._trial_forces = self._forces
         """what the force-controlled DOFs reached in the trial (m, rad)"""
         self._force_rows: list[np.ndarray] = []
         self._force_first = 0
@@ -123,7 +127,22 @@ class OpenSeesModule(StepLedger):
         return cls(parse_spec(config, Path(base_dir)))
 
     def describe(self) -> Description:
-        return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, info=dict(self._info))
+        info = dict(self._info)
+        if self.spec.forces:
+            info[FORCE_CONTROLLED] = ",".join(f.name for f in self.spec.forces)
+        return Description(kind=self.kind, dofs=self.dofs, mass=self.mass, info=info)
+
+    def _check(self, step: int, command: Command) -> None:
+        """A force command (a lab protocol's client) reaches a path-independent model, within its limits."""
+        if command.force is None:
+            return
+        if self._worker is not None:
+            raise StepRefused(step, "force commands need path_independent = true (a path-dependent model's "
+                                    "committed path keeps displacements only): command displacements")
+        for f, value in zip(self.spec.forces, command.force):
+            if f.limit is not None and abs(value) > f.limit:
+                raise StepRefused(step, f"force command {value:.6g} at {f.name!r} beyond its limit {f.limit:.6g} "
+                                        f"(force_control[].limit); nothing was applied")
 
     # -- the step ------------------------------------------------------------
     def _on_open(self, session: Session) -> None:
@@ -132,6 +151,7 @@ class OpenSeesModule(StepLedger):
         self._snapshots = self._snapshots or session.iterating
         self._finished = False
         self._force_rows, self._force_first = [], 0
+        self._forces = self._trial_forces = np.array([f.force for f in self.spec.forces])
         if self._last is not None or self._committed is not None or self.stats["executed"]:
             self._last = None
             self._drop_path()
@@ -139,6 +159,7 @@ class OpenSeesModule(StepLedger):
 
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         increments = self.spec.analysis.substeps
+        self._trial_forces = self._forces if command.force is None else command.force
         while not self._impose(command.displacement, increments):
             reason = self._last_failure
             self._return_to_committed()
@@ -169,7 +190,8 @@ class OpenSeesModule(StepLedger):
     def _accept(self, step: int) -> None:
         assert self._reached is not None
         if self.spec.forces:
-            self._force_rows.append(np.concatenate([self._force_reached, [f.force for f in self.spec.forces]]))
+            self._force_rows.append(np.concatenate([self._force_reached, self._trial_forces]))
+            self._forces = self._trial_forces
         reached = self._reached[0]
         if self._worker is None:
             self._last = reached
@@ -197,7 +219,7 @@ class OpenSeesModule(StepLedger):
                 self._worker.keep(_kept_key(state), self._committed.running_digest())
             return state
         last = [] if self._last is None else [self._last]
-        return {"targets": [_encode(t) for t in last], "increments": [1] * len(last),
+        return {"targets": [_encode(t) for t in last], "increments": [1] * len(last), "forces": self._forces.tolist(),
                 "force_rows": self._force_first + len(self._force_rows)}
 
     def _load_state(self, state: object) -> None:
@@ -219,6 +241,7 @@ class OpenSeesModule(StepLedger):
             targets, increments = self._path_in(state)
             self._drop_path()
             self._last = targets[-1] if len(targets) else None
+            self._forces = self._trial_forces = np.array(state.get("forces", self._forces), float)
             if not self.spec.path_independent and len(targets):
                 self._committed = CommittedPath(len(self.dofs))
                 for target, n in zip(targets, increments):
@@ -340,7 +363,7 @@ class OpenSeesModule(StepLedger):
         if self._worker is not None:
             converged, self._last_failure, *reached = self._worker.impose(target, increments)
         else:
-            converged = self._model.impose(target, increments)
+            converged = self._model.impose(target, increments, self._trial_forces)
             self._last_failure = "" if converged else self._model.last_failure
             reached = list(self._model.reached())
         self._reached, self._force_reached = (reached[0], reached[1]), reached[2]
@@ -353,7 +376,7 @@ class OpenSeesModule(StepLedger):
             self._worker.replay(targets, increments)
             self.stats["replayed_steps"] += len(targets)
         elif self._worker is None and self._last is not None:
-            if not self._model.impose(self._last, 1):
+            if not self._model.impose(self._last, 1, self._forces):
                 raise ModuleError(f"{self._label}: re-imposing the committed displacement failed "
                                   f"({self._model.last_failure})")
             self.stats["replayed_steps"] += 1
@@ -369,6 +392,6 @@ class OpenSeesModule(StepLedger):
                 self._replay()
             return
         committed = self._initial if self._last is None else self._last
-        if not self._model.impose(committed, self.spec.analysis.max_substeps):
+        if not self._model.impose(committed, self.spec.analysis.max_substeps, self._forces):
             raise ModuleError(f"{self._label}: re-imposing the committed displacement failed "
                               f"({self._model.last_failure})")

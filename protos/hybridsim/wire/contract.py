@@ -37,6 +37,9 @@ DofKind = Literal["translation", "rotation"]
 Role = Literal["substructure", "control_backend"]
 """what a module is for: a substructure of the coordinator's structure, or a control backend (a lab: strokes
 in, measured strokes out) that only an experimental site drives"""
+FORCE_CONTROLLED = "force_controlled"
+"""the key of a module's ``Description.info`` that names its force-controlled DOFs (comma-separated), which a lab
+protocol's client may command forces at (:attr:`Command.force`)"""
 UNIT_OF_KIND: dict[str, tuple[str, str]] = {
     "translation": ("m", "N"),
     "rotation": ("rad", "N*m"),
@@ -129,6 +132,10 @@ class Command:
     displacement: np.ndarray
     velocity: np.ndarray | None = None
     acceleration: np.ndarray | None = None
+    force: np.ndarray | None = None
+    """targets of the module's force-controlled DOFs (N, N*m), in the order its description names them
+    (``info[FORCE_CONTROLLED]``); None: the module holds the targets it has.  Only a lab protocol's client sends
+    them (OpenFresco's ExpForceControl): the coordinator never sees those DOFs, and the gRPC wire carries none"""
 
 
 @dataclass(frozen=True)

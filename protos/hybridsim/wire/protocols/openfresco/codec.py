@@ -64,17 +64,24 @@ class Sizes:
     def pack(self) -> bytes:
         return SIZES.pack(*self.ctrl, *self.daq, self.data_size)
 
-    def refusal(self, n: int, max_data_size: int, matrices: bool) -> str | None:
-        """Why a module of ``n`` DOFs cannot serve these sizes (None: it can); ``matrices``: n x n replies too."""
+    def refusal(self, n: int, max_data_size: int, matrices: bool, forced: int = 0) -> str | None:
+        """Why a module of ``n`` DOFs (and ``forced`` force-controlled ones) cannot serve these sizes (None: it
+        can); ``matrices``: n x n replies too."""
         if self.ctrl[0] != n:
             return f"the client commands {self.ctrl[0]} displacements, the module has {n} DOFs"
         for name, values in (("sizeCtrl", self.ctrl), ("sizeDaq", self.daq)):
             for response, size in zip(RESPONSES, values):
+                if name == "sizeCtrl" and response == "force":
+                    continue  # the forces the site declares (below)
                 allowed = (0, 1) if response == "time" else (0, n)
                 if size not in allowed:
                     return f"{name} {response} is {size}: give 0 or {allowed[1]}"
-        if self.ctrl[3]:
-            return "force control (sizeCtrl force > 0) is not supported: command displacements"
+        if self.ctrl[3] and not forced:
+            return ("force control (sizeCtrl force > 0) is not supported: the site declares no force-controlled DOF; "
+                    "command displacements")
+        if self.ctrl[3] not in (0, forced):
+            return (f"the client commands {self.ctrl[3]} forces, the site declares {forced} force-controlled DOF(s): "
+                    f"give sizeCtrl force = 0 or {forced}")
         if not 0 < self.data_size <= max_data_size:
             return f"dataSize {self.data_size} is outside 1..{max_data_size} (the site's message limit)"
         needed = max(1 + sum(self.ctrl), sum(self.daq), n * n if matrices else 0)

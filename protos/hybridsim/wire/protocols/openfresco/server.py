@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.wire.contract import Command, ModuleError
+from hybridsim.wire.contract import FORCE_CONTROLLED, Command, ModuleError
 from hybridsim.wire.protocols.openfresco import codec
 from hybridsim.wire.protocols.base import ChannelSession, ProtocolServer, SessionEnded, receive
 
@@ -80,6 +80,11 @@ class SimAppOptions:
         if not isinstance(tag, int) or isinstance(tag, bool):
             raise ModuleError("openfresco.tag must be an integer (the site's tag in a lab server's replies)")
         return cls(table.get("dt"), float(table.get("pretest_amplitude", 1e-5)), tag)
+
+
+def _same_force(a: Command, b: Command) -> bool:
+    """Both commands carry the same force targets (or none)."""
+    return (a.force is None) == (b.force is None) and (a.force is None or np.array_equal(a.force, b.force))
 
 
 class SimAppServer:
@@ -144,7 +149,9 @@ class _Client:
 
     def start(self, sizes: codec.Sizes, matrices: bool) -> bool:
         """Check ``sizes`` and open the session; False (logged) when they do not fit."""
-        refusal = sizes.refusal(self.session.n, self.server._max_data_size, matrices)
+        forced = self.session.description.info.get(FORCE_CONTROLLED, "")
+        refusal = sizes.refusal(self.session.n, self.server._max_data_size, matrices,
+                                len(forced.split(",")) if forced else 0)
         if refusal:
             log.warning("site %s: OpenFresco %s at %s refused: %s (sizes %s)", self.site, self.role, self.peer,
                         refusal, sizes)
@@ -203,9 +210,10 @@ class _Client:
         parts = codec.unpack_parts(message, self.sizes.ctrl, 1)
         time = float(parts["time"][0]) if parts["time"].size else 0.0
         command = Command(time, parts["disp"], parts["vel"] if parts["vel"].size else None,
-                          parts["accel"] if parts["accel"].size else None)
+                          parts["accel"] if parts["accel"].size else None, parts["force"] if parts["force"].size else None)
         last = self.command
-        if last is not None and np.array_equal(command.displacement, last.displacement) and (
+        if last is not None and np.array_equal(command.displacement, last.displacement) and _same_force(
+                command, last) and (
                 self.session.uncommitted or command.time == last.time):
             return  # the same trial again (alpha-OS sends it twice), or the committed state it is at
         self.command = command
