@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hybridsim.modules.base import resolve_config_path
 from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Numbers, Schema, Table, Tables, Text
 from hybridsim.modules.dynamic import RECORD_KEYS, SCHEME_KEYS
@@ -71,6 +73,12 @@ class ForceDof:
     increments: int = 10
     limit: float | None = None
     """the largest force a lab protocol's client may command here (N, N*m; None: any)"""
+    history: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    """(times s, forces N or N*m): the target at a command's time, linear between the points (None: constant)"""
+
+    def at(self, time: float) -> float:
+        """The target at ``time`` (s)."""
+        return self.force if self.history is None else float(np.interp(time, *self.history))
 
 
 @dataclass(frozen=True)
@@ -118,17 +126,25 @@ CONTROL = Schema("control", "One control DOF of the model, in the coordinator's 
     "kind": Key(Text(tuple(UNIT_OF_KIND)), "translation or rotation (default: inferred from the model)"),
     "mass": Key(Number("kg or kg*m^2", 0), "mass the coordinator carries at this DOF"),
 })
+FORCE_HISTORY = Schema("force_control[].history", "A force target over time, linear between the points and held "
+                       "after the last: the target of a command at time t (the value at t = 0 ramped in when the "
+                       "model is built).", {
+    "time": Key(Numbers("s", element=Number(minimum=0)), "increasing times, the first 0", required=True),
+    "force": Key(Numbers("N or N*m"), "the target at each time", required=True),
+})
 FORCE_CONTROL = Schema("force_control", "One DOF of the model in force control (docs/force_control.md): a load "
                        "pattern holds it at its target, the DOF free (not imposed); the coordinator does not see it.", {
     "name": Key(Text(), "the DOF's name (its record's column)", required=True),
     "node": Key(Integer(0), "OpenSees node tag", required=True),
     "dof": Key(Integer(1), "OpenSees DOF number at the node (1-based)", required=True),
-    "force": Key(Number("N or N*m"), "the force target (e.g. the gravity load, negative downwards)", required=True),
+    "force": Key(Number("N or N*m"), "a constant force target (e.g. the gravity load, negative downwards)"),
+    "history": Key(Table(FORCE_HISTORY), "a force target that changes with the command's time (path_independent "
+                   "models)"),
     "increments": Key(Integer(1), "solves that ramp the target in when the model is built (the control DOFs "
                       "held)", default=10),
     "limit": Key(Number("N or N*m", 0, open_minimum=True), "the largest force a lab protocol's client may "
                  "command here (OpenFresco's ExpForceControl); beyond it the step is refused"),
-})
+}, exactly_one=(("force", "history"),))
 ANALYSIS = Schema("analysis", "The static analysis that imposes one step's displacements.", {
     "tolerance": Key(Number("m, rad", 0, open_minimum=True), "NormDispIncr tolerance",
                      default=AnalysisSettings.tolerance),
@@ -207,6 +223,21 @@ def _control(entry: Mapping[str, Any], index: int) -> ControlDof:
     return ControlDof(name, node, dof, kind, mass)
 
 
+def _force_dof(entry: Mapping[str, Any], index: int) -> ForceDof:
+    """One validated ``force_control`` entry: a constant target, or a history (increasing times from 0)."""
+    history = entry.get("history")
+    if history is not None:
+        times, values = tuple(map(float, history["time"])), tuple(map(float, history["force"]))
+        if len(times) != len(values) or not times or times[0] != 0.0 or any(np.diff(times) <= 0):
+            raise ModuleError(f"opensees module: force_control[{index}].history: give as many forces as times, the "
+                              "times increasing from 0")
+        history = (times, values)
+    force = float(entry["force"]) if history is None else history[1][0]
+    limit = entry.get("limit")
+    return ForceDof(str(entry["name"]), int(entry["node"]), int(entry["dof"]), force, int(entry.get("increments", 10)),
+                    None if limit is None else float(limit), history)
+
+
 def _analysis(table: Mapping[str, Any]) -> AnalysisSettings:
     default = AnalysisSettings()
     settings = AnalysisSettings(
@@ -240,9 +271,10 @@ def parse_spec(table: Mapping[str, Any], base_dir: Path) -> OpenSeesSpec:
     places = [(c.node, c.dof) for c in controls]
     if len(set(places)) != len(places):
         raise ModuleError("opensees module: two control entries name the same node and dof")
-    forces = tuple(ForceDof(str(e["name"]), int(e["node"]), int(e["dof"]), float(e["force"]),
-                            int(e.get("increments", 10)), None if e.get("limit") is None else float(e["limit"]))
-                   for e in table.get("force_control", ()))
+    forces = tuple(_force_dof(e, i) for i, e in enumerate(table.get("force_control", ())))
+    if any(f.history is not None for f in forces) and not table.get("path_independent", False):
+        raise ModuleError("opensees module: a force_control history needs path_independent = true (a path-dependent "
+                          "model's committed path keeps displacements only): give a constant force instead")
     clash = sorted({(f.node, f.dof) for f in forces} & set(places))
     if clash:
         raise ModuleError(f"opensees module: (node, dof) {clash[0]} is both a control DOF and in force_control; a DOF "

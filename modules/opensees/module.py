@@ -89,11 +89,12 @@ class OpenSeesModule(StepLedger):
         """whether commits keep a copy of the committed state (from the first discard that found none)"""
         self._reached: tuple[np.ndarray, np.ndarray] | None = None
         self._force_reached = np.zeros(len(spec.forces))
+        """what the force-controlled DOFs reached in the trial (m, rad)"""
         self.force_dofs = len(spec.forces)
         self._forces = np.array([f.force for f in spec.forces])
         """the committed force targets (N, N*m): the declared ones until a lab protocol's client commands others"""
         self._trial_forces = self._forces
-        """what the force-controlled DOFs reached in the trial (m, rad)"""
+        self._histories = any(f.history is not None for f in spec.forces)
         self._force_rows: list[np.ndarray] = []
         self._force_first = 0
         """the row of the ``force_control`` record that ``_force_rows[0]`` is"""
@@ -160,6 +161,8 @@ class OpenSeesModule(StepLedger):
     def _trial(self, step: int, command: Command) -> tuple[np.ndarray, np.ndarray]:
         increments = self.spec.analysis.substeps
         self._trial_forces = self._forces if command.force is None else command.force
+        if command.force is None and self._histories:
+            self._trial_forces = np.array([f.at(command.time) for f in self.spec.forces])
         while not self._impose(command.displacement, increments):
             reason = self._last_failure
             self._return_to_committed()

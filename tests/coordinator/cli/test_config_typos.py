@@ -103,7 +103,7 @@ def test_a_site_daemon_refuses_a_typo_with_one_line(tmp_path):
     proc = _site(tmp_path, "plant", "plant.json", plant)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == (f"hybridsim site: error: unknown key noise.sigam in site 'plant' (config "
-                                   f"{tmp_path / 'plant.json'}); allowed: limit, quantum, seed, shared, sigma")
+                                   f"{tmp_path / 'plant.json'}); allowed: drift, limit, quantum, seed, shared, sigma")
     lab = json.loads((ROOT / "deploy" / "marths" / "lab.json").read_text())
     lab["coupler"]["height"] = lab["coupler"].pop("heights")
     proc = _site(tmp_path, "experimental", "lab.json", lab)

@@ -34,10 +34,11 @@ def _record(tmp_path: Path) -> np.ndarray:
     return a
 
 
-def _hybrid(tmp_path: Path, transformation: str, force: float) -> tuple[np.ndarray, h5py.File]:
+def _hybrid(tmp_path: Path, transformation: str, force: float, history: dict | None = None
+            ) -> tuple[np.ndarray, h5py.File]:
+    axial = {"name": "axial", "node": 2, "dof": 2, **({"force": -force} if history is None else {"history": history})}
     config = {"model": MODEL.name, "path_independent": True, "parameters": {"transformation": transformation},
-              "control": [{"name": "x", "node": 2, "dof": 1}],
-              "force_control": [{"name": "axial", "node": 2, "dof": 2, "force": -force}]}
+              "control": [{"name": "x", "node": 2, "dof": 1}], "force_control": [axial]}
     table = {"experiment": {"name": f"column-{transformation}", "dt": DT},
              "structure": {"dofs": ["x"], "mass_diagonal": [MASS], "damping": {"rayleigh": [RAYLEIGH_A, 0.0]}, "influence": [1.0]},
              "ground_motion": {"file": str(tmp_path / "pulse.csv")},
@@ -48,8 +49,9 @@ def _hybrid(tmp_path: Path, transformation: str, force: float) -> tuple[np.ndarr
     return result.displacement[:, 0], h5py.File(result.output, "r")
 
 
-def _monolithic(ground: np.ndarray, transformation: str, gravity: float) -> np.ndarray:
-    return alpha_os_response(MODEL, {"transformation": transformation, "top_mass": MASS, "gravity": gravity}, dt=DT,
+def _monolithic(ground: np.ndarray, transformation: str, gravity: float, added: list | None = None) -> np.ndarray:
+    parameters = {"transformation": transformation, "top_mass": MASS, "gravity": gravity, "added": added}
+    return alpha_os_response(MODEL, parameters, dt=DT,
                              ground_acceleration=ground, alpha=0.0, record=[(2, 1)], rayleigh=(RAYLEIGH_A, 0.0),
                              implicit=True, tolerance=1e-12)[:, 0]
 
@@ -83,3 +85,34 @@ def test_a_dof_both_imposed_and_force_controlled_is_refused_in_one_line() -> Non
               "force_control": [{"name": "axial", "node": 2, "dof": 1, "force": -P}]}
     with pytest.raises(ModuleError, match=r"\(2, 1\) is both a control DOF and in force_control; .*drop it from one"):
         parse_spec(config, MODEL.parent)
+
+
+def test_an_axial_force_history_equals_opensees_with_a_load_pattern_over_the_transient(tmp_path: Path) -> None:
+    """The axial target from P at t = 0 to 2P at t = 3 s (linear): the module's history at each command's time
+    against the gravity stage then a Path-series load pattern (0 to P over the same 3 s) in one OpenSees model."""
+    ground = _record(tmp_path)
+    hybrid, h5 = _hybrid(tmp_path, "PDelta", P, {"time": [0.0, 3.0], "force": [-P, -2 * P]})
+    with h5:
+        record = h5["modules/column/records/force_control"][...]
+    monolithic = _monolithic(ground, "PDelta", P, [[0.0, 3.0], [0.0, P]])
+    constant = _monolithic(ground, "PDelta", P)
+    peak = np.abs(monolithic).max()
+    max_rel_diff = np.abs(hybrid - monolithic).max() / peak
+    print(f"history: max_rel_diff {max_rel_diff:.2e}, against the constant load {np.abs(constant - monolithic).max() / peak:.2e}")
+    assert max_rel_diff < 1e-6
+    assert np.abs(constant - monolithic).max() > 0.05 * peak  # the growing load matters
+    assert record[-1, 1] == pytest.approx(-2 * P, rel=1e-12) and record[0, 1] == -P
+
+
+def test_a_force_history_of_a_path_dependent_model_or_with_times_out_of_order_is_refused_in_one_line() -> None:
+    from hybridsim.modules.opensees.config import parse_spec
+    from hybridsim.wire.contract import ModuleError
+
+    axial = {"name": "axial", "node": 2, "dof": 2, "history": {"time": [0.0, 3.0], "force": [-P, -2 * P]}}
+    config = {"model": MODEL.name, "control": [{"name": "x", "node": 2, "dof": 1}], "force_control": [axial]}
+    with pytest.raises(ModuleError, match=r"a force_control history needs path_independent = true"):
+        parse_spec(config, MODEL.parent)
+    axial["history"] = {"time": [0.0, 3.0, 2.0], "force": [-P, -2 * P, -P]}
+    with pytest.raises(ModuleError, match=r"force_control\[0\]\.history: give as many forces as times, the times "
+                                          r"increasing from 0"):
+        parse_spec({**config, "path_independent": True}, MODEL.parent)
