@@ -103,3 +103,35 @@ def test_a_scale_key_out_of_range_is_one_line_naming_it(tmp_path: Path) -> None:
         parse_experiment(_experiment(tmp_path, "bad", [_column(K_PROTOTYPE, {"length": 0.0})]), base_dir=tmp_path)
     with pytest.raises(UsageError, match=r"unknown key modules\[0\]\.scale\.size; allowed: force, length, time"):
         parse_experiment(_experiment(tmp_path, "bad", [_column(K_PROTOTYPE, {"size": 0.5})]), base_dir=tmp_path)
+
+
+def test_a_scaled_run_stopped_and_resumed_ends_as_the_uninterrupted_one(tmp_path: Path) -> None:
+    """The checkpoint of a scaled module carries the specimen record's row count with the module's own state: a
+    resume at the checkpoint ends bit for bit, its specimen record whole."""
+    from hybridsim.coordinator.control import RunControl
+    from hybridsim.coordinator.errors import RunStopped
+    from hybridsim.coordinator.simulation import resume_run
+
+    spring = {"name": "column", "kind": "spring", "scale": {"length": LENGTH, "force": FORCE},
+              "config": {"dofs": ["x"], **SPRING, "stiffness": SPRING["stiffness"] * FORCE / LENGTH,
+                         "yield_displacement": SPRING["yield_displacement"] * LENGTH}}
+
+    def table(name: str) -> dict:
+        t = _experiment(tmp_path, name, [spring])
+        t["structure"] = {"dofs": ["x"], "mass_diagonal": [2.0e3], "influence": [1.0]}
+        t["output"]["checkpoint_every"] = 100
+        return t
+
+    whole = run_experiment(parse_experiment(table("whole"), base_dir=tmp_path))
+    control = RunControl()
+
+    def listener(n, _arrays):
+        if n == 250:
+            control.abort("coordinator lost")
+
+    with pytest.raises(RunStopped):
+        run_experiment(parse_experiment(table("broken"), base_dir=tmp_path), control=control, listeners=[listener])
+    resumed = resume_run(tmp_path / "broken.h5")
+    assert np.array_equal(resumed.displacement, whole.displacement)
+    with h5py.File(tmp_path / "broken.h5", "r") as a, h5py.File(tmp_path / "whole.h5", "r") as b:
+        assert np.array_equal(a["modules/column/records/specimen"][...], b["modules/column/records/specimen"][...])
