@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from hybridsim.coordinator.experiment import parse_experiment
-from hybridsim.coordinator.recorder import read_attributes, read_results
+from hybridsim.coordinator.recorder import read_attributes, read_checkpoint, read_results
+from hybridsim.coordinator.recorder.read import DamagedResults
 from hybridsim.coordinator.simulation import run_experiment
 from tests.coordinator.test_results_disk_full import FULL, small_disk, table, toml  # noqa: F401 (a fixture)
 
@@ -35,9 +36,9 @@ def test_a_disk_filled_by_another_process_leaves_a_readable_stopped_file(tmp_pat
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if int(read_attributes(output)["completed_steps"]) > 2000:  # a checkpoint and its rows on disk
-                break
-        except (OSError, KeyError):
+            if int(read_attributes(output)["completed_steps"]) > 2000 and read_checkpoint(output) is not None:
+                break  # a checkpoint and its rows on disk (the rows' count may lead the checkpoint under load)
+        except (OSError, KeyError, DamagedResults):
             pass
         time.sleep(0.05)
     else:
