@@ -86,6 +86,7 @@ def summary(exp: Experiment, start: Start, loop_wall: float, step_times: Duratio
         "module_evaluations": {"per_step": figures.evaluations / (rows - 1) if rows > 1 else 0.0,
                                "max_in_a_step": figures.most_evaluations},
         "pretest_asymmetry": start.asymmetry,
+        "natural_periods_s": list(start.periods),
         "step_time_us": step_times.quantiles_us(),
         "compute_time_us": figures.compute.quantiles_us(),
         "step_time_basis": STEP_TIME_BASIS,

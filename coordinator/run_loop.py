@@ -108,6 +108,8 @@ class Start:
     figures: Figures
     resumed_from: int | None = None
     """a resumed run's: the step of the checkpoint it began at (``step`` then)"""
+    periods: tuple[float, ...] = ()
+    """the structure's first natural periods (s) from M and the pre-test's K_I (:mod:`hybridsim.coordinator.periods`)"""
 
 
 class Holds:

@@ -33,6 +33,7 @@ from hybridsim.coordinator.integrators import Integrator, IntegratorError, integ
 from hybridsim.coordinator.model import DofReduction, StructuralModel, rayleigh_coefficients
 from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, Partition, coupling_problem
+from hybridsim.coordinator.periods import describe as describe_periods, natural_periods
 from hybridsim.coordinator.pretest import pretest
 from hybridsim.coordinator.recorder.layout import model_matrix
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
@@ -89,11 +90,6 @@ ProgressCallback = Callable[[int, int], None]
 early calls it once more with the steps its results file holds if that differs from the last call"""
 
 
-ProgressCallback = Callable[[int, int], None]
-"""``progress(done, total)``: after every step (``done``: the steps completed, of ``total``); a run that stops
-early calls it once more with the steps its results file holds if that differs from the last call"""
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """How to run an experiment (what is not the experiment itself): see :func:`run_experiment`."""
@@ -104,6 +100,8 @@ class RunOptions:
     listeners: tuple[StepListener, ...] = ()
     realtime: bool = False
     takeover: bool = False
+    announce: Callable[[str], None] | None = None
+    """given the lines a run says before its first step (the structure's natural periods)"""
 
 
 @dataclass
@@ -116,7 +114,8 @@ class _Started:
 
 def run_experiment(experiment: Experiment, *, output: Path | None = None, progress: ProgressCallback | None = None,
                    control: RunControl | None = None, listeners: Sequence[StepListener] = (),
-                   realtime: bool = False, overwrite: bool = False, takeover: bool = False) -> RunResult:
+                   realtime: bool = False, overwrite: bool = False, takeover: bool = False,
+                   announce: Callable[[str], None] | None = None) -> RunResult:
     """Run ``experiment`` end to end; results stream to ``output`` (default: the experiment's).
 
     ``control`` lets another thread hold, resume or abort the run; each of ``listeners`` is called
@@ -124,10 +123,11 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
     steps to the wall clock (see :class:`hybridsim.coordinator.pacing.Pacer`).  An existing results file is
     replaced only with ``overwrite``; a file a live run holds never is (:mod:`hybridsim.coordinator.ownership`).
     ``takeover``: a site in another coordinator's open session is taken over (else it refuses the run).
+    ``announce`` is given the structure's natural periods before the first step (:mod:`hybridsim.coordinator.periods`).
     """
     one_arena()  # before the run's threads start (hybridsim.coordinator.allocator: RSS flat over a long run)
     options = RunOptions(Path(output or experiment.output), progress, control or RunControl(), tuple(listeners),
-                         realtime, takeover)
+                         realtime, takeover, announce)
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(options.output))
         if options.output.exists() and not overwrite:
@@ -139,7 +139,7 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
 
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
                listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False,
-               network: Sequence[str] = ()) -> RunResult:
+               network: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> RunResult:
     """Continue the run of a results file from its last checkpoint, writing into the same file (``takeover``:
     as in :func:`run_experiment`; a site still in the session of the run that died needs it).  ``network``:
     ``--network`` options: the rest of the run goes across other emulated paths than the stopped run's (the file
@@ -150,7 +150,8 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     it); the integrator continues from its checkpointed state with the same K_I, M and C.
     """
     one_arena()  # as in run_experiment
-    options = RunOptions(Path(results), progress, control or RunControl(), tuple(listeners), realtime, takeover)
+    options = RunOptions(Path(results), progress, control or RunControl(), tuple(listeners), realtime, takeover,
+                         announce)
     path = options.output
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(path))
@@ -308,7 +309,8 @@ class _Run:
         measured = pretest(partition, exp.pretest_amplitude, sparse=sp.issparse(exp.mass))
         model = self._assemble_model(measured.stiffness)
         reduction = DofReduction(model, measured.stiffness, exp.condense_massless)
-        integrator = self._integrator(reduction)
+        integrator = self._integrator(reduction)  # (an explicit scheme past its limit refuses the run in one line)
+        periods = self._announced(natural_periods(measured.stiffness, model.mass))
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
                          reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
         widths = {s.name: s.ndof for s in partition.slots}
@@ -319,6 +321,7 @@ class _Run:
             attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
                    "base_dir": str(exp.base_dir), "dt": exp.dt,
                    "integrator": exp.integrator, "pretest_asymmetry": measured.asymmetry,
+                   "natural_periods_s": list(periods),
                    "modules": {s.name: s.where for s in partition.slots},
                    "module_descriptions": self.descriptions},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
@@ -327,7 +330,7 @@ class _Run:
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}),
             streamed=self.records.streamed()))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
-                      Figures(Peaks(model.ndof), 0))
+                      Figures(Peaks(model.ndof), 0), periods=periods)
         Rows(start, partition).put(exp.motion.at(0), 0.0, start.step_id)
         return start
 
@@ -354,12 +357,20 @@ class _Run:
         window.load(stored, first, rows)
         figures = Figures(Peaks(model.ndof), checkpoint.step)
         scan_rows(self.output, rows, figures.observe)
-        asymmetry = float(read_attributes(self.output).get("pretest_asymmetry", 0.0))  # (before the writer has it)
+        attrs = read_attributes(self.output)  # (before the writer has it)
+        asymmetry = float(attrs.get("pretest_asymmetry", 0.0))
+        periods = self._announced(tuple(json.loads(attrs.get("natural_periods_s", "[]"))))
         streamed = self.records.streamed()
         table = {"experiment_table": json.dumps(exp.table)}  # as resumed (its network may be another)
         recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
         return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
-                     resumed_from=checkpoint.step)
+                     resumed_from=checkpoint.step, periods=periods)
+
+    def _announced(self, periods: tuple[float, ...]) -> tuple[float, ...]:
+        """``periods`` (s), said before the first step."""
+        if self.options.announce is not None:
+            self.options.announce(describe_periods(periods))
+        return periods
 
     # -- the run -----------------------------------------------------------
     def execute(self, begin: Callable[[], Start]) -> RunResult:

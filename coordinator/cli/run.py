@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
-                                    takeover=args.takeover, **with_bar(hooks, progress))
+                                    takeover=args.takeover, announce=_say, **with_bar(hooks, progress))
     return _report(args, result)
 
 
@@ -79,8 +80,13 @@ def resume_main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
-                                **with_bar(hooks, progress))
+                                announce=_say, **with_bar(hooks, progress))
     return _report(args, result)
+
+
+def _say(line: str) -> None:
+    """A line the run says before its first step (on stderr: stdout keeps the summary, one JSON object with --json)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -67,6 +67,18 @@ def highest_omega(stiffness: np.ndarray, mass: np.ndarray) -> float:
     return float(np.sqrt(np.max(np.abs(scipy.linalg.eigvals(stiffness, mass)))))
 
 
+def check_stable(scheme: str, dt: float, stiffness: np.ndarray, mass: np.ndarray, limit: float, limit_text: str,
+                 hint: str = "") -> None:
+    """Refuse a step past a conditionally stable scheme's limit omega_max dt <= ``limit`` (``limit_text``: how its
+    paper writes it), in one line naming the shortest period, the limit and the dt to use."""
+    omega = highest_omega(stiffness, mass)
+    if dt * omega > limit:
+        raise IntegratorError(
+            f"{scheme} is unstable at dt = {dt:g} s: the shortest period T = {2.0 * np.pi / omega:.4g} s "
+            f"(omega = {omega:.4g} rad/s) needs dt <= {limit_text}/omega = {limit / omega:.4g} s "
+            f"(omega dt <= {limit:.4g}); set dt to {limit / omega:.4g} s or less (or use alpha-os{hint})")
+
+
 class Integrator(abc.ABC):
     """State (d, v, a, r) at the last completed step and the step from n to n+1."""
 

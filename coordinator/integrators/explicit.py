@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hybridsim.coordinator.integrators.base import IntegratorError, highest_omega, require_mass
+from hybridsim.coordinator.integrators.base import check_stable, require_mass
 from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
 
 
@@ -20,8 +20,4 @@ class CentralDifferenceIntegrator(NewmarkFamilyIntegrator):
     def __init__(self, mass: np.ndarray, damping: np.ndarray, initial_stiffness: np.ndarray, dt: float) -> None:
         require_mass(mass, "central difference")
         super().__init__(mass, damping, initial_stiffness, dt, alpha=0.0, beta=0.0, gamma=0.5)
-        omega_max = highest_omega(self.initial_stiffness, self.mass)
-        if dt * omega_max > 2.0:
-            raise IntegratorError(
-                f"central difference is unstable at dt = {dt:g} s: the highest mode has omega = {omega_max:.4g} "
-                f"rad/s and needs dt <= 2/omega = {2.0 / omega_max:.4g} s (use alpha-OS, or a smaller dt)")
+        check_stable("central difference", dt, self.initial_stiffness, self.mass, 2.0, "2")

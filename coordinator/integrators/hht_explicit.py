@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridsim.coordinator.integrators.amplification import critical_omega_dt, newmark_family_matrix
-from hybridsim.coordinator.integrators.base import IntegratorError, highest_omega, require_mass
+from hybridsim.coordinator.integrators.base import check_stable, require_mass
 from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
 from hybridsim.modules.config_schema import Key, Number, Schema
 
@@ -39,12 +39,8 @@ class HHTExplicitIntegrator(NewmarkFamilyIntegrator):
         self.check_options(alpha=alpha, gamma=gamma)
         require_mass(mass, "hht-explicit")
         super().__init__(mass, damping, initial_stiffness, dt, alpha=alpha, beta=0.0, gamma=gamma)
-        omega_max = highest_omega(self.initial_stiffness, self.mass)
         limit = critical_omega_dt(lambda omega_dt: newmark_family_matrix(omega_dt, alpha=alpha, beta=0.0,
                                                                          gamma=gamma), tolerance=GROWTH)
-        if dt * omega_max > limit:
-            hint = f", or gamma above 1/2 - alpha = {0.5 - alpha:g}" if alpha < 0 and gamma <= 0.5 - alpha else ""
-            raise IntegratorError(
-                f"hht-explicit (alpha = {alpha:g}, gamma = {gamma:g}) is unstable at dt = {dt:g} s: the highest "
-                f"mode has omega = {omega_max:.4g} rad/s and needs dt <= {limit:.4g}/omega = "
-                f"{limit / omega_max:.4g} s (use kr-alpha or alpha-OS, or a smaller dt{hint})")
+        hint = f", or gamma above 1/2 - alpha = {0.5 - alpha:g}" if alpha < 0 and gamma <= 0.5 - alpha else ""
+        check_stable(f"hht-explicit (alpha = {alpha:g}, gamma = {gamma:g})", dt, self.initial_stiffness, self.mass,
+                     limit, f"{limit:.4g}", hint=f" or kr-alpha{hint}")

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from hybridsim.coordinator.integrators.base import IntegratorError, highest_omega, require_mass
+from hybridsim.coordinator.integrators.base import check_stable, require_mass
 from hybridsim.coordinator.integrators.newmark_family import NewmarkFamilyIntegrator
 from hybridsim.modules.config_schema import Key, Number, Schema
 
@@ -32,9 +32,5 @@ class NewmarkExplicitIntegrator(NewmarkFamilyIntegrator):
         self.check_options(gamma=gamma)
         require_mass(mass, "newmark-explicit")
         super().__init__(mass, damping, initial_stiffness, dt, alpha=0.0, beta=0.0, gamma=gamma)
-        omega_max, limit = highest_omega(self.initial_stiffness, self.mass), math.sqrt(2.0 / gamma)
-        if dt * omega_max > limit:
-            raise IntegratorError(
-                f"newmark-explicit (gamma = {gamma:g}) is unstable at dt = {dt:g} s: the highest mode has omega = "
-                f"{omega_max:.4g} rad/s and needs dt <= sqrt(2/gamma)/omega = {limit / omega_max:.4g} s "
-                f"(use kr-alpha or alpha-OS, or a smaller dt)")
+        check_stable(f"newmark-explicit (gamma = {gamma:g})", dt, self.initial_stiffness, self.mass,
+                     math.sqrt(2.0 / gamma), "sqrt(2/gamma)", hint=" or kr-alpha")

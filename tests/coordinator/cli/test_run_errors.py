@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import tomllib
@@ -16,6 +17,8 @@ from tests.conftest import EXAMPLES
 
 BASE = (EXAMPLES / "sdof.toml").read_text()
 ALPHA_OS = 'kind = "alpha-os"\nalpha = -0.05'
+CD_PERIOD = 2 * math.pi * math.sqrt(0.5 / 39478.417604357434)
+"""s: the sdof example's period with a mass of 0.5 kg"""
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -97,6 +100,11 @@ CASES = {
     "tls with a cert and no key": (BASE.replace('kind = "linear"', 'kind = "linear"\naddress = "lab.example.org:5"\n'
                                                 'tls = { ca = "ca.crt", cert = "c.crt" }'),
                                    "modules[0].tls: cert and key go together: give both or neither"),
+    # half a kilogram typed for 1000 kg: T = 2 pi sqrt(m/k) = 0.02236 s, central difference needs dt <= T/pi
+    "central difference past its limit": (
+        BASE.replace(ALPHA_OS, 'kind = "central-difference"').replace("[1000.0]", "[0.5]"),
+        f"central difference is unstable at dt = 0.01 s: the shortest period T = {CD_PERIOD:.4g} s (omega = "
+        f"{2 * math.pi / CD_PERIOD:.4g} rad/s) needs dt <= 2/omega = {CD_PERIOD / math.pi:.4g} s"),
 }
 
 
