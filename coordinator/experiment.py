@@ -22,6 +22,9 @@ the run is started from.  A minimal experiment::
     [ground_motion]
     file = "elcentro.csv"           # two-column CSV (m/s^2) or PEER .AT2
     scale = 0.5                     # or pga = 3.0 (m/s^2)
+    # or several components, each with its influence (instead of [ground_motion] and structure.influence):
+    # [[excitation]]
+    # file = "RSN953_NORTHR_MUL009.AT2"; influence_dofs = ["x"]; scale = 1.0; start_s = 0.0
 
     [integrator]
     kind = "alpha-os"               # alpha-os | newmark | central-difference
@@ -44,6 +47,7 @@ the run is started from.  A minimal experiment::
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import tomllib
@@ -59,8 +63,9 @@ from hybridsim.shipped import resolve
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.experiment_schema import (EXPERIMENT, GROUND_MOTION, INTEGRATOR, MODULE, OUTPUT, PRETEST,
-                                                     RUN, SCALE, STRUCTURE, default)
+from hybridsim.coordinator.excitation import Component, on_grid
+from hybridsim.coordinator.experiment_schema import (EXCITATION, EXPERIMENT, GROUND_MOTION, INTEGRATOR, MODULE, OUTPUT,
+                                                     PRETEST, RUN, SCALE, STRUCTURE, default)
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import Scale
@@ -143,11 +148,31 @@ class Experiment:
     """the parsed experiment, from which a stopped run is rebuilt"""
     records: bool = True
     """the modules' own records go into the results file (False: the modules are asked to keep none)"""
+    first: Component | None = None
+    """the first excitation component's name, start and unit ([[excitation]]; None: one [ground_motion])"""
+    more_components: tuple[Component, ...] = ()
+    """the excitation's other components ([[excitation]] after the first), on the run's grid"""
 
     @property
     def steps(self) -> int:
         """Number of integration steps after t = 0."""
         return self.motion.acceleration.size - 1
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        """Every excitation component on the run's grid: the first is ``motion`` along ``influence``."""
+        n = self.motion.acceleration.size
+        first = dataclasses.replace(self.first or Component(self.motion.name, self.influence, self.motion.acceleration),
+                                    influence=self.influence, acceleration=self.motion.acceleration)
+        return (first, *(dataclasses.replace(c, acceleration=c.acceleration[:n]) for c in self.more_components))
+
+    def ground(self) -> tuple[np.ndarray, np.ndarray]:
+        """(r, a): the influence (n,) and record (steps + 1,) of one component; with several, their columns side
+        by side, (n, c) and (steps + 1, c): the load is -M r a(t_k) either way."""
+        if not self.more_components:
+            return self.influence, self.motion.acceleration
+        parts = self.components
+        return np.column_stack([c.influence for c in parts]), np.column_stack([c.acceleration for c in parts])
 
 
 def load_experiment(path: str | Path, network: Sequence[str] = ()) -> Experiment:
@@ -182,8 +207,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     dofs = _dofs(structure["dofs"])
     mass = _mass(structure, len(dofs), base_dir)
     damping = _damping(default(STRUCTURE, structure, "damping") or {}, len(dofs), base_dir)
-    influence = _influence(structure, dofs)
-    motion = _motion(table["ground_motion"], dt, run.get("duration"), base_dir)
+    motion, influence, first, more = _ground(table, dofs, dt, run.get("duration"), base_dir)
     spec = table.get("integrator", {})
     integrator = spec.get("kind", INTEGRATOR.variants.default)
     options = {k: v for k, v in spec.items() if k != "kind"}
@@ -197,7 +221,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
                       default(PRETEST, table.get("pretest", {}), "amplitude"),
                       default(STRUCTURE, structure, "condense_massless"), checkpoint_every,
                       _evaluation(table.get("evaluation"), {m.name for m in modules}), base_dir, source, table,
-                      records=default(OUTPUT, output, "records"))
+                      records=default(OUTPUT, output, "records"), first=first, more_components=more)
 
 
 def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> None:
@@ -254,20 +278,69 @@ def _damping(spec: dict[str, Any], n: int, base_dir: Path) -> DampingSpec:
     return DampingSpec()
 
 
-def _influence(structure: dict[str, Any], dofs: tuple[str, ...]) -> np.ndarray:
-    if "influence" in structure:
-        return _vector(structure["influence"], "structure.influence", len(dofs))
-    names = structure["influence_dofs"]
+def _influence(table: dict[str, Any], dofs: tuple[str, ...], where: str) -> np.ndarray:
+    """The influence vector of ``table`` (``where``: structure or excitation[i]): given, or 1 at its DOFs."""
+    if "influence" in table:
+        return _vector(table["influence"], f"{where}.influence", len(dofs))
+    names = table["influence_dofs"]
     unknown = [d for d in names if d not in dofs]
     if unknown:
-        raise ExperimentError(f"structure.influence_dofs: unknown DOF(s) {unknown}; they must be in structure.dofs")
+        raise ExperimentError(f"{where}.influence_dofs: unknown DOF(s) {unknown}; they must be in structure.dofs")
     return np.array([1.0 if d in names else 0.0 for d in dofs])
 
 
-def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: Path) -> GroundMotion:
-    path = _path(spec["file"], "ground_motion.file", base_dir).resolve()
+def _ground(table: dict[str, Any], dofs: tuple[str, ...], dt: float, duration: float | None,
+            base_dir: Path) -> tuple[GroundMotion, np.ndarray, Component | None, tuple[Component, ...]]:
+    """The first component's record on the grid, its influence, itself ([[excitation]]) and the other components:
+    from [ground_motion] with structure.influence, or from [[excitation]]."""
+    structure = table["structure"]
+    given = [k for k in ("influence", "influence_dofs") if k in structure]
+    if "excitation" in table:
+        if given:
+            raise ExperimentError(f"structure.{given[0]}: with [[excitation]] each component gives its own influence "
+                                  "(or influence_dofs); drop it from [structure]")
+        return _excitation(table["excitation"], dofs, dt, duration, base_dir)
+    if not given:
+        raise ExperimentError("structure: give exactly one of influence or influence_dofs (where the ground motion "
+                              "shakes the structure)")
+    try:
+        motion = _record(table["ground_motion"], "ground_motion", base_dir).resampled(dt, duration)
+    except MotionError as exc:
+        raise ExperimentError(f"ground_motion: {exc}") from None
+    return motion, _influence(structure, dofs, "structure"), None, ()
+
+
+def _excitation(specs: list[dict[str, Any]], dofs: tuple[str, ...], dt: float, duration: float | None,
+                base_dir: Path) -> tuple[GroundMotion, np.ndarray, Component | None, tuple[Component, ...]]:
+    """[[excitation]]: every component read, scaled, resampled and placed at its start on one grid."""
+    records, influences, starts, units = [], [], [], []
+    for i, spec in enumerate(specs):
+        where = f"excitation[{i}]"
+        record = _record(spec, where, base_dir)
+        name = spec.get("name", record.name)
+        if name in [r.name for r in records]:
+            raise ExperimentError(f"{where}.name: component name {name!r} is used twice; name each component "
+                                  "(name = \"EW\")")
+        try:
+            records.append(dataclasses.replace(record.resampled(dt), name=name))
+        except MotionError as exc:
+            raise ExperimentError(f"{where}: {exc}") from None
+        influences.append(_influence(spec, dofs, where))
+        starts.append(float(default(EXCITATION, spec, "start_s")))
+        units.append("rad/s^2" if spec.get("units") == "rad/s^2" else "m/s^2")
+    try:
+        grids = on_grid(records, starts, dt, duration)
+    except MotionError as exc:
+        raise ExperimentError(f"excitation: {exc}") from None
+    parts = [Component(*fields) for fields in zip([r.name for r in records], influences, grids, starts, units)]
+    return GroundMotion(dt, grids[0], records[0].name), influences[0], parts[0], tuple(parts[1:])
+
+
+def _record(spec: dict[str, Any], where: str, base_dir: Path) -> GroundMotion:
+    """A record as ``spec`` ([ground_motion] or an [[excitation]] entry) names it: read, in m/s^2, scaled."""
+    path = _path(spec["file"], f"{where}.file", base_dir).resolve()
     if not path.is_file():
-        raise ExperimentError(f"ground_motion.file: {path} does not exist (paths are relative to the experiment file; "
+        raise ExperimentError(f"{where}.file: {path} does not exist (paths are relative to the experiment file; "
                               "hybridsim:NAME names a shipped file)")
     try:
         motion = read_motion(path, units=default(GROUND_MOTION, spec, "units"))
@@ -275,9 +348,9 @@ def _motion(spec: dict[str, Any], dt: float, duration: float | None, base_dir: P
             motion = motion.scaled_to_pga(float(spec["pga"]))
         elif "scale" in spec:
             motion = motion.scaled(float(spec["scale"]))
-        return motion.resampled(dt, duration)
+        return motion
     except MotionError as exc:
-        raise ExperimentError(f"ground_motion: {exc}") from None
+        raise ExperimentError(f"{where}: {exc}") from None
 
 
 def _modules(specs: list[dict[str, Any]], base_dir: Path) -> tuple[ModuleSpec, ...]:

@@ -52,11 +52,12 @@ STRUCTURE = Schema("[structure]", "The structure over its global DOFs: mass, dam
     "mass_file": Key(Text(), f"the mass matrix as {MATRIX_FILE}; a sparse one makes the whole structure sparse "
                      "(K_I measured sparse, alpha-os, generalized-alpha-os, kr-alpha or cr factoring with SuperLU)"),
     "damping": Key(Table(DAMPING), "the damping model"),
-    "influence": Key(Numbers(), "the ground acceleration's influence, one value per DOF"),
+    "influence": Key(Numbers(), "the ground acceleration's influence, one value per DOF (exactly one of it and "
+                     "influence_dofs with [ground_motion]; none with [[excitation]])"),
     "influence_dofs": Key(Names(), "the DOFs the ground acceleration excites (influence 1, the others 0)"),
     "condense_massless": Key(Flag(), "integrate the DOFs with mass only; the others follow by static (Guyan) "
                              "recovery", default=False),
-}, exactly_one=(("mass", "mass_diagonal", "mass_file"), ("influence", "influence_dofs")))
+}, exactly_one=(("mass", "mass_diagonal", "mass_file"),), at_most_one=(("influence", "influence_dofs"),))
 
 GROUND_MOTION = Schema("[ground_motion]", "The ground acceleration record, resampled to experiment.dt.", {
     "file": Key(Text(), f"a two-column CSV (time in s, acceleration) or a PEER .AT2 file ({FILE})", required=True),
@@ -65,6 +66,23 @@ GROUND_MOTION = Schema("[ground_motion]", "The ground acceleration record, resam
     "scale": Key(Number(), "a factor on the record"),
     "pga": Key(Number("m/s^2", minimum=0, open_minimum=True), "scale the record to this peak ground acceleration"),
 }, at_most_one=(("scale", "pga"),))
+
+EXCITATION = Schema("[[excitation]]", "One component of an excitation of several (instead of [ground_motion] and "
+                    "structure.influence; coordinator/excitation.py): the load is -M sum_c r_c a_c(t - start_c), each "
+                    "record resampled to experiment.dt, zero before its start and after its end; the run lasts to the "
+                    "latest end (or experiment.duration).", {
+                        "name": Key(Text(), "the component's name in the summary (default: its file's stem)"),
+                        "file": Key(Text(), f"a two-column CSV (time in s, acceleration) or a PEER .AT2 file ({FILE})",
+                                    required=True),
+                        "units": Key(Text(tuple(ACCELERATION_UNITS)), "the CSV's acceleration units (an .AT2 file is "
+                                     "in g; rad/s^2 for a rotational record)", default="m/s^2"),
+                        "scale": Key(Number(), "a factor on the record"),
+                        "pga": Key(Number("m/s^2", minimum=0, open_minimum=True), "scale the record to this peak"),
+                        "influence": Key(Numbers(), "its influence vector r_c, one value per structure DOF"),
+                        "influence_dofs": Key(Names(), "the DOFs it excites (influence 1, the others 0)"),
+                        "start_s": Key(Number("s", minimum=0), "when it starts, a whole number of steps",
+                                       default=0.0),
+                    }, exactly_one=(("influence", "influence_dofs"),), at_most_one=(("scale", "pga"),))
 
 TLS = Schema("modules[].tls", "TLS to a site at HOST:PORT (docs/security.md); paths relative to the experiment file.", {
     "ca": Key(Text(), "the CA that signed the site's certificate (PEM)", required=True),
@@ -122,13 +140,15 @@ EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybri
                     "`examples/`.  Tables in the order they are read.", {
                         "experiment": Key(Table(RUN), "the run", required=True),
                         "structure": Key(Table(STRUCTURE), "the structure", required=True),
-                        "ground_motion": Key(Table(GROUND_MOTION), "the ground motion", required=True),
+                        "ground_motion": Key(Table(GROUND_MOTION), "the ground motion (one record)"),
+                        "excitation": Key(Tables(EXCITATION), "several excitation components, each with its "
+                                          "influence, scale and start"),
                         "integrator": Key(Table(INTEGRATOR), "the time integration scheme (default: alpha-os)"),
                         "modules": Key(Tables(MODULE), "the substructures", required=True),
                         "output": Key(Table(OUTPUT), "the results file"),
                         "pretest": Key(Table(PRETEST), "the pre-test"),
                         "evaluation": Key(Table(EVALUATION), "a reference problem's criteria after the run"),
-                    })
+                    }, exactly_one=(("ground_motion", "excitation"),))
 
 
 def default(schema: Schema, table: dict[str, Any], key: str) -> Any:

@@ -83,7 +83,7 @@ class StructuralModel:
     mass: np.ndarray
     damping: np.ndarray
     influence: np.ndarray
-    """r in f = -M r a_g: ground-acceleration influence vector (dimensionless)"""
+    """r in f = -M r a_g: ground-acceleration influence vector (dimensionless); (n, c) for c excitation components"""
 
     def __post_init__(self) -> None:
         n = len(self.dofs)
@@ -99,16 +99,21 @@ class StructuralModel:
                 raise ValueError(f"{name} must be {n}x{n} for {n} DOFs, got shape {m.shape}")
             if not np.all(np.isfinite(m.data if sp.issparse(m) else m)):
                 raise ValueError(f"{name} has non-finite entries")
-        if self.influence.shape != (n,):
+        if self.influence.shape[:1] != (n,) or self.influence.ndim > 2:
             raise ValueError(f"influence vector must have {n} entries, got {self.influence.size}")
 
     @property
     def ndof(self) -> int:
         return len(self.dofs)
 
-    def ground_load(self, ground_acceleration: float) -> np.ndarray:
-        """Effective earthquake load -M r a_g (N) for a ground acceleration (m/s^2)."""
-        return -(self.mass @ self.influence) * ground_acceleration
+    def load_shape(self) -> np.ndarray:
+        """-M r (N per m/s^2): (n,), or (n, c) for c excitation components."""
+        return -(self.mass @ self.influence)
+
+    def ground_load(self, ground_acceleration: float | np.ndarray) -> np.ndarray:
+        """Effective earthquake load -M r a_g (N) for a ground acceleration (m/s^2; one per component)."""
+        shape = self.load_shape()
+        return shape * ground_acceleration if shape.ndim == 1 else shape @ np.asarray(ground_acceleration)
 
 
 class DofReduction:

@@ -93,8 +93,8 @@ class GroundMotion:
         return float(self.acceleration[step])
 
 
-ACCELERATION_UNITS = {"m/s^2": 1.0, "m/s2": 1.0, "g": STANDARD_GRAVITY}
-"""the units a CSV record's acceleration may be in -> the factor to m/s^2"""
+ACCELERATION_UNITS = {"m/s^2": 1.0, "m/s2": 1.0, "g": STANDARD_GRAVITY, "rad/s^2": 1.0}
+"""the units a CSV record's acceleration may be in -> the factor to m/s^2 (rad/s^2: a rotational record, as is)"""
 
 
 def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
@@ -136,26 +136,35 @@ def read_csv(path: str | Path, *, units: str = "m/s^2") -> GroundMotion:
 
 
 def read_at2(path: str | Path) -> GroundMotion:
-    """Read a PEER NGA ``.AT2`` file (acceleration in g; NPTS and DT in the fourth line)."""
+    """Read a PEER NGA ``.AT2`` file (acceleration in g; NPTS and DT in the fourth line, as NGA-West2 writes it,
+    ``NPTS=  5590, DT=   .0050 SEC``, or as the NGA-West1 files, ``5590    0.0050    NPTS, DT``)."""
     path = Path(path)
     lines = _read_text(path).splitlines()
     if len(lines) < 5:
         raise MotionError(f"{path}: too short for a PEER .AT2 file (4 header lines, then data)")
     header = lines[3].upper()
-    npts = re.search(r"NPTS\s*=\s*(\d+)", header)
-    dt = re.search(r"DT\s*=\s*([0-9.Ee+-]+)", header)
-    if not (npts and dt):
-        raise MotionError(f"{path}: line 4 must give 'NPTS= n, DT= dt' as PEER .AT2 files do")
+    fields = _at2_header(header)
+    if fields is None:
+        raise MotionError(f"{path}: line 4 must give 'NPTS= n, DT= dt' (or 'n dt NPTS, DT') as PEER .AT2 files do")
     values = []
     for number, line in enumerate(lines[4:], start=5):
         try:
             values += [float(v) for v in line.split()]
         except ValueError:
             raise MotionError(f"{path}: line {number} holds a value that is not a number") from None
-    n = int(npts.group(1))
+    n, dt = fields
     if len(values) != n:
         raise MotionError(f"{path}: header says NPTS={n} but the file holds {len(values)} values")
-    return GroundMotion(float(dt.group(1)), np.array(values) * STANDARD_GRAVITY, path.stem)
+    return GroundMotion(dt, np.array(values) * STANDARD_GRAVITY, path.stem)
+
+
+def _at2_header(line: str) -> tuple[int, float] | None:
+    """(NPTS, DT in s) of an .AT2 file's fourth line (upper case), in either PEER layout; None if neither."""
+    npts, dt = re.search(r"NPTS\s*=\s*(\d+)", line), re.search(r"DT\s*=\s*([0-9.E+-]+)", line)
+    if npts and dt:
+        return int(npts.group(1)), float(dt.group(1))
+    west1 = re.match(r"\s*(\d+)[\s,]+([0-9.E+-]+)\s+NPTS", line)
+    return (int(west1.group(1)), float(west1.group(2))) if west1 else None
 
 
 MAX_MOTION_BYTES = 32 * 2**20

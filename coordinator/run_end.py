@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from hybridsim.coordinator.excitation import peaks
 from hybridsim.coordinator.experiment import Experiment
 from hybridsim.coordinator.pacing import Pacer
 from hybridsim.coordinator.recorder import Recorder
@@ -87,6 +88,7 @@ def summary(exp: Experiment, start: Start, loop_wall: float, step_times: Duratio
                                "max_in_a_step": figures.most_evaluations},
         "pretest_asymmetry": start.asymmetry,
         "natural_periods_s": list(start.periods),
+        "excitation": peaks(exp.components, exp.dt),
         "step_time_us": step_times.quantiles_us(),
         "compute_time_us": figures.compute.quantiles_us(),
         "step_time_basis": STEP_TIME_BASIS,

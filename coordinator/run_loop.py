@@ -138,12 +138,15 @@ class Integration:
     """The integration step over the modules; owns the module step ID committed last."""
 
     def __init__(self, start: Start, partition: Partition, ground: np.ndarray, dt: float, status: "Status") -> None:
+        """``ground``: a_g(t_k) (m/s^2) over the steps, one column per excitation component when there are several."""
         self.integrator, self.reduction, self.partition = start.integrator, start.reduction, partition
         self.ground, self.dt, self.status, self.figures = ground, dt, status, start.figures
         self.step_id = start.step_id
         reduction = start.reduction
-        self._load_shape = reduction.force(reduction.model.ground_load(1.0))
-        self._load, self._reduced = np.empty_like(self._load_shape), np.empty_like(self._load_shape)
+        self._load_shape = reduction.force(reduction.model.load_shape())
+        self._load, self._reduced = np.empty(reduction.ndof), np.empty(reduction.ndof)
+        self._times = np.multiply if ground.ndim == 1 else np.matmul
+        """f = (-M r) a_g: one component's product, or several components' sum"""
         self._full = np.empty(partition.ndof)
 
     def step(self, n: int) -> None:
@@ -151,7 +154,7 @@ class Integration:
         integrator, reduction, partition, t = self.integrator, self.reduction, self.partition, n * self.dt
         try:
             first_id = step_id = self.step_id + 1
-            trial = integrator.predict(np.multiply(self._load_shape, self.ground[n], out=self._load))
+            trial = integrator.predict(self._times(self._load_shape, self.ground[n], out=self._load))
             while trial is not None:
                 force = partition.restoring_force(step_id, t, reduction.expand(trial, self._full))
                 trial = integrator.correct(reduction.force(force, self._reduced))
@@ -178,8 +181,10 @@ class Rows:
         self.partition = partition
         self._full = np.zeros(partition.ndof)
         """where a condensed state is expanded to all DOFs before it is recorded"""
+        self._components = "ground_components" in self.window.arrays
+        """several excitation components: each in its column, the first also as ground_acceleration"""
 
-    def put(self, ground: float, wall: float, step_id: int) -> None:
+    def put(self, ground: float | np.ndarray, wall: float, step_id: int) -> None:
         """Row n = integrator.step, its ground acceleration, compute time (s) and module step ID.
 
         Its slot in the window held row n - capacity: if the results writer has not written that row yet
@@ -193,6 +198,9 @@ class Rows:
         i = window.slot(n)
         a["time"][i] = n * integrator.dt
         a["step_id"][i] = step_id
+        if self._components:
+            a["ground_components"][i] = ground
+            ground = ground[0]
         a["ground_acceleration"][i] = ground
         a["wall_step_s"][i] = wall
         full = self._full  # condensed: each value is computed here, then copied into its row

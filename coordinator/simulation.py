@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.control import RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import ScaledModule
@@ -266,10 +267,15 @@ class _Run:
         """what ran at each module: its description and configuration as it reports them"""
         slots = [self._slot(spec, module, where) for spec, module, where in started.modules]
         self.partition = Partition(len(experiment.dofs), slots)
+        self.influence, self.ground = experiment.ground()
+        """r and a_g(t_k): one column each per excitation component when there are several"""
         for slot in slots:
             problem = coupling_problem(slot, experiment.integrator, experiment.integrator_options,
                                        experiment.condense_massless,
                                        (experiment.motion.time, experiment.motion.acceleration))
+            if not problem and experiment.more_components and "dynamic" in slot.description.info:
+                problem = (f"module {slot.name!r} excites its own mass with one record: it cannot take several "
+                           "[[excitation]] components; give the experiment one [ground_motion]")
             if problem:
                 raise UsageError(problem)
         if self.partition.unowned.size:
@@ -312,9 +318,9 @@ class _Run:
         integrator = self._integrator(reduction)  # (an explicit scheme past its limit refuses the run in one line)
         periods = self._announced(natural_periods(measured.stiffness, model.mass))
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
-                         reduction.force(model.ground_load(exp.motion.at(0))), reduction.force(measured.rest_force))
+                         reduction.force(model.ground_load(self.ground[0])), reduction.force(measured.rest_force))
         widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(model.ndof, widths), widths)
+        window = RowWindow(results_columns(model.ndof, widths, len(exp.components)), widths)
         window.descriptions = self.descriptions
         recorder = _results_file(lambda: Recorder(
             self.output, window.columns, dofs=exp.dofs,
@@ -327,11 +333,12 @@ class _Run:
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
-            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots}),
+            labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
+            | dataset_labels(exp.components),
             streamed=self.records.streamed()))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                       Figures(Peaks(model.ndof), 0), periods=periods)
-        Rows(start, partition).put(exp.motion.at(0), 0.0, start.step_id)
+        Rows(start, partition).put(self.ground[0], 0.0, start.step_id)
         return start
 
     def resumed_start(self, checkpoint: Checkpoint) -> Start:
@@ -344,13 +351,13 @@ class _Run:
                 raise RunStopped(f"module {slot.name!r} ({slot.where}) could not be restored: {exc}") from None
         rows = checkpoint.step + 1
         widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(len(exp.dofs), widths), widths)
+        window = RowWindow(results_columns(len(exp.dofs), widths, len(exp.components)), widths)
         window.descriptions = self.descriptions
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
         n = len(exp.dofs)
         model = StructuralModel(exp.dofs, model_matrix(stored, "mass", n), model_matrix(stored, "damping", n),
-                                exp.influence)
+                                self.influence)
         reduction = DofReduction(model, model_matrix(stored, "initial_stiffness", n), exp.condense_massless)
         integrator = self._integrator(reduction)
         integrator.set_state(checkpoint.integrator)
@@ -414,7 +421,7 @@ class _Run:
         exp, partition = self.experiment, self.partition
         self.records.recorder = start.recorder
         return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer), clock=clock,
-                        integration=Integration(start, partition, exp.motion.acceleration, exp.dt, status),
+                        integration=Integration(start, partition, self.ground, exp.dt, status),
                         rows=Rows(start, partition),
                         checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
                         records=self.records, observers=observers)
@@ -462,7 +469,7 @@ class _Run:
         for slot in self.partition.slots:
             for d in slot.description.dof_names:
                 owners[d] += 1
-        order = ordered_dofs(dofs, [v != 0 for v in self.experiment.influence], owners)
+        order = ordered_dofs(dofs, list(np.any(self.influence.reshape(len(dofs), -1) != 0, axis=1)), owners)
         index = {d: i for i, d in enumerate(dofs)}
         return [(index[d], d, DISPLACEMENT[self.kinds[index[d]]]) for d in order]
 
@@ -484,7 +491,7 @@ class _Run:
             damping = a * mass + b * stiffness
         else:
             damping = sp.csr_matrix(mass.shape) if sparse else np.zeros_like(mass)
-        return StructuralModel(exp.dofs, mass, damping + extra_damping, exp.influence)
+        return StructuralModel(exp.dofs, mass, damping + extra_damping, self.influence)
 
     def _integrator(self, reduction: DofReduction) -> Integrator:
         exp = self.experiment

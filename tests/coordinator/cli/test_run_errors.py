@@ -17,6 +17,9 @@ from tests.conftest import EXAMPLES
 
 BASE = (EXAMPLES / "sdof.toml").read_text()
 ALPHA_OS = 'kind = "alpha-os"\nalpha = -0.05'
+EXCITATION = ('[[excitation]]\nfile = "hybridsim:marths/ground_motion_elcentro.csv"\ninfluence_dofs = ["x"]\n'
+              'start_s = 0.0\n')
+NO_INFLUENCE = BASE.replace("influence = [1.0]\n", "")
 CD_PERIOD = 2 * math.pi * math.sqrt(0.5 / 39478.417604357434)
 """s: the sdof example's period with a mass of 0.5 kg"""
 
@@ -72,14 +75,25 @@ CASES = {
                              "a module in process has no transport"),
     # declared in the experiment's schema (coordinator/experiment_schema.py), each checked there alone
     "influence twice": (BASE.replace("influence = [1.0]", 'influence = [1.0]\ninfluence_dofs = ["x"]'),
-                        "give exactly one of influence or influence_dofs in structure, not influence and "
+                        "give at most one of influence or influence_dofs in structure, not influence and "
                         "influence_dofs"),
+    "no influence": (BASE.replace("influence = [1.0]\n", ""), "structure: give exactly one of influence or "
+                     "influence_dofs (where the ground motion shakes the structure)"),
+    "both ground motion and excitation": (BASE + EXCITATION, "give exactly one of ground_motion or excitation, not "
+                                          "ground_motion and excitation"),
+    "excitation beside structure.influence": (
+        BASE[:BASE.index("[ground_motion]")] + EXCITATION + BASE[BASE.index("[integrator]"):],
+        "structure.influence: with [[excitation]] each component gives its own influence"),
+    "a component's start between steps": (
+        NO_INFLUENCE[:NO_INFLUENCE.index("[ground_motion]")] + EXCITATION.replace("start_s = 0.0", "start_s = 0.015")
+        + NO_INFLUENCE[NO_INFLUENCE.index("[integrator]"):],
+        "starts at 0.015 s, not a whole number of steps of 0.01 s: give start_s = 0.02 (or 0.03)"),
     "zeta without frequencies": (BASE.replace("rayleigh_omega = [6.283185307179586, 62.83185307179586], ", ""),
                                  "structure.damping: rayleigh_omega and zeta go together: give both or neither"),
     "same frequency twice": (BASE.replace("62.83185307179586]", "6.283185307179586]"),
                              "structure.damping.rayleigh_omega needs two distinct frequencies (rad/s)"),
     "unknown record units": (BASE.replace("scale = 0.4", 'scale = 0.4\nunits = "gal"'),
-                             "ground_motion.units must be one of 'm/s^2', 'm/s2', 'g', got 'gal'"),
+                             "ground_motion.units must be one of 'm/s^2', 'm/s2', 'g', 'rad/s^2', got 'gal'"),
     "scale and pga": (BASE.replace("scale = 0.4", "scale = 0.4\npga = 3.0"),
                       "give at most one of scale or pga in ground_motion, not scale and pga"),
     "negative checkpoint interval": (BASE + "checkpoint_every = -1\n",
