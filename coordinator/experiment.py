@@ -69,6 +69,8 @@ from hybridsim.coordinator.experiment_schema import (EXCITATION, EXPERIMENT, GRO
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import Scale
+from hybridsim.coordinator.stages.base import Plan, StageConfigError
+from hybridsim.coordinator.stages.program import Program
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules import matrices
@@ -152,11 +154,13 @@ class Experiment:
     """the first excitation component's name, start and unit ([[excitation]]; None: one [ground_motion])"""
     more_components: tuple[Component, ...] = ()
     """the excitation's other components ([[excitation]] after the first), on the run's grid"""
+    program: Program | None = None
+    """the test program's stages ([[stages]]; None: one dynamic stage, today's run)"""
 
     @property
     def steps(self) -> int:
-        """Number of integration steps after t = 0."""
-        return self.motion.acceleration.size - 1
+        """Number of rows after row 0 (integration steps after t = 0 without stages)."""
+        return self.motion.acceleration.size - 1 if self.program is None else self.program.steps
 
     @property
     def components(self) -> tuple[Component, ...]:
@@ -212,6 +216,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
     integrator = spec.get("kind", INTEGRATOR.variants.default)
     options = {k: v for k, v in spec.items() if k != "kind"}
     modules = _modules(table["modules"], base_dir)
+    program = _program(table, dofs, dt, (influence, motion, more))
     output = table.get("output", {})
     checkpoint_every = default(OUTPUT, output, "checkpoint_every")
     _checkpointable(modules, checkpoint_every)
@@ -221,7 +226,7 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
                       default(PRETEST, table.get("pretest", {}), "amplitude"),
                       default(STRUCTURE, structure, "condense_massless"), checkpoint_every,
                       _evaluation(table.get("evaluation"), {m.name for m in modules}), base_dir, source, table,
-                      records=default(OUTPUT, output, "records"), first=first, more_components=more)
+                      records=default(OUTPUT, output, "records"), first=first, more_components=more, program=program)
 
 
 def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> None:
@@ -295,6 +300,11 @@ def _ground(table: dict[str, Any], dofs: tuple[str, ...], dt: float, duration: f
     from [ground_motion] with structure.influence, or from [[excitation]]."""
     structure = table["structure"]
     given = [k for k in ("influence", "influence_dofs") if k in structure]
+    if "ground_motion" not in table and "excitation" not in table:
+        if "stages" not in table:
+            raise ExperimentError("no excitation: give [ground_motion] or [[excitation]] (or [[stages]] without a "
+                                  "dynamic stage)")
+        return GroundMotion(dt, np.zeros(2), "none"), np.zeros(len(dofs)), None, ()
     if "excitation" in table:
         if given:
             raise ExperimentError(f"structure.{given[0]}: with [[excitation]] each component gives its own influence "
@@ -308,6 +318,24 @@ def _ground(table: dict[str, Any], dofs: tuple[str, ...], dt: float, duration: f
     except MotionError as exc:
         raise ExperimentError(f"ground_motion: {exc}") from None
     return motion, _influence(structure, dofs, "structure"), None, ()
+
+
+def _program(table: dict[str, Any], dofs: tuple[str, ...], dt: float,
+             ground: tuple[np.ndarray, GroundMotion, tuple[Component, ...]]) -> Program | None:
+    """The [[stages]] of the test program over the excitation (None: no stages)."""
+    if "stages" not in table:
+        return None
+    if default(STRUCTURE, table["structure"], "condense_massless"):
+        raise ExperimentError("structure.condense_massless: a test program's static stages solve every DOF; set it "
+                              "false")
+    influence, motion, more = ground
+    given = "ground_motion" in table or "excitation" in table
+    records = (motion.acceleration if not more else
+               np.column_stack([motion.acceleration, *(c.acceleration for c in more)])) if given else None
+    try:
+        return Program.build(table["stages"], Plan(dofs, dt, records))
+    except StageConfigError as exc:
+        raise ExperimentError(str(exc)) from None
 
 
 def _excitation(specs: list[dict[str, Any]], dofs: tuple[str, ...], dt: float, duration: float | None,

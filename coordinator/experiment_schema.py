@@ -13,6 +13,7 @@ from typing import Any
 
 from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
 from hybridsim.coordinator.motion import ACCELERATION_UNITS
+from hybridsim.coordinator.stages import CONFIG as STAGE
 from hybridsim.modules.config_schema import (Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables,
                                              Text)
 from hybridsim.modules.network import NETWORK, TRANSPORT
@@ -143,12 +144,14 @@ EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybri
                         "ground_motion": Key(Table(GROUND_MOTION), "the ground motion (one record)"),
                         "excitation": Key(Tables(EXCITATION), "several excitation components, each with its "
                                           "influence, scale and start"),
+                        "stages": Key(Tables(STAGE), "the test program: static, dynamic, quasi-static and "
+                                      "free-vibration stages in order (default: one dynamic stage)"),
                         "integrator": Key(Table(INTEGRATOR), "the time integration scheme (default: alpha-os)"),
                         "modules": Key(Tables(MODULE), "the substructures", required=True),
                         "output": Key(Table(OUTPUT), "the results file"),
                         "pretest": Key(Table(PRETEST), "the pre-test"),
                         "evaluation": Key(Table(EVALUATION), "a reference problem's criteria after the run"),
-                    }, exactly_one=(("ground_motion", "excitation"),))
+                    }, at_most_one=(("ground_motion", "excitation"),))
 
 
 def default(schema: Schema, table: dict[str, Any], key: str) -> Any:

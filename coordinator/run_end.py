@@ -89,6 +89,7 @@ def summary(exp: Experiment, start: Start, loop_wall: float, step_times: Duratio
         "pretest_asymmetry": start.asymmetry,
         "natural_periods_s": list(start.periods),
         "excitation": peaks(exp.components, exp.dt),
+        "stages": exp.program.describe() if exp.program is not None else [],
         "step_time_us": step_times.quantiles_us(),
         "compute_time_us": figures.compute.quantiles_us(),
         "step_time_basis": STEP_TIME_BASIS,

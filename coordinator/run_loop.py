@@ -147,6 +147,8 @@ class Integration:
         self._load, self._reduced = np.empty(reduction.ndof), np.empty(reduction.ndof)
         self._times = np.multiply if ground.ndim == 1 else np.matmul
         """f = (-M r) a_g: one component's product, or several components' sum"""
+        self.held: np.ndarray | None = None
+        """forces held from a test program's earlier stages, added to every step's load (N)"""
         self._full = np.empty(partition.ndof)
 
     def step(self, n: int) -> None:
@@ -154,7 +156,10 @@ class Integration:
         integrator, reduction, partition, t = self.integrator, self.reduction, self.partition, n * self.dt
         try:
             first_id = step_id = self.step_id + 1
-            trial = integrator.predict(self._times(self._load_shape, self.ground[n], out=self._load))
+            load = self._times(self._load_shape, self.ground[n], out=self._load)
+            if self.held is not None:
+                load += self.held
+            trial = integrator.predict(load)
             while trial is not None:
                 force = partition.restoring_force(step_id, t, reduction.expand(trial, self._full))
                 trial = integrator.correct(reduction.force(force, self._reduced))
@@ -183,20 +188,27 @@ class Rows:
         """where a condensed state is expanded to all DOFs before it is recorded"""
         self._components = "ground_components" in self.window.arrays
         """several excitation components: each in its column, the first also as ground_acceleration"""
+        self.program: Any = None
+        """a test program (:class:`hybridsim.coordinator.stages.program.Program`): each row's time and stage"""
 
-    def put(self, ground: float | np.ndarray, wall: float, step_id: int) -> None:
-        """Row n = integrator.step, its ground acceleration, compute time (s) and module step ID.
+    def put(self, n: int, ground: float | np.ndarray, wall: float, step_id: int) -> None:
+        """Row n, its ground acceleration, compute time (s) and module step ID; the committed state from the
+        integrator's arrays.
 
         Its slot in the window held row n - capacity: if the results writer has not written that row yet
         (it fell a whole window behind), wait for it.
         """
         integrator, reduction, window, recorder = self.integrator, self.reduction, self.window, self.recorder
-        n, a = integrator.step, window.arrays
+        a = window.arrays
         if n - window.capacity >= recorder.rows:
             recorder.submit(window.rows)
             recorder.wait_written(n - window.capacity + 1)
         i = window.slot(n)
-        a["time"][i] = n * integrator.dt
+        if self.program is None:
+            a["time"][i] = n * integrator.dt
+        else:
+            a["time"][i] = self.program.times[n]
+            a["stage"][i] = self.program.stage_of[n]
         a["step_id"][i] = step_id
         if self._components:
             a["ground_components"][i] = ground
@@ -357,7 +369,7 @@ class Pipeline:
                 issued = clock.issue()
                 integration.step(n)
                 committed = time.perf_counter()
-                rows.put(ground[n], committed - issued, integration.step_id)
+                rows.put(n, ground[n], committed - issued, integration.step_id)
                 queued = checkpoints.after(n, integration.step_id)
                 records.after(n, integration.step_id)
                 observers.after(n)

@@ -42,6 +42,8 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileErr
 from hybridsim.coordinator.run_end import Status, recorder_closed, summary, with_network_stats
 from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, Integration, Observers, Pipeline,
                                             Records, Rows, Start, raise_on_failure)
+from hybridsim.coordinator.stages.base import StageContext
+from hybridsim.coordinator.stages.program import StagedIntegration
 from hybridsim.coordinator.site_config import checked_config, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Peaks, RowWindow, results_columns
@@ -269,6 +271,8 @@ class _Run:
         self.partition = Partition(len(experiment.dofs), slots)
         self.influence, self.ground = experiment.ground()
         """r and a_g(t_k): one column each per excitation component when there are several"""
+        self.row_ground = self.ground if experiment.program is None else experiment.program.ground
+        """each row's a_g (a test program's: zero outside its dynamic stages)"""
         for slot in slots:
             problem = coupling_problem(slot, experiment.integrator, experiment.integrator_options,
                                        experiment.condense_massless,
@@ -318,9 +322,9 @@ class _Run:
         integrator = self._integrator(reduction)  # (an explicit scheme past its limit refuses the run in one line)
         periods = self._announced(natural_periods(measured.stiffness, model.mass))
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
-                         reduction.force(model.ground_load(self.ground[0])), reduction.force(measured.rest_force))
+                         reduction.force(model.ground_load(self.row_ground[0])), reduction.force(measured.rest_force))
         widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(model.ndof, widths, len(exp.components)), widths)
+        window = RowWindow(results_columns(model.ndof, widths, len(exp.components), exp.program is not None), widths)
         window.descriptions = self.descriptions
         recorder = _results_file(lambda: Recorder(
             self.output, window.columns, dofs=exp.dofs,
@@ -328,6 +332,7 @@ class _Run:
                    "base_dir": str(exp.base_dir), "dt": exp.dt,
                    "integrator": exp.integrator, "pretest_asymmetry": measured.asymmetry,
                    "natural_periods_s": list(periods),
+                   "stages": exp.program.describe() if exp.program else [],
                    "modules": {s.name: s.where for s in partition.slots},
                    "module_descriptions": self.descriptions},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
@@ -338,7 +343,7 @@ class _Run:
             streamed=self.records.streamed()))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                       Figures(Peaks(model.ndof), 0), periods=periods)
-        Rows(start, partition).put(self.ground[0], 0.0, start.step_id)
+        self._rows(start).put(0, self.row_ground[0], 0.0, start.step_id)
         return start
 
     def resumed_start(self, checkpoint: Checkpoint) -> Start:
@@ -351,7 +356,8 @@ class _Run:
                 raise RunStopped(f"module {slot.name!r} ({slot.where}) could not be restored: {exc}") from None
         rows = checkpoint.step + 1
         widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(len(exp.dofs), widths, len(exp.components)), widths)
+        window = RowWindow(results_columns(len(exp.dofs), widths, len(exp.components), exp.program is not None),
+                           widths)
         window.descriptions = self.descriptions
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
@@ -387,7 +393,8 @@ class _Run:
         try:
             partition.open(lambda s: Session(exp.dt, s.description.dof_names, run_id=exp.name,
                                              takeover=self.options.takeover, records=exp.records,
-                                             iterating=integrator_class(exp.integrator).takes_back_trials))
+                                             iterating=integrator_class(exp.integrator).takes_back_trials
+                                             or exp.program is not None))  # (a static stage's Newton trials)
             start = begin()
         except BaseException:
             partition.close()
@@ -421,10 +428,26 @@ class _Run:
         exp, partition = self.experiment, self.partition
         self.records.recorder = start.recorder
         return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer), clock=clock,
-                        integration=Integration(start, partition, self.ground, exp.dt, status),
-                        rows=Rows(start, partition),
+                        integration=self._integration(start, status), rows=self._rows(start),
                         checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
                         records=self.records, observers=observers)
+
+    def _integration(self, start: Start, status: Status) -> Integration | StagedIntegration:
+        """The loop's integration part: the integrator over the excitation, or a test program's stages."""
+        exp, partition = self.experiment, self.partition
+        if exp.program is None:
+            return Integration(start, partition, self.ground, exp.dt, status)
+        stiffness = start.reduction.stiffness
+        context = StageContext(partition, start.integrator, start.reduction.model,
+                               stiffness.toarray() if sp.issparse(stiffness) else stiffness, start.step_id,
+                               start=start, status=status)
+        return StagedIntegration(exp.program, context, status)
+
+    def _rows(self, start: Start) -> Rows:
+        """The loop's rows part (a test program's rows carry their time and stage)."""
+        rows = Rows(start, self.partition)
+        rows.program = self.experiment.program
+        return rows
 
     def _stopped(self, start: Start, status: Status, clock: Clock, exc: BaseException, wall: float) -> None:
         """A run that stops keeps its statistics: where it stopped (the step that did not complete and its time, a

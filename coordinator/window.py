@@ -22,13 +22,17 @@ writer may still have queued (see :class:`hybridsim.coordinator.recorder.Recorde
 frame reads"""
 
 
-def results_columns(ndof: int, modules: Mapping[str, int], components: int = 1) -> dict[str, int]:
+def results_columns(ndof: int, modules: Mapping[str, int], components: int = 1, staged: bool = False
+                    ) -> dict[str, int]:
     """Every per-step dataset of a results file and its width (0: one number per step); several excitation
-    ``components`` add ``ground_components`` (one column each; ``ground_acceleration`` is the first's)."""
+    ``components`` add ``ground_components`` (one column each; ``ground_acceleration`` is the first's), a test
+    program (``staged``) each row's ``stage`` (its index in [[stages]])."""
     columns = {"time": 0, "step_id": 0, "ground_acceleration": 0, "wall_step_s": 0,
                "displacement": ndof, "velocity": ndof, "acceleration": ndof, "restoring_force": ndof}
     if components > 1:
         columns["ground_components"] = components
+    if staged:
+        columns["stage"] = 0
     for name, width in modules.items():
         columns[f"modules/{name}/displacement"] = width
         columns[f"modules/{name}/force"] = width

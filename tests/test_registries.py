@@ -20,6 +20,7 @@ from hybridsim.coordinator.integrators import INTEGRATORS, tangent
 from hybridsim.coordinator.problems import PROBLEMS, evaluating
 from hybridsim.coordinator.problems.executors import EXECUTORS
 from hybridsim.coordinator.problems.integrators.schemes import SCHEMES
+from hybridsim.coordinator.stages import STAGES
 from hybridsim.modules.config_schema import Key, Schema
 from hybridsim.modules.experimental.compensators.kinds import KINDS as COMPENSATORS
 from hybridsim.modules.experimental.controls import CONTROLS
@@ -70,6 +71,7 @@ FAMILIES = {
                           named=variant("law")),
     "actuator models": Family(MODELS, resolve=lambda name, model: model, named=variant("model")),
     "integrators": Family(INTEGRATORS, declares=schema_of, named=variant("kind")),
+    "stages": Family(STAGES, declares=schema_of, named=variant("kind")),
     "tangent updates": Family(dict.fromkeys(tangent.METHODS), resolve=lambda name, _: tangent,
                               named=lambda name: f"'{name}'"),
     "integrators study schemes": Family(SCHEMES, resolve=lambda name, scheme: type(scheme)),
@@ -118,7 +120,7 @@ def test_each_family_has_its_recipe_in_the_architecture_page(family: str) -> Non
     table = FAMILIES[family].table
     names = {"module kinds": "KINDS", "controls": "CONTROLS", "setups": "KINDS", "compensators": "KINDS",
              "specimen kinds": "KINDS", "spring laws": "LAWS", "actuator models": "MODELS",
-             "integrators": "INTEGRATORS", "tangent updates": "METHODS", "integrators study schemes": "SCHEMES",
+             "integrators": "INTEGRATORS", "stages": "STAGES", "tangent updates": "METHODS", "integrators study schemes": "SCHEMES",
              "channels": "CHANNELS", "starters": "STARTERS", "protocols": "PROTOCOLS",
              "problems": "PROBLEMS", "campaign executors": "EXECUTORS", "CLI subcommands": "SUBCOMMANDS"}
     recipes = ARCHITECTURE[ARCHITECTURE.index("## Adding a thing"):ARCHITECTURE.index("## The experimental site")]

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
-                                    takeover=args.takeover, announce=_say, **with_bar(hooks, progress))
+                                    takeover=args.takeover, announce=_say(args), **with_bar(hooks, progress))
     return _report(args, result)
 
 
@@ -80,13 +79,14 @@ def resume_main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
-                                announce=_say, **with_bar(hooks, progress))
+                                announce=_say(args), **with_bar(hooks, progress))
     return _report(args, result)
 
 
-def _say(line: str) -> None:
-    """A line the run says before its first step (on stderr: stdout keeps the summary, one JSON object with --json)."""
-    print(line, file=sys.stderr, flush=True)
+def _say(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """What prints the lines a run says before its first step: on stdout before the summary (stderr keeps the one
+    line of a stop); none with --json (stdout is one JSON object, which holds them)."""
+    return None if args.json else lambda line: print(line, flush=True)
 
 
 @contextmanager

@@ -79,8 +79,19 @@ CASES = {
                         "influence_dofs"),
     "no influence": (BASE.replace("influence = [1.0]\n", ""), "structure: give exactly one of influence or "
                      "influence_dofs (where the ground motion shakes the structure)"),
-    "both ground motion and excitation": (BASE + EXCITATION, "give exactly one of ground_motion or excitation, not "
+    "both ground motion and excitation": (BASE + EXCITATION, "give at most one of ground_motion or excitation, not "
                                           "ground_motion and excitation"),
+    "no excitation": (BASE[:BASE.index("[ground_motion]")] + BASE[BASE.index("[integrator]"):],
+                      "no excitation: give [ground_motion] or [[excitation]] (or [[stages]] without a dynamic stage)"),
+    "a stage of no kind": (BASE + '[[stages]]\nname = "gravity"\n',
+                           "missing key stages[0].kind; choose one of static, dynamic, quasi-static, free-vibration"),
+    "a static stage with nothing to apply": (BASE + '[[stages]]\nkind = "static"\n',
+                                             "stages[0]: give forces or displacements (e.g. forces = { x = -1.0e3 })"),
+    "a stage's force at an unknown DOF": (BASE + '[[stages]]\nkind = "static"\nforces = { y = 1.0 }\n',
+                                          "stages[0].forces.y: unknown DOF; it must be in structure.dofs (x)"),
+    "a quasi-static force protocol": (BASE + '[[stages]]\nkind = "quasi-static"\ndof = "x"\ncontrol = "force"\n'
+                                      'protocol = { yield_displacement = 0.01 }\n',
+                                      "stages[0].protocol is a displacement ladder"),
     "excitation beside structure.influence": (
         BASE[:BASE.index("[ground_motion]")] + EXCITATION + BASE[BASE.index("[integrator]"):],
         "structure.influence: with [[excitation]] each component gives its own influence"),

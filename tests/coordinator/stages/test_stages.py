@@ -1,0 +1,142 @@
+"""A test program's stages against OpenSees: a quasi-static FEMA 461 protocol on a Steel01 spring (the hysteresis
+against OpenSees' own Steel01 under the same displacements), a gravity stage then a transient (against one
+OpenSees model with ``loadConst -time 0.0``), a resume inside a stage, and the protocols' ladders from their
+definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openseespy.opensees as ops
+import pytest
+
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.simulation import resume_run, run_experiment
+from hybridsim.coordinator.stages.protocols import amplitudes_of, protocol_history
+from tests.coordinator.test_resume import aborted_at
+from tests.modules.opensees.test_force_control import DT, MASS, MODEL, P, RAYLEIGH_A, _monolithic, _record
+
+MODELS = Path(__file__).parents[2] / "modules" / "opensees" / "models"
+FY, E0, B = 100.0, 1000.0, 0.1
+"""N, N/m: the Steel01 spring of models/springs.py; it yields at FY / E0 = 0.1 m"""
+PROTOCOL = {"ladder": "fema-461", "yield_displacement": FY / E0, "last": 6.0, "steps_per_cycle": 20}
+
+
+def test_the_fema_461_and_atc_24_ladders_follow_their_definitions():
+    amplitudes, cycles = amplitudes_of(PROTOCOL)
+    # FEMA 461 section 2.9: a_{i+1} = 1.4 a_i, two cycles each, the target (6 dy) after ten amplitudes
+    assert np.allclose(amplitudes[1:] / amplitudes[:-1], 1.4, rtol=1e-14) and amplitudes[-1] == 6.0
+    assert amplitudes.size == 10 and np.all(cycles == 2) and amplitudes[0] == pytest.approx(6.0 / 1.4 ** 9)
+    history = protocol_history(PROTOCOL)
+    assert history.size == 10 * 2 * 20 and history[-1] == 0.0
+    peaks = history[4::20]  # a cycle's positive peak is its fifth step of twenty
+    assert np.allclose(peaks, np.repeat(amplitudes, 2) * FY / E0, rtol=1e-14)
+    assert np.allclose(history[14::20], -peaks, rtol=1e-14)
+    atc, atc_cycles = amplitudes_of({"ladder": "atc-24", "yield_displacement": 1.0, "last": 6.0})
+    assert atc.tolist() == [0.5, 1, 2, 3, 4, 5, 6] and atc_cycles.tolist() == [6, 3, 3, 3, 2, 2, 2]
+
+
+def spring_program(tmp_path: Path, name: str, checkpoint_every: int = 0) -> dict:
+    config = {"model": "springs.py", "parameters": {"case": "steel01", "fy": FY, "e0": E0, "b": B},
+              "control": [{"name": "x", "node": 2, "dof": 1}]}
+    return {"experiment": {"name": name, "dt": 0.01},
+            "structure": {"dofs": ["x"], "mass_diagonal": [1.0]},
+            "stages": [{"kind": "quasi-static", "name": "cyclic", "dof": "x", "protocol": PROTOCOL}],
+            "modules": [{"name": "spring", "kind": "opensees", "config": config}],
+            "output": {"file": str(tmp_path / f"{name}.h5"), "checkpoint_every": checkpoint_every}}
+
+
+def opensees_steel01(displacements: np.ndarray) -> np.ndarray:
+    """OpenSees' Steel01 under the same deformation history, each step committed (N)."""
+    ops.wipe()
+    ops.uniaxialMaterial("Steel01", 1, FY, E0, B)
+    ops.testUniaxialMaterial(1)
+    forces = []
+    for d in displacements:
+        ops.setStrain(float(d))
+        forces.append(ops.getStress())
+    ops.wipe()
+    return np.array(forces)
+
+
+@pytest.fixture(scope="module")
+def cyclic(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("cyclic")
+    result = run_experiment(parse_experiment(spring_program(tmp_path, "whole"), base_dir=MODELS))
+    return tmp_path, result
+
+
+def test_a_quasi_static_fema_461_test_of_a_steel01_spring_equals_opensees_steel01(cyclic):
+    _, result = cyclic
+    history = protocol_history(PROTOCOL)
+    displacement, force = result.displacement[:, 0], result.restoring_force[:, 0]
+    assert np.array_equal(displacement[1:], history)  # the protocol imposed as it is
+    reference = opensees_steel01(displacement[1:])
+    max_rel_diff = np.max(np.abs(force[1:] - reference)) / np.max(np.abs(reference))
+    print(f"FEMA 461 on Steel01: max_rel_diff {max_rel_diff:.2e}, peak force {np.max(np.abs(reference)):.1f} N")
+    assert max_rel_diff < 1e-9
+    assert np.max(np.abs(reference)) > 1.4 * FY  # it yields and hardens (b = 0.1 past 6 dy)
+    stored = read_results(result.output)
+    assert np.all(stored["stage"] == np.r_[0, np.zeros(history.size)])
+    assert result.summary["stages"] == [{"name": "cyclic", "kind": "quasi-static", "first_row": 1,
+                                         "rows": history.size}]
+
+
+def test_a_run_stopped_inside_a_quasi_static_stage_resumes_to_the_uninterrupted_one(cyclic):
+    tmp_path, whole = cyclic
+    control, listener = aborted_at(230)
+    with pytest.raises(RunStopped):
+        run_experiment(parse_experiment(spring_program(tmp_path, "broken", 100), base_dir=MODELS), control=control,
+                       listeners=[listener])
+    assert read_checkpoint(tmp_path / "broken.h5").step == 200
+    resumed = resume_run(tmp_path / "broken.h5")
+    np.testing.assert_array_equal(resumed.restoring_force, whole.restoring_force)
+
+
+def test_a_gravity_stage_then_a_dynamic_stage_equal_one_opensees_model_with_load_const(tmp_path):
+    ground = _record(tmp_path)
+    config = {"model": MODEL.name, "path_independent": True, "parameters": {"transformation": "PDelta"},
+              "control": [{"name": "x", "node": 2, "dof": 1}, {"name": "y", "node": 2, "dof": 2}]}
+    table = {"experiment": {"name": "gravity-then-shaking", "dt": DT},
+             "structure": {"dofs": ["x", "y"], "mass_diagonal": [MASS, 0.0],
+                           "damping": {"rayleigh": [RAYLEIGH_A, 0.0]}, "influence": [1.0, 0.0]},
+             "ground_motion": {"file": str(tmp_path / "pulse.csv")},
+             "stages": [{"kind": "static", "name": "gravity", "forces": {"y": -P}, "increments": 10},
+                        {"kind": "dynamic", "name": "shaking"}],
+             "integrator": {"kind": "newmark", "tolerance": 1e-12},
+             "modules": [{"name": "column", "kind": "opensees", "config": config}],
+             "output": {"file": str(tmp_path / "staged.h5")}}
+    result = run_experiment(parse_experiment(table, base_dir=MODEL.parent))
+    hybrid = result.displacement[10:, 0]  # from the gravity stage's last row, the transient's rest state
+    monolithic = _monolithic(ground, "PDelta", P)
+    without_gravity = _monolithic(ground, "PDelta", 0.0)
+    peak = np.abs(monolithic).max()
+    max_rel_diff = np.abs(hybrid - monolithic).max() / peak
+    print(f"gravity stage then transient vs OpenSees loadConst: max_rel_diff {max_rel_diff:.2e}")
+    assert max_rel_diff < 1e-6
+    assert np.abs(without_gravity - monolithic).max() > 0.05 * peak  # the held gravity load matters (P-Delta)
+    stored = read_results(result.output)
+    assert stored["time"][10] == 1.0 and stored["time"][11] == DT  # the load factor, then the transient's time
+    # the gravity stays on: the axial shortening P L / (E A) at the end of the stage and through the transient
+    assert stored["displacement"][10, 1] == pytest.approx(-P * 3.0 / (200e9 * 0.01), rel=1e-9)
+
+
+def test_a_static_stage_that_does_not_converge_stops_the_run_in_one_line(tmp_path):
+    # a linear spring k under F with a declared tangent k/10: the iteration d <- d + 10 (F - k d)/k multiplies the
+    # error by -9 each time, so it never converges
+    k, force = 1.0e4, 100.0
+    table = {"experiment": {"name": "soft-tangent", "dt": 0.01},
+             "structure": {"dofs": ["x"], "mass_diagonal": [1.0]},
+             "stages": [{"kind": "static", "forces": {"x": force}, "increments": 1, "tangent": [[k / 10]],
+                         "max_iterations": 5}],
+             "modules": [{"name": "spring", "kind": "linear", "config": {"dofs": ["x"], "stiffness": [[k]]}}],
+             "output": {"file": str(tmp_path / "soft.h5")}}
+    with pytest.raises(RunStopped, match=r"^row 1: static stage 'static-1', increment 1 of 1: no static equilibrium "
+                                         r"after 5 iterations \(residual [0-9.e+]+ N\); use more increments"):
+        run_experiment(parse_experiment(table, base_dir=tmp_path))
+    table["stages"][0].pop("tangent")  # the pre-test's K_I: exact for a linear spring, one correction
+    result = run_experiment(parse_experiment(table, base_dir=tmp_path), overwrite=True)
+    assert result.displacement[-1, 0] == pytest.approx(force / k, rel=1e-12)
