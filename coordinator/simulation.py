@@ -36,6 +36,7 @@ from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, Partition, coupling_problem
 from hybridsim.coordinator.periods import describe as describe_periods, natural_periods
 from hybridsim.coordinator.pretest import pretest
+from hybridsim.coordinator.recorder.inputs import INPUTS, compared, fingerprint
 from hybridsim.coordinator.recorder.layout import model_matrix
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
@@ -142,11 +143,14 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
 
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
                listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False,
-               network: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> RunResult:
+               network: Sequence[str] = (), announce: Callable[[str], None] | None = None,
+               accept_changed: Sequence[str] = ()) -> RunResult:
     """Continue the run of a results file from its last checkpoint, writing into the same file (``takeover``:
     as in :func:`run_experiment`; a site still in the session of the run that died needs it).  ``network``:
     ``--network`` options: the rest of the run goes across other emulated paths than the stopped run's (the file
-    keeps the experiment as resumed, so a later resume takes the same).
+    keeps the experiment as resumed, so a later resume takes the same).  An input changed since the run began
+    (:mod:`hybridsim.coordinator.recorder.inputs`: a module's configuration, a file the run names) is refused
+    unless ``accept_changed`` names it (recorded in the file).
 
     The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
     restored from its checkpoint (a site that kept running returns to it, a restarted one loads
@@ -163,7 +167,8 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
             raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs, network)
         run = _Run(experiment, options, _start(experiment.modules, stack))
-        return run.execute(lambda: run.resumed_start(checkpoint))
+        inputs = compared(path, attrs, run.inputs(), accept_changed, checkpoint.step)
+        return run.execute(lambda: run.resumed_start(checkpoint, inputs))
 
 
 def _resumable(path: Path) -> tuple[Checkpoint, dict[str, Any]]:
@@ -312,6 +317,10 @@ class _Run:
         index = np.array([lookup[d] for d in description.dof_names], dtype=int)
         return ModuleSlot(spec.name, module, description, index, where)
 
+    def inputs(self) -> dict[str, str]:
+        """The run's input digests (:func:`hybridsim.coordinator.recorder.inputs.fingerprint`)."""
+        return fingerprint(self.experiment, {name: d["config"] for name, d in self.descriptions.items()})
+
     # -- the two ways to start ---------------------------------------------
     def fresh_start(self) -> Start:
         """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
@@ -334,7 +343,7 @@ class _Run:
                    "natural_periods_s": list(periods),
                    "stages": exp.program.describe() if exp.program else [],
                    "modules": {s.name: s.where for s in partition.slots},
-                   "module_descriptions": self.descriptions},
+                   "module_descriptions": self.descriptions, INPUTS: self.inputs()},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
@@ -346,8 +355,9 @@ class _Run:
         self._rows(start).put(0, self.row_ground[0], 0.0, start.step_id)
         return start
 
-    def resumed_start(self, checkpoint: Checkpoint) -> Start:
-        """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it."""
+    def resumed_start(self, checkpoint: Checkpoint, inputs: dict[str, str]) -> Start:
+        """Restore every module and the integrator from ``checkpoint``; keep the file's rows up to it; ``inputs``:
+        the attributes of what the run resumes with (:func:`hybridsim.coordinator.recorder.inputs.compared`)."""
         exp, partition = self.experiment, self.partition
         for slot in partition.slots:
             try:
@@ -374,7 +384,7 @@ class _Run:
         asymmetry = float(attrs.get("pretest_asymmetry", 0.0))
         periods = self._announced(tuple(json.loads(attrs.get("natural_periods_s", "[]"))))
         streamed = self.records.streamed()
-        table = {"experiment_table": json.dumps(exp.table)}  # as resumed (its network may be another)
+        table = {"experiment_table": json.dumps(exp.table), **inputs}  # as resumed (its network may be another)
         recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
         return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
                      resumed_from=checkpoint.step, periods=periods)

@@ -38,6 +38,10 @@ def register(sub: Any) -> None:
                                         "(output.checkpoint_every), writing into the same file.")
     resume.add_argument("results", type=Path, help="results file (HDF5) of the stopped run")
     resume.add_argument("--realtime", action="store_true", help="pace the steps to the wall clock, as `run --realtime`")
+    resume.add_argument("--accept-changed", action="append", default=[], metavar="KEY",
+                        help="resume although this input changed since the run began (a module's config, "
+                             "modules.NAME.config, or a file it names, e.g. ground_motion.file): the change is "
+                             "deliberate and recorded in the results file; repeatable")
     _network_option(resume, " for the rest of the run (the stopped run's network otherwise); stored with the run, "
                             "so a later resume takes it")
     add_monitor_options(resume)
@@ -79,7 +83,8 @@ def resume_main(args: argparse.Namespace) -> int:
     with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
-                                announce=_say(args), **with_bar(hooks, progress))
+                                announce=_say(args), accept_changed=args.accept_changed,
+                                **with_bar(hooks, progress))
     return _report(args, result)
 
 

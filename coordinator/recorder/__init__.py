@@ -7,7 +7,8 @@ One file per role:
 - :mod:`.client`: the coordinator's side, :class:`Recorder` (rows shared, requests sent, replies taken);
 - :mod:`.pacing`: when a real-time run's writer may work (one policy: only in the loop's sleep);
 - :mod:`.shared`: the memory the two processes share (the ring of rows, the writer's activity board);
-- :mod:`.read`: reading a results file, and adding records and annotations to a closed one.
+- :mod:`.read`: reading a results file, and adding records and annotations to a closed one;
+- :mod:`.inputs`: what a run began with (SHA-256 of its configurations and files), compared by resume.
 
 The file is written in SWMR mode, so it stays readable while the test runs and after a crash at any flush point.
 """
