@@ -21,6 +21,7 @@ PROBLEMS: dict[str, str] = {
     "ssi": "hybridsim.coordinator.problems.ssi.problem:SsiStudy",
     "integrators": "hybridsim.coordinator.problems.integrators.problem:IntegratorsStudy",
     "dynamic": "hybridsim.coordinator.problems.dynamic.problem:DynamicStudy",
+    "column": "hybridsim.coordinator.problems.column.problem:ColumnStudy",
 }
 
 

@@ -20,11 +20,11 @@ def _subcommands(parser, *path: str) -> list[str]:
 
 def test_every_registered_problem_implements_the_interface_and_its_command_lists_it() -> None:
     found = [p for command in COMMANDS for p in problems(command)]
-    assert sorted(p.name for p in found) == sorted(PROBLEMS) == ["bridge", "dynamic", "implicit-rths", "integrators",
-                                                                               "marths", "narx", "ssi"]
+    assert sorted(p.name for p in found) == sorted(PROBLEMS) == ["bridge", "column", "dynamic", "implicit-rths",
+                                                                               "integrators", "marths", "narx", "ssi"]
     assert all(isinstance(p, Problem) and p.outputs and p.help and p.description for p in found)
     assert _subcommands(build_parser("study"), "study") == ["implicit-rths", "narx", "bridge", "ssi", "integrators",
-                                                                  "dynamic"]
+                                                                  "dynamic", "column"]
     assert _subcommands(build_parser("benchmark"), "benchmark") == ["marths"]
     assert evaluating() == ["marths"]
 

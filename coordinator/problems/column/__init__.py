@@ -1,0 +1,1 @@
+"""`hybridsim study column`: a cantilever column with gravity under two horizontal components."""
