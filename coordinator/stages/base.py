@@ -80,6 +80,8 @@ class Stage(abc.ABC):
 
     CONFIG: ClassVar[Schema]
     kind: ClassVar[str] = ""
+    timed: ClassVar[bool] = False
+    """its rows' time is in seconds (a later free-vibration stage's time runs on from it)"""
     counts_itself: ClassVar[bool] = False
     """its steps count their module evaluations for the summary themselves (the integrator's step does)"""
 
@@ -93,7 +95,8 @@ class Stage(abc.ABC):
         StageConfigError for what spans keys."""
 
     def times(self, before: float) -> np.ndarray:
-        """The time of each of its rows (``before``: the last row's before it): by default its step k (a pseudo-time)."""
+        """The time of each of its rows (``before``: the last row's before it if that stage is ``timed``, else 0):
+        by default its step k (a pseudo-time)."""
         return np.arange(1, self.rows + 1, dtype=float)
 
     def ground(self) -> np.ndarray | None:

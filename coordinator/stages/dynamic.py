@@ -3,8 +3,8 @@ stage (the same integration with no excitation), each over the forces held from 
 
 Entering either from rest (a first stage, or after a static one) starts the integrator at the committed
 displacement and velocity with the held forces: M a0 = P + f_g(0) - C v0 - r(d0) (OpenSees' ``loadConst -time
-0.0`` then a transient); its rows' time runs from 0 at the stage's start (a dynamic stage) or on from the stage
-before (free vibration).
+0.0`` then a transient); its rows' time runs from 0 at the stage's start (a dynamic stage) or on from a dynamic or
+free-vibration stage before (free vibration; from 0 after a static or quasi-static one).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ DURATION = Number("s", minimum=0, open_minimum=True)
 
 class DynamicStage(Stage):
     kind = "dynamic"
-    counts_itself = True
+    timed = counts_itself = True
     CONFIG = Schema("stage 'dynamic'", "The experiment's excitation ([ground_motion] or [[excitation]]) integrated "
                     "by its integrator, over the held forces.", {
                         "duration": Key(DURATION, "how much of the excitation (default: all of it)"),

@@ -39,7 +39,8 @@ class Program:
         for s, stage in enumerate(self.stages):
             rows = slice(self.first[s], self.first[s + 1])
             self.stage_of[rows] = s
-            self.times[rows] = stage.times(float(self.times[self.first[s] - 1]))
+            timed = s > 0 and self.stages[s - 1].timed
+            self.times[rows] = stage.times(float(self.times[self.first[s] - 1]) if timed else 0.0)
             ground = stage.ground()
             if ground is not None:
                 self.ground[rows] = ground

@@ -140,3 +140,34 @@ def test_a_static_stage_that_does_not_converge_stops_the_run_in_one_line(tmp_pat
     table["stages"][0].pop("tangent")  # the pre-test's K_I: exact for a linear spring, one correction
     result = run_experiment(parse_experiment(table, base_dir=tmp_path), overwrite=True)
     assert result.displacement[-1, 0] == pytest.approx(force / k, rel=1e-12)
+
+
+def linear_spring(tmp_path: Path, stages: list, integrator: str = "newmark") -> dict:
+    return {"experiment": {"name": "spring", "dt": 0.01},
+            "structure": {"dofs": ["x"], "mass_diagonal": [MASS_1]},
+            "stages": stages, "integrator": {"kind": integrator, "tolerance": 1e-13},
+            "modules": [{"name": "spring", "kind": "linear", "config": {"dofs": ["x"], "stiffness": [[K_1]]}}],
+            "output": {"file": str(tmp_path / "spring.h5")}}
+
+
+MASS_1, K_1, U0 = 100.0, 4.0e4, 0.02
+"""kg, N/m, m: omega = 20 rad/s"""
+
+
+def test_free_vibration_from_a_static_displacement_follows_the_trapezoidal_rules_closed_form(tmp_path):
+    # pulled to u0 by a static stage, then released: the trapezoidal rule (Newmark's average acceleration) gives
+    # exactly u_n = u0 cos(n theta), theta = 2 atan(omega dt / 2) (its amplification is the Cayley transform)
+    stages = [{"kind": "static", "displacements": {"x": U0}, "increments": 1},
+              {"kind": "free-vibration", "duration": 1.0}]
+    result = run_experiment(parse_experiment(linear_spring(tmp_path, stages), base_dir=tmp_path))
+    theta = 2 * np.arctan(np.sqrt(K_1 / MASS_1) * 0.01 / 2)
+    free = result.displacement[1:, 0]
+    np.testing.assert_allclose(free, U0 * np.cos(theta * np.arange(free.size)), rtol=0, atol=1e-10 * U0)
+    assert read_results(result.output)["time"][2] == pytest.approx(0.01)  # from 0 after a static stage
+
+
+def test_a_force_controlled_quasi_static_history_reaches_f_over_k(tmp_path):
+    forces = [100.0, -250.0, 50.0]
+    stages = [{"kind": "quasi-static", "dof": "x", "control": "force", "values": forces}]
+    result = run_experiment(parse_experiment(linear_spring(tmp_path, stages), base_dir=tmp_path))
+    np.testing.assert_allclose(result.displacement[1:, 0], np.array(forces) / K_1, rtol=1e-12)
