@@ -36,6 +36,8 @@ class RunControl:
         self.held = False
         self.holds = 0
         """how many times the run was held (a real-time clock restarts after each)"""
+        self.notice = ""
+        """what holds the run besides an operator, in a few words ("results writer stalled for 3 s"; "": nothing)"""
 
     def hold(self) -> None:
         """Stop issuing steps after the current one; sites keep their last command."""

@@ -127,6 +127,8 @@ class ProgressBar:
         self._open = False
         self._done = self._drawn = self._total = 0
         """the steps of the last call, of the last line drawn, and the total"""
+        self._note = ""
+        """what holds the run, said at the line's end ("results writer stalled for 3 s"; "": nothing)"""
 
     def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
@@ -141,12 +143,18 @@ class ProgressBar:
         rate = done / max(now - self._start, 1e-9)
         line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} steps, {rate:,.0f} steps/s"
         line += "".join(f"; {format_counters(name, values)}" for name, values in self._counters.items())
+        line += f"; {self._note}" if self._note else ""
         if self._terminal:
             self.stream.write(f"\r{line}" + ("\n" if done == total else ""))
             self._open = done < total
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """Say ``text`` at the line's end now, until another note ("": none); on a log, one line each."""
+        self._note = text
+        self._draw(self._done, self._total, time.perf_counter())
 
     def watch(self, n: int, arrays: Any) -> None:
         """A step listener (``run_experiment(listeners=[bar.watch])``): the line also shows the modules' event

@@ -114,15 +114,23 @@ class Start:
 
 class Holds:
     """An operator's hold or abort, asked before each step; a held real-time run lets its writer write and
-    restarts its clock when it resumes."""
+    restarts its clock when it resumes.  A stalled results writer holds the run too (no step is computed that
+    the file may never hold), said on the monitor (the run's state ``held: results writer stalled for N s``)."""
 
-    def __init__(self, control: RunControl, dt: float, status: "Status", pacer: Pacer | None) -> None:
-        self.control, self.dt, self.status, self.pacer = control, dt, status, pacer
+    def __init__(self, control: RunControl, dt: float, status: "Status", pacer: Pacer | None,
+                 recorder: Recorder) -> None:
+        self.control, self.dt, self.status, self.pacer, self.recorder = control, dt, status, pacer, recorder
         self._holds = control.holds
         self._on_hold = pacer.writer.holding if pacer is not None and pacer.writer is not None else None
 
+    def stalled(self, seconds: float) -> None:
+        """The results writer has been stalled for ``seconds`` (s; 0: it answers again)."""
+        self.control.notice = f"results writer stalled for {seconds:.0f} s" if seconds else ""
+
     def gate(self, n: int) -> None:
-        """Wait while held; stop the run (before step n) once aborted."""
+        """Wait while held or while the results writer is stalled; stop the run (before step n) once aborted."""
+        if self.recorder.hold_while_stalled() and self.pacer is not None:
+            self.pacer.resync()
         try:
             self.control.gate(self._on_hold)
         except RunAborted as exc:
@@ -304,6 +312,12 @@ class Observers:
             self.progress(n, self.last)
             self.reported = n
 
+    def stalled(self, seconds: float) -> None:
+        """The results writer has been stalled for ``seconds`` (s; 0: it answers again): the progress line says so."""
+        note = getattr(self.progress, "note", None)
+        if note is not None:
+            note(f"results writer stalled for {seconds:.0f} s" if seconds else "")
+
     def ended(self, rows: int) -> None:
         """A run that stopped early: one more progress call with the steps its results file holds."""
         if self.progress is not None and rows - 1 != self.reported:
@@ -357,6 +371,13 @@ class Pipeline:
     checkpoints: Checkpoints
     records: Records
     observers: Observers
+
+    def __post_init__(self) -> None:
+        self.holds.recorder.on_stall = self._stalled
+
+    def _stalled(self, seconds: float) -> None:
+        self.holds.stalled(seconds)
+        self.observers.stalled(seconds)
 
     def run(self, first: int, last: int) -> None:
         """Steps ``first .. last`` (see the module docstring)."""

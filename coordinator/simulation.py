@@ -437,7 +437,7 @@ class _Run:
         """The step loop's parts over this run (see :mod:`hybridsim.coordinator.run_loop`)."""
         exp, partition = self.experiment, self.partition
         self.records.recorder = start.recorder
-        return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer), clock=clock,
+        return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer, start.recorder), clock=clock,
                         integration=self._integration(start, status), rows=self._rows(start),
                         checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
                         records=self.records, observers=observers)

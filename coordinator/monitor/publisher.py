@@ -189,6 +189,8 @@ class Publisher:
     def _state(self) -> str:
         if self.control.aborted:
             return "aborting"
+        if self.control.notice:  # the run holds itself: a stalled results writer
+            return f"held: {self.control.notice}"
         return "held" if self.control.held else "running"
 
     def _stamp(self, progress: pb.Progress, state: str, now: float) -> None:

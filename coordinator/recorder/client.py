@@ -12,6 +12,7 @@ import select
 import signal
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection
@@ -40,6 +41,13 @@ behind (and wrote beside the loop)"""
 
 JOIN_S = 5.0
 """how long to wait for the writer process to end once its pipe says it has (s)"""
+
+STALL_S = 1.0
+"""a writer that has had work without answering for this long is stalled (s): the loop holds its steps and the
+run says so (issue 32: a SIGSTOPped writer held one step 29.8 s without a word)"""
+
+POLL_S = 0.25
+"""how often a wait for the writer looks at the clock to report a stall (s)"""
 
 _SCHED_GETCPU = getattr(ctypes.CDLL(None), "sched_getcpu", None)
 """the C library's ``sched_getcpu`` (glibc, musl), where it has one"""
@@ -126,6 +134,14 @@ class Recorder:
         """the writer has closed the file, or has ended"""
         self._writer_lost = False
         """the writer ended without closing the file"""
+        self._answered = time.perf_counter()
+        """when the writer last answered, or was given work while it had none (s of ``time.perf_counter``)"""
+        self._stalled_s = 0.0
+        """the stall reported last (s; 0: none)"""
+        self._held = False
+        """a stall was reported since the last :meth:`hold_while_stalled`"""
+        self.on_stall: Callable[[float], None] | None = None
+        """told how long the writer has been stalled, about every second while it is, then 0.0 once it answers"""
         self._window: RowWindow | None = None
         self._observe: Callable[[int, Mapping[str, np.ndarray]], None] | None = None
         self._ring: dict[str, np.ndarray] = {}
@@ -230,6 +246,15 @@ class Recorder:
         self._send_rows()
         self._wait(lambda: self.rows >= rows or self.failure is not None)
 
+    def hold_while_stalled(self) -> bool:
+        """(before a step) Wait while the writer is stalled (:data:`STALL_S` without an answer to work it has),
+        so that no step is computed that the file may never hold; whether it was stalled since the last call (a
+        paced loop then restarts its clock)."""
+        if self._pending and time.perf_counter() - self._answered >= STALL_S:
+            self._wait(lambda: time.perf_counter() - self._answered < STALL_S or not self._pending)
+        held, self._held = self._held, False
+        return held
+
     def _send_rows(self) -> None:
         """Copy the rows due into the shared ring and ask the writer to write them."""
         if self._due > self._submitted and self.failure is None and self._window is not None:
@@ -271,6 +296,8 @@ class Recorder:
         except OSError:  # the writer has ended
             self._lost()
             return
+        if not self._pending:
+            self._answered = time.perf_counter()
         self._pending += 1
         self._sent += 1
 
@@ -311,9 +338,22 @@ class Recorder:
         if not done() and self._paced:
             self._counts["loop_writer_waits"] += 1
             self._grant(FREE)
+        if not done():
+            self._stall(time.perf_counter() - self._answered)  # a hold for a stall says so at once
         while not done() and not self._closed:
-            self._replies.poll(None)  # a reply, or the end of the pipe
+            if not self._replies.poll(POLL_S):  # a reply, the end of the pipe, or time to look at the clock
+                self._stall(time.perf_counter() - self._answered)
             self._take()
+        if self._stalled_s:
+            self._stall(0.0)
+
+    def _stall(self, seconds: float) -> None:
+        """Report a stall of ``seconds`` (s) once it is :data:`STALL_S` long, then each whole second; its end
+        (0.0)."""
+        if (seconds >= STALL_S and int(seconds) > int(self._stalled_s)) or (not seconds and self._stalled_s):
+            self._stalled_s, self._held = seconds, True
+            if self.on_stall is not None:
+                self.on_stall(seconds)
 
     def _take(self) -> bool:
         """Take the replies the writer has sent (never waits): rows on disk (observed, then counted), failure;
@@ -323,6 +363,7 @@ class Recorder:
             while not self._closed and self._replies.poll():
                 kind, rows, failure = self._replies.recv()
                 self._pending -= 1
+                self._answered = time.perf_counter()
                 if rows > self.rows:
                     if self._observe is not None and self._window is not None:
                         window = self._window
