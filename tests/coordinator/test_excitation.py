@@ -9,11 +9,12 @@ import tomllib
 
 import numpy as np
 import openseespy.opensees as ops
+import pytest
 
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.motion import STANDARD_GRAVITY, read_at2
 from hybridsim.coordinator.recorder import read_results
-from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.coordinator.simulation import resume_run, run_experiment
 from hybridsim.shipped import resolve
 
 ACCELERATION = np.loadtxt(resolve("hybridsim:marths/ground_motion_elcentro.csv", Path(".")), delimiter=",", skiprows=1)[:, 1]
@@ -142,3 +143,21 @@ def test_an_at2_file_reads_alike_in_both_peer_header_layouts(tmp_path):
     assert west2.dt == west1.dt == 0.02
     assert np.allclose(west2.acceleration, SEGMENT, rtol=1e-15, atol=1e-15)
     assert np.array_equal(west1.acceleration, west2.acceleration)
+
+
+def test_a_two_component_run_stopped_and_resumed_ends_bit_for_bit_as_the_uninterrupted_one(tmp_path):
+    from hybridsim.coordinator.errors import RunStopped
+    from tests.coordinator.test_resume import aborted_at
+
+    write_at2(tmp_path / "H1.AT2", SEGMENT / STANDARD_GRAVITY, 0.02)
+    write_csv(tmp_path / "H2.csv", SECOND, 0.02)
+    table = tomllib.loads(experiment_text(tmp_path / "H1.AT2", tmp_path / "H2.csv"))
+    whole = run_experiment(parse_experiment(table, base_dir=tmp_path), output=tmp_path / "whole.h5")
+    table["output"] = {"file": str(tmp_path / "broken.h5"), "checkpoint_every": 100}
+    control, listener = aborted_at(130)
+    with pytest.raises(RunStopped):
+        run_experiment(parse_experiment(table, base_dir=tmp_path), control=control, listeners=[listener])
+    resumed = resume_run(tmp_path / "broken.h5")
+    np.testing.assert_array_equal(resumed.displacement, whole.displacement)
+    np.testing.assert_array_equal(read_results(tmp_path / "broken.h5")["ground_components"],
+                                  read_results(tmp_path / "whole.h5")["ground_components"])
