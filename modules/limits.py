@@ -5,7 +5,9 @@ then wraps the module so that every new command is checked against:
 
 ``displacement``  max |d| (m, rad) per DOF
 ``increment``     max |d - d_now| per step, where d_now is the last executed command (m, rad)
-``velocity``      max |d - d_now| / dt (m/s, rad/s), dt from the session
+``velocity``      max |d - d_now| / dt (m/s, rad/s), dt the session's: a coordinator's integration step, or
+                  the step a lab protocol's session is given by the site's own configuration (a protocol whose
+                  client sends no time step, at a site that declares none, is refused: never an assumed 1 s)
 ``force``         max |f| (N, N*m): before moving, the force predicted with ``force_stiffness``
                   (the diagonal stiffness estimate, N/m) as f_now + k (d - d_now); after moving, an
                   interlock refuses every further step once a measured force exceeds the limit
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +36,8 @@ from hybridsim.modules.base import checkpoint_json
 from hybridsim.modules.config_schema import Integer, Key, Number, Numbers, Schema
 from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Record, Session, StepRefused, StepResult,
                                      module_records)
+
+log = logging.getLogger("hybridsim.site")
 
 LIMIT_KINDS = ("displacement", "increment", "velocity", "force")
 
@@ -62,6 +67,27 @@ def terminal_confirm(question: str) -> bool:
     sys.stderr.flush()
     answer = sys.stdin.readline()
     return answer.strip().lower() in ("y", "yes")
+
+
+class Interlock:
+    """A site's hold: once set (a measured overload, a relaxation beyond its threshold), every command is refused
+    until an operator clears it; it belongs to the site, not to a session (a daemon hands it to the module of
+    each new session)."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def hold(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
+
+    def clear(self, operator: str) -> str | None:
+        """Clear the hold (logged with ``operator``); the reason it had."""
+        reason, self.reason = self.reason, None
+        if reason is not None:
+            log.warning("site hold cleared by %s (it was: %s)", operator, reason)
+        return reason
 
 
 @dataclass(frozen=True)
@@ -109,29 +135,48 @@ class LimitedModule:
         self._now: np.ndarray | None = None
         self._force: np.ndarray | None = None
         self._hold: str | None = None
+        """a refused command's hold: it lasts as long as the session"""
+        self._interlock = getattr(inner, "interlock", None) or Interlock()
+        if hasattr(inner, "pose_limits"):  # an experimental site: its gate checks every sample's target
+            inner.pose_limits = limits.displacement  # type: ignore[attr-defined]
         self._proposed: tuple[int, np.ndarray] | None = None
         self._confirmed = 0
+
+    @property
+    def interlock(self) -> Interlock:
+        """The site's hold from a measured overload (shared with an inner site's gate)."""
+        return self._interlock
+
+    @interlock.setter
+    def interlock(self, interlock: Interlock) -> None:
+        self._interlock = interlock
+        if hasattr(self.inner, "interlock"):
+            self.inner.interlock = interlock  # type: ignore[attr-defined]
 
     def describe(self) -> Description:
         return self.inner.describe()
 
     def open(self, session: Session) -> None:
+        if np.any(np.isfinite(self.limits.velocity)) and not session.dt_declared:
+            raise ModuleError(f"limits.velocity: the session {session.run_id or ''} carries no time step and the site "
+                              "declares none: set the step's dt in the site's table of that protocol (e.g. "
+                              "[openfresco] dt = 0.01), or drop limits.velocity; refused, nothing moved")
         self.inner.open(session)
         self._names, self._dt = tuple(session.dof_names), session.dt
         self._units = tuple((d.unit, d.force_unit) for d in self.inner.describe().dofs)
         n = len(self._names)
         self._now, self._force = np.zeros(n), np.zeros(n)
-        self._proposed, self._confirmed = None, 0
-        if self._hold is not None and not self._hold.startswith("measured"):
-            self._hold = None  # a refused command holds this session; a measured overload holds until released
+        self._proposed, self._confirmed, self._hold = None, 0, None  # a refused command held the last session
 
     def propose(self, step: int, command: Command) -> None:
         d = np.asarray(command.displacement, float)
         if self._proposed is not None and self._proposed[0] == step and np.array_equal(self._proposed[1], d):
             self.inner.propose(step, command)  # a retry: already checked
             return
-        if self._hold is not None:
-            raise StepRefused(step, f"site on hold: {self._hold}")
+        held = self._hold or self._interlock.reason
+        if held is not None:
+            raise StepRefused(step, f"site on hold: {held}" + ("" if self._hold else "; an operator clears it at the "
+                                                               "site (hybridsim site-control HOST:PORT --clear)"))
         if self._now is not None and d.shape == self._now.shape:
             reason = self._violation(d)
             if reason is not None:
@@ -168,10 +213,10 @@ class LimitedModule:
         result = self.inner.execute(step)
         self._now, self._force = np.array(result.displacement, float), np.array(result.force, float)
         over = np.flatnonzero(np.abs(self._force) > self.limits.force)
-        if over.size and self._hold is None:
+        if over.size:
             i = int(over[0])
-            self._hold = (f"measured at step {step}: force limit on DOF {self._names[i]!r}: "
-                          f"{self._force[i]:.6g} > {self.limits.force[i]:.6g} {self._units[i][1]}")
+            self._interlock.hold(f"measured at step {step}: force limit on DOF {self._names[i]!r}: "
+                                 f"{self._force[i]:.6g} > {self.limits.force[i]:.6g} {self._units[i][1]}")
         return result
 
     def commit(self, step: int) -> None:
@@ -182,19 +227,33 @@ class LimitedModule:
         and a hold from a measured overload, which a restore keeps."""
         if self._now is None or self._force is None:
             raise ModuleError("the site is not open: open a session before a checkpoint")
-        return json.dumps({"inner": base64.b64encode(self.inner.checkpoint()).decode(),
-                           "now": self._now.tolist(), "force": self._force.tolist(), "hold": self._hold}).encode()
+        return json.dumps({"inner": base64.b64encode(self.inner.checkpoint()).decode(), "now": self._now.tolist(),
+                           "force": self._force.tolist(), "hold": self._interlock.reason}).encode()
 
     def restore(self, state: bytes) -> None:
+        """Back to a checkpoint whose position and force are one finite value per DOF, the position within the
+        displacement limit (else refused, nothing moved); a hold is never lifted by it (one the checkpoint
+        kept is set again)."""
         data = checkpoint_json(state, "not a checkpoint of a site with limits")
         try:
-            inner, now, force = base64.b64decode(data["inner"]), data["now"], data["force"]
-            hold = data.get("hold")
+            inner, hold = base64.b64decode(data["inner"]), data.get("hold")
+            now, force = (np.array(data[key], float) for key in ("now", "force"))
         except (ValueError, KeyError, TypeError) as exc:
             raise ModuleError(f"not a checkpoint of a site with limits: {exc}") from None
+        n = len(self._names)
+        for key, values in (("now", now), ("force", force)):
+            if values.shape != (n,) or not np.all(np.isfinite(values)):
+                raise ModuleError(f"the checkpoint's {key} {values.tolist()} is not one finite value per DOF ({n}); "
+                                  "refused, nothing moved")
+        beyond = np.flatnonzero(np.abs(now) > self.limits.displacement)
+        if beyond.size:
+            i = int(beyond[0])
+            raise ModuleError(f"the checkpoint puts DOF {self._names[i]!r} at {now[i]:.6g}, beyond its displacement "
+                              f"limit {self.limits.displacement[i]:.6g}; refused, nothing moved")
         self.inner.restore(inner)
-        self._now, self._force = np.array(now, float), np.array(force, float)
-        self._hold = hold if isinstance(hold, str) and hold.startswith("measured") else None
+        self._now, self._force = now, force
+        if isinstance(hold, str) and hold.startswith("measured"):
+            self._interlock.hold(hold)
         self._proposed = None
 
     def finish(self) -> None:
@@ -202,7 +261,7 @@ class LimitedModule:
 
     def close(self) -> dict[str, float]:
         summary = dict(self.inner.close())
-        summary["on_hold"] = float(self._hold is not None)
+        summary["on_hold"] = float((self._hold or self._interlock.reason) is not None)
         return summary
 
     def records(self, since: int = 0, final: bool = True) -> list[Record]:

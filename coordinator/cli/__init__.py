@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "run": (f"{CLI}.run:register", "run an experiment file"),
     "resume": (f"{CLI}.run:register", "continue a stopped run from its last checkpoint"),
     "site": (f"{CLI}.site:register", "serve one module (a site) over gRPC"),
+    "site-control": (f"{CLI}.site_control:register", "say whether a site is held and why; --clear clears its hold"),
     "certs": (f"{CLI}.certs:register", "make a test CA and certificates for mutual TLS"),
     "study": (f"{CLI}.problems:register", "run a reference study ({study})"),
     "benchmark": (f"{CLI}.problems:register", "run a reference benchmark ({benchmark})"),

@@ -74,6 +74,10 @@ def register(sub: Any) -> None:
         parser.add_argument(f"--{option}", metavar="HOST:PORT",
                             help=f"also serve {protocol.help} here (no authentication: loopback unless --insecure; the "
                                  f"config's [{protocol.table}] table configures it; docs/interop.md)")
+    parser.add_argument("--move-to", metavar="STROKES",
+                        help="(experimental) instead of serving, bring the actuators from where they are to STROKES "
+                             "(m: one for all, or one per actuator, comma-separated) at the config's gate.move_speed, "
+                             "every command through the site's gate; then exit")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
@@ -156,13 +160,20 @@ def _write_port(path: Path, port: int) -> None:
 
 def _protocol_addresses(args: argparse.Namespace) -> dict[str, str]:
     """The labs' protocols asked for (option -> HOST:PORT), one option per line of ``PROTOCOLS``; UsageError for
-    an address off loopback without --insecure (these protocols have no authentication)."""
+    an address off loopback without --insecure, or beside a site's credential (these protocols carry none)."""
     protocols = {option: _listen_address(value, f"--{option}") for option in PROTOCOLS
                  if (value := getattr(args, option.replace("-", "_"))) is not None}
     for option, address in protocols.items():
         refusal = refusal_of_address(f"--{option}", address, args.insecure)
         if refusal:
             raise UsageError(refusal)
+    credential = "--token-file" if args.token_file else "--tls-ca" if args.tls_ca else None
+    if protocols and credential:
+        option = next(iter(protocols))
+        raise UsageError(f"--{option} with {credential}: the site asks its gRPC clients for a credential and this "
+                         "protocol carries none (no lab protocol does: SimApp, ECGenericTCP, UI-SIMCOR; "
+                         "docs/security.md), so any client of its port would command the site without it; serve "
+                         f"the protocol from a site without {credential}, on loopback behind a tunnel")
     return protocols
 
 
@@ -193,6 +204,8 @@ def main(args: argparse.Namespace) -> int:
         module_schema(args.kind).check(config)
     except ConfigError as exc:
         raise UsageError(exc.located(f"in site {name!r} (config {args.config})")) from None
+    if args.move_to is not None:
+        return _move_to(args, config)
     base_dir = (args.base_dir or args.config.parent).resolve()
     max_message_bytes = int(args.max_message_mib * 2**20)
     for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
@@ -223,6 +236,24 @@ def main(args: argparse.Namespace) -> int:
         for lab in extra.values():
             lab.stop()
         server.stop()
+    return 0
+
+
+def _move_to(args: argparse.Namespace, config: dict[str, Any]) -> int:
+    """``--move-to``: the ramp of the actuators under the site's gate (hybridsim.modules.experimental.move)."""
+    from hybridsim.modules.experimental.move import move_to
+
+    if args.kind != "experimental":
+        raise UsageError(f"--move-to moves an experimental site's actuators; a {args.kind} site has none")
+    try:
+        strokes = [float(value) for value in args.move_to.split(",")]
+    except ValueError:
+        raise UsageError(f"--move-to: give strokes in m, e.g. 0 or 0,0.01, not {args.move_to!r}") from None
+    try:
+        lines = move_to(config, strokes, (args.base_dir or args.config.parent).resolve())
+    except ModuleError as exc:
+        raise UsageError(f"--move-to ({args.config}): {exc}") from None
+    print("\n".join(lines))
     return 0
 
 

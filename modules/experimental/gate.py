@@ -19,44 +19,18 @@ is checked before the site is restored to it (:meth:`Gate.check_restore`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from hybridsim.modules.experimental.controls.base import Control
+from hybridsim.modules.limits import Interlock
 from hybridsim.wire.contract import ModuleError
-
-log = logging.getLogger("hybridsim.site")
 
 
 class ActuatorLimitExceeded(ModuleError):
     """A target, a command or a measured load beyond an actuator's limit: the site stops before sending it."""
-
-
-class Interlock:
-    """The site's hold: once set (a measured overload), every command is refused until an operator clears it."""
-
-    def __init__(self) -> None:
-        self.reason: str | None = None
-
-    def hold(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-            log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
-
-    def check(self) -> None:
-        if self.reason is not None:
-            raise ActuatorLimitExceeded(f"the site is held since {self.reason}; an operator clears the hold at the "
-                                        "site, nothing moves until then")
-
-    def clear(self, operator: str) -> str | None:
-        """Clear the hold (logged with ``operator``); the reason it had."""
-        reason, self.reason = self.reason, None
-        if reason is not None:
-            log.warning("site hold cleared by %s (it was: %s)", operator, reason)
-        return reason
 
 
 def _limits(values: Sequence[float] | None, n: int) -> np.ndarray:
@@ -70,7 +44,8 @@ class Gate:
     def __init__(self, control: Control, actuators: int, sample_period: float,
                  stroke: Sequence[float] | None = None, force: Sequence[float] | None = None,
                  increment: Sequence[float] | None = None, velocity: Sequence[float] | None = None,
-                 interlock: Interlock | None = None, start_tolerance: float = np.inf) -> None:
+                 interlock: Interlock | None = None, start_tolerance: float = np.inf,
+                 restore_tolerance: float = np.inf) -> None:
         self._control = control
         self.stroke = _limits(stroke, actuators)
         self.force = _limits(force, actuators)
@@ -79,12 +54,17 @@ class Gate:
         self.interlock = interlock or Interlock()
         self.start_tolerance = start_tolerance
         """m: the largest distance of an actuator from zero at the first reading"""
+        self.restore_tolerance = restore_tolerance
+        """m: the largest distance of a lab controller's actuator from where a checkpoint to restore measured it"""
         self.measured: np.ndarray | None = None
         """the strokes the control measured last (m); None before the first reading"""
         self.sample = 0
         """samples commanded since the reading at rest (for messages)"""
         self.tripped: str | None = None
         """why the last measurement put the site on hold (None: it did not)"""
+        self.pose_limits: np.ndarray | None = None
+        """|target| per interface DOF (m, rad: the site's ``[limits]`` displacement), checked on every sample's
+        target, the site clock's predictions included; None: none"""
         self.probe = getattr(control, "probe", None)
         """the control's quasi-static probe (a virtual lab's specimen), if it has one: nothing moves"""
 
@@ -97,18 +77,31 @@ class Gate:
             i = int(away[0])
             raise ModuleError(f"experimental module: actuator {i + 1} is at {strokes[i] * 1e3:.4g} mm and the test "
                               f"starts at 0 mm (within start_tolerance = {self.start_tolerance * 1e3:.4g} mm): bring "
-                              "the actuators there at the lab's controller, then open the session again; nothing "
+                              "the actuators there (hybridsim site experimental --config SITE --move-to 0, at the "
+                              "gate's move_speed), or declare that start (a wider gate.start_tolerance); nothing "
                               "was sent")
         self.measured = np.array(strokes, float)
         if np.any(np.abs(loads[:self.force.size]) > self.force):
             self._overloaded(loads)
         return strokes, loads
 
-    def command(self, commands: np.ndarray, targets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def command(self, commands: np.ndarray, targets: np.ndarray | None = None,
+                pose: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Hold ``commands`` (m) over one sample if every limit allows them (``targets``: the target strokes they
-        compensate, m, checked against the stroke limit too); what the control measured at its end."""
-        self.interlock.check()
+        compensate, m, checked against the stroke limit too; ``pose``: the interface target they come from, m or
+        rad, checked against :attr:`pose_limits`); what the control measured at its end."""
+        if self.interlock.reason is not None:
+            raise ActuatorLimitExceeded(f"the site is held since {self.interlock.reason}; an operator clears the hold "
+                                        "at the site (hybridsim site-control HOST:PORT --clear), nothing moves until "
+                                        "then")
         sample = self.sample + 1
+        if pose is not None and self.pose_limits is not None:
+            beyond = np.flatnonzero(~(np.abs(pose) <= self.pose_limits))
+            if beyond.size:
+                i = int(beyond[0])
+                raise ActuatorLimitExceeded(f"interface DOF {i + 1}: target {pose[i]:.6g} beyond the site's "
+                                            f"displacement limit {self.pose_limits[i]:.6g} at sample {sample}; "
+                                            "nothing was sent")
         for what, values in (("target stroke", targets), ("command", commands)):
             if values is None:
                 continue
@@ -166,7 +159,8 @@ class Gate:
 
     def check_restore(self, measured_mm: Sequence[float]) -> None:
         """Refuse a checkpoint whose measured strokes (mm) are not one finite value per actuator within the stroke
-        limits."""
+        limits, or, at a control whose actuators stay where they are (a lab's controller), farther than
+        :attr:`restore_tolerance` from where its read request finds them (then the increment goes on from there)."""
         values = np.asarray(measured_mm, float)
         if values.shape != self.stroke.shape or not np.all(np.isfinite(values)):
             raise ModuleError(f"experimental module: the checkpoint's measured strokes {values.tolist()} are not one "
@@ -176,6 +170,20 @@ class Gate:
             i = int(beyond[0])
             raise ModuleError(f"experimental module: the checkpoint puts actuator {i + 1} at {values[i]:.4g} mm, beyond "
                               f"its limit {self.stroke[i] * 1e3:.4g} mm; refused, nothing moved")
+        if getattr(self._control, "REWINDS", False):
+            return  # a virtual lab, a plant daemon: the actuators go back with the checkpoint
+        strokes, loads = self._control.read()
+        away = np.flatnonzero(~(np.abs(strokes - values / 1e3) <= self.restore_tolerance))
+        if away.size:
+            i = int(away[0])
+            raise ModuleError(f"experimental module: actuator {i + 1} is at {strokes[i] * 1e3:.4g} mm and the "
+                              f"checkpoint has it at {values[i]:.4g} mm (restore_tolerance = "
+                              f"{self.restore_tolerance * 1e3:.4g} mm): bring it there (hybridsim site experimental "
+                              "--config SITE --move-to STROKES) or restore a checkpoint taken where it is; refused, "
+                              "nothing moved")
+        self.measured = np.array(strokes, float)
+        if np.any(np.abs(loads[:self.force.size]) > self.force):
+            self._overloaded(loads)
 
     def close(self) -> dict[str, float]:
         return self._control.close()

@@ -128,6 +128,9 @@ class ExperimentalModule(StepLedger):
         self._control_stack = contextlib.ExitStack()
         self.interlock = Interlock()
         """the site's hold: it outlives sessions, restores and reconnections until an operator clears it"""
+        self.pose_limits: np.ndarray | None = None
+        """|target| per interface DOF (the site's ``[limits]`` displacement, set by them): the gate checks every
+        sample's target, the own clock's predictions too"""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], base_dir: Path | None = None) -> ExperimentalModule:
@@ -188,6 +191,8 @@ class ExperimentalModule(StepLedger):
 
     def _on_open(self, session: Session) -> None:
         samples, clocked = step_samples(self.config, self.clock_settings, session.dt)
+        if self.stepping is not None:
+            self.stepping.stop()  # a session opened over an open one: its clock stops before its control closes
         self._close_control()
         prime_site(self.config)
         setup = self.config.get("setup")
@@ -196,6 +201,7 @@ class ExperimentalModule(StepLedger):
             session.records, samples, session.iterating, self.actuators))
         site = build_site(self.config, control, record=session.records or self.record_path is not None,
                           interlock=self.interlock)
+        site.backend.pose_limits = self.pose_limits
         generator = command_generator(self.config, self.clock_settings, samples)
         if self.clock_settings is None:
             relaxation = self.config.get("relaxation")

@@ -90,7 +90,7 @@ class ExperimentalSite:
         commands_mm = self._commands_mm
         for i, compensator in enumerate(self.compensators):
             commands_mm[i] = compensator.command(float(targets_mm[i]), float(self._measured_mm[i]))
-        strokes, loads = self.backend.command(commands_mm / MM_PER_M, targets)
+        strokes, loads = self.backend.command(commands_mm / MM_PER_M, targets, target)
         self._measured_mm = strokes * MM_PER_M
         self.sample += 1
         self.record.sample(self.sample, targets_mm, commands_mm, self._measured_mm, loads)
@@ -143,7 +143,8 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
             raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
                              f"{setup.cells} others), so there is no actuator load to limit")
         gate = Gate(backend, setup.actuators, dt, interlock=interlock,
-                    start_tolerance=float(gate_table.get("start_tolerance", 1e-3)), **limits)
+                    start_tolerance=float(gate_table.get("start_tolerance", 1e-3)),
+                    restore_tolerance=float(gate_table.get("restore_tolerance", 1e-3)), **limits)
         if "frame" in config:
             forces: ForceSource = FrameFeedback.of(config, setup, dt)
         else:

@@ -118,6 +118,9 @@ class Session:
     """a remote site ends another coordinator's open session for this one (else it refuses while one is open)"""
     records: bool = True
     """the coordinator stores the module's own records (a module keeps none it is not asked for)"""
+    dt_declared: bool = True
+    """False: the client's protocol carries no time step and the site's configuration declares none, so ``dt`` is
+    a placeholder (1 s) that no rate limit may use (hybridsim.modules.limits refuses a velocity limit then)"""
     iterating: bool = False
     """the coordinator's integrator takes trials back (an iterative scheme): a module that can go back only to
     a state it kept (an experimental site whose plant is a daemon) keeps one at every step"""

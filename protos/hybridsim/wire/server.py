@@ -40,7 +40,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hybridsim.v1 import module_pb2 as pb
-from hybridsim.wire import codec
+from hybridsim.wire import codec, site_control
 from hybridsim.wire.contract import (Command, Description, Module, ModuleError, Session, StepRefused, StepResult,
                                      check_vector, finish_run, module_records)
 from hybridsim.wire.link import IDLE_TIMEOUT_S, INFO_KEY, LinkServer, StepFrame, serves_link
@@ -267,6 +267,12 @@ class ModuleServicer:
     def Echo(self, request: pb.EchoRequest, context: grpc.ServicerContext) -> pb.EchoReply:
         return pb.EchoReply(payload=request.payload)
 
+    def interlock(self) -> Any:
+        """The site's hold (its module's, handed from session to session; None: a site without one), for the
+        operator's service (:mod:`hybridsim.wire.site_control`)."""
+        with self._lock:
+            return getattr(self._module, "interlock", None)
+
     def reported(self, exc: Exception) -> str:
         """Log ``exc`` as the gRPC service reports a failure (a warning, a traceback if unexpected); its message."""
         return _reported(self.site, exc)[1]
@@ -437,6 +443,7 @@ class SiteServer:
         handlers = _method_handlers(self.servicer)
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(codec.SERVICE_NAME, handlers),))
         self._server.add_registered_method_handlers(codec.SERVICE_NAME, handlers)
+        self._server.add_generic_rpc_handlers((site_control.handler(self.servicer),))  # behind the same access
         self._health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection((codec.SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),

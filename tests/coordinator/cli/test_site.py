@@ -254,3 +254,15 @@ def test_link_listen_sets_the_step_link_s_address_or_serves_none(config, tmp_pat
         out, err = process.communicate(timeout=10)
     assert process.returncode == 0, err
     assert ("step link on" in err) is (link_listen == "port")
+
+
+@pytest.mark.parametrize("protocol", ["--openfresco", "--simcor", "--generic-tcp"])
+def test_a_protocol_port_beside_a_token_is_refused_at_start(capsys, config, tmp_path, protocol):
+    """No lab protocol carries a credential: its port would let any local process command a token-protected site."""
+    token = tmp_path / "site.token"
+    token.write_text("t" * 43 + "\n")
+    token.chmod(0o600)
+    line = error_of(capsys, "linear", "--config", str(config), "--listen", "127.0.0.1:0", protocol, "127.0.0.1:0",
+                    "--token-file", str(token))
+    assert line.startswith(f"hybridsim site: error: {protocol} with --token-file: the site asks its gRPC clients for "
+                           "a credential and this protocol carries none")

@@ -173,12 +173,17 @@ class ChannelSession:
     gRPC service reports it, ends the session and raises :class:`SessionEnded`.
     """
 
-    def __init__(self, servicer: object, protocol: str, peer: str, dt: float) -> None:
+    def __init__(self, servicer: object, protocol: str, peer: str, dt: float | None) -> None:
+        """``dt``: the step the site's configuration gives this protocol's sessions (s); None: it gives none (the
+        protocol carries none: the session's dt is a placeholder, ``Session.dt_declared`` False)."""
         self._servicer = servicer
         self.protocol, self.peer = protocol, peer
         self.description: Description = servicer.describe_module()  # type: ignore[attr-defined]
         self.n = len(self.description.dofs)
-        self._session = Session(dt, self.description.dof_names, run_id=f"{protocol} at {peer}", iterating=True)
+        self.dt = dt or 1.0
+        """the session's step (s): the k-th step's time is k dt when the protocol sends none"""
+        self._session = Session(self.dt, self.description.dof_names, run_id=f"{protocol} at {peer}",
+                                iterating=True, dt_declared=dt is not None)
         """iterating: a lab's client may send several trials of one step (an implicit integrator's Newton
         iterations), each taking the one before back"""
         self._token = ""

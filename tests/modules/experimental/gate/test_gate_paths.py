@@ -198,3 +198,29 @@ def test_the_hold_outlives_the_sessions_of_a_site_daemon(controller, tmp_path) -
         finally:
             remote.disconnect()
     assert received(log).size == sent + 1  # the lab's own command only
+
+
+@pytest.mark.parametrize("controller", [0.040], indirect=True)
+def test_move_to_brings_the_actuators_to_the_start_at_the_lab_s_speed(controller, tmp_path) -> None:
+    """`hybridsim site experimental --move-to 0`: from 40 mm to the test's start, 1 mm a sample (0.1 m/s x 10 ms),
+    every command through the gate; then the site starts there."""
+    address, log = controller
+    config = {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"}, "actuators": [{"stroke": 0.05, "force": 1e4}],
+              "gate": {"increment": INCREMENT}, "initial_stiffness": [[1e5]],
+              "backend": {"generic_tcp": address, "channels": 1}}
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(config))
+    command = [sys.executable, "-m", "hybridsim", "site", "experimental", "--config", str(path), "--move-to", "0"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "ramps at the lab's gate.move_speed (m/s): declare it" in refused.stderr
+    config["gate"]["move_speed"] = 0.1
+    path.write_text(json.dumps(config))
+    moved = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert moved.stdout == "actuator 1: 40 mm -> 0 mm in 40 samples (0.4 s at 100 mm/s)\n", moved.stderr
+    commands = received(log)
+    assert commands.size == 40 and commands[-1] == 0.0
+    assert largest_jump(log, start=0.040) == pytest.approx(0.001, rel=1e-9)
+    module = site(address)
+    module.open(Session(0.01, ("u",)))
+    at_rest(module)  # at the start now
+    module.close()

@@ -102,9 +102,10 @@ class SimAppServer:
     def stop(self) -> None:
         self._server.stop()
 
-    def _dt(self) -> float:
-        description = self._servicer.describe_module()
-        return self._options.dt or description.control_dt or 1.0
+    def _dt(self) -> float | None:
+        """The step the site gives its SimApp sessions (s): ``[openfresco] dt``, else its control sample; None:
+        neither (the protocol carries none)."""
+        return self._options.dt or self._servicer.describe_module().control_dt
 
     def _connection(self, connection: socket.socket, peer: str) -> None:
         first = receive(connection, codec.INT.size, "the sizes message")

@@ -66,7 +66,8 @@ class SimCorServer:
         description = servicer.describe_module()
         self.points = codec.ControlPoints.from_table(self.options.control_points, description.dof_names,
                                                      "simcor.control_points")
-        self.dt = self.options.dt or description.control_dt or 1.0
+        self.dt = self.options.dt or description.control_dt
+        """the step the site gives its sessions (s); None: it gives none (the protocol carries none)"""
         self._server = ProtocolServer("simcor", listen, self._connection)
         self.address, self.port = self._server.address, self._server.port
 
@@ -163,7 +164,7 @@ class _Connection:
         if transaction == self.transaction:
             raise codec.LineError(f"transaction {transaction} was already proposed with other values")
         labview2 = self.server.options.protocol == "LabView2"
-        command = Command((session.step + 1) * self.server.dt, np.array(values))
+        command = Command((session.step + 1) * session.dt, np.array(values))
         session.propose(command, execute=labview2, commit_first=True)
         self.transaction, self.proposed = transaction, values
         self._proposed_reply(transaction, session)
