@@ -157,6 +157,8 @@ class Integration:
         """f = (-M r) a_g: one component's product, or several components' sum"""
         self.held: np.ndarray | None = None
         """forces held from a test program's earlier stages, added to every step's load (N)"""
+        self.row_offset = 0
+        """a test program's stage: the results row of its step 0 (step n is row n + row_offset)"""
         self._full = np.empty(partition.ndof)
 
     def step(self, n: int) -> None:
@@ -175,12 +177,14 @@ class Integration:
                     step_id += 1
             partition.commit(step_id)
         except ModuleStepError as exc:
-            located = exc.at_row(n, t)
-            self.status.stopped(str(located), step=n, time_s=t, module=exc.module_name, cause=str(exc.cause))
+            row = n + self.row_offset
+            located = exc.at_row(row, t)
+            self.status.stopped(str(located), step=row, time_s=t, module=exc.module_name, cause=str(exc.cause))
             raise located from exc.cause
         except IntegratorError as exc:
-            self.status.stopped(f"step {n}: {exc}", step=n, time_s=t, cause=str(exc))
-            raise RunStopped(f"step {n} (t = {t:.6g} s): {exc}") from None
+            row = n + self.row_offset
+            self.status.stopped(f"step {row}: {exc}", step=row, time_s=t, cause=str(exc))
+            raise RunStopped(f"step {row} (t = {t:.6g} s): {exc}") from None
         self.step_id = step_id
         self.figures.count(step_id - first_id + 1)
 

@@ -55,6 +55,8 @@ class StageContext:
     """the module step ID committed last"""
     held: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """forces of the earlier static stages, held (N, N*m)"""
+    row: int = 0
+    """the results row being stepped"""
     start: Any = None
     """the run's :class:`hybridsim.coordinator.run_loop.Start` (a dynamic stage's integration is built on it)"""
     status: Any = None

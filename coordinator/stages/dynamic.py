@@ -58,7 +58,7 @@ class DynamicStage(Stage):
 
     def step(self, context: StageContext, k: int) -> None:
         integration = self.integration
-        integration.step_id = context.step_id
+        integration.step_id, integration.row_offset = context.step_id, context.row - k
         integration.step(k)
         context.step_id = integration.step_id
 

@@ -82,7 +82,7 @@ class StagedIntegration:
         program, context = self.program, self.context
         s, k = program.locate(n)
         stage = program.stages[s]
-        context.step_id, context.held = self.step_id, program.held[s]
+        context.step_id, context.held, context.row = self.step_id, program.held[s], n
         try:
             if s != self.current:
                 stage.enter(context, resumed=k > 1)
