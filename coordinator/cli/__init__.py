@@ -17,6 +17,7 @@ from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems import listed
 from hybridsim.registry import resolve
+from hybridsim.wire.daemons_folders import sweep_stale
 
 CLI = "hybridsim.coordinator.cli"
 SUBCOMMANDS = {
@@ -65,6 +66,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     one_arena()  # before any thread: the coordinator's and every site daemon's (hybridsim.coordinator.allocator)
+    sweep_stale()  # the temporary folders of hybridsim processes killed with kill -9 (hybridsim.wire.daemons_folders)
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else overview_parser()
     args = parser.parse_args(argv)

@@ -28,6 +28,7 @@ from hybridsim.coordinator.recorder.shared import Activity, SharingError, share
 from hybridsim.coordinator.recorder.writer import serve
 from hybridsim.coordinator.window import RowWindow
 from hybridsim.wire.contract import Record
+from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 QUEUE_WRITES = 4
 """blocks of rows, checkpoints and records that may wait for the writer process before the step loop waits for it
@@ -147,6 +148,7 @@ class Recorder:
         self._ring: dict[str, np.ndarray] = {}
         """the rows shared with the writer: arrays like the window's, over a mapping of a file in
         :data:`hybridsim.coordinator.recorder.shared.SHARED_DIR` unlinked as soon as the writer has mapped it too"""
+        multiprocessing_folder()  # its forkserver's socket in a folder named for this process (swept after kill -9)
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([serve.__module__])  # each writer is a fork of a server that has imported h5py
         requests, self._requests = context.Pipe(duplex=False)

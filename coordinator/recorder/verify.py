@@ -20,6 +20,7 @@ import h5py
 
 from hybridsim.coordinator.recorder.layout import per_step
 from hybridsim.coordinator.recorder.read import DamagedResults, _attributes, _slot, open_read
+from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 OPEN_S = 6.0
 """how long opening a results file and reading its attributes may take (s) before it is given up as damaged: an
@@ -119,6 +120,7 @@ def _checkpoints(verdict: Verdict, f: h5py.File) -> None:
 def within(check: Callable[[str], Any], path: str | Path, seconds: float) -> Any:
     """``check(path)`` run in a child process, given at most ``seconds``: its result, or :class:`DamagedResults`
     (one line) when it does not answer in time or fails; a SIGINT or SIGTERM here ends the child too."""
+    multiprocessing_folder()
     context = multiprocessing.get_context("forkserver")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_answer, args=(check, str(path), send), name=f"check {Path(path).name}")

@@ -4,7 +4,9 @@
 loopback port, learns the port from the file the daemon writes, waits until
 grpc.health.v1 reports SERVING, and stops the daemon with SIGTERM at the end
 (at the latest when the interpreter exits; the daemon also exits by itself
-if the coordinator dies).
+if the coordinator dies).  Its folder (config copy, token, log) goes with it, but for the log of a daemon that
+failed (kept until this process ends: the next hybridsim process to start sweeps it, as it sweeps the folders of
+a coordinator killed with kill -9; :mod:`hybridsim.wire.daemons_folders`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
+from hybridsim.wire.daemons_folders import site_folder, sweep_stale
 
 log = logging.getLogger("hybridsim.daemons")
 
@@ -114,7 +116,8 @@ class LocalDaemon:
         """
         if self._process is not None:
             return
-        self._folder = Path(tempfile.mkdtemp(prefix=f"hybridsim-site-{self.name}-"))
+        sweep_stale()
+        self._folder = site_folder(self.name)
         config_path = self._folder / "config.json"
         site_args = self.site_args
         if self._credentials.token is not None and "--token-file" not in site_args:
@@ -178,6 +181,8 @@ class LocalDaemon:
         if process.returncode == 0 and self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
         else:
+            for kept in ("config.json", "token", "port"):  # the log only stays, for as long as this process
+                (self._folder / kept).unlink(missing_ok=True)  # type: ignore[operator]
             log.warning("site %s: the daemon exited with code %s; its log: %s", self.name, process.returncode,
                         self.log_path)
         return process.returncode
