@@ -27,6 +27,8 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +77,15 @@ def _read(path: Path, option: str) -> bytes:
     return data
 
 
+def _loose(path: Path, option: str) -> None:
+    """Say on stderr that a key or token file may be read by other users (as the monitor's token file is refused:
+    a site's key or token may sit on a volume whose modes the site does not choose)."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        print(f"hybridsim: warning: {option}: {path} may be read by other users (mode {mode:04o}); "
+              f"chmod 600 {path}", file=sys.stderr, flush=True)
+
+
 def read_certificate(path: Path, option: str) -> bytes:
     """The PEM certificate(s) of ``path``, checked to parse."""
     data = _read(path, option)
@@ -98,6 +109,7 @@ def read_private_key(path: Path, option: str, certificate: bytes, certificate_op
     raw = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     if key.public_key().public_bytes(*raw) != public.public_bytes(*raw):
         raise CredentialError(f"{option}: {path} is not the key of the certificate given by {certificate_option}")
+    _loose(path, option)
     return data
 
 
@@ -108,6 +120,7 @@ def read_token(path: Path, option: str) -> str:
     if len(token) < TOKEN_MIN_CHARS or not token.isascii() or not token.isprintable() or " " in token:
         raise CredentialError(f"{option}: {path} must hold one token of at least {TOKEN_MIN_CHARS} printable "
                               "ASCII characters without spaces (hybridsim certs --tokens writes one per site)")
+    _loose(path, option)
     return token
 
 

@@ -106,6 +106,7 @@ def test_describe_config_imports_no_signal_or_linear_algebra_library():
 def token_file(tmp_path: Path) -> Path:
     path = tmp_path / "left.token"
     path.write_text("t" * 43 + "\n")
+    path.chmod(0o600)  # as hybridsim certs --tokens writes it (a looser one is warned)
     return path
 
 
