@@ -138,6 +138,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         "step time (whole step) p50 {p50:.0f} us, p99 {p99:.0f} us, max {max:.0f} us".format(**summary["step_time_us"])
         + "; compute (to commit) p50 {p50:.0f} us, p99 {p99:.0f} us".format(**summary["compute_time_us"]),
     ]
+    lines += _program_lines(summary)
     if summary["realtime"]:
         lines.append(f"real time: {summary['late_steps']} late steps ({summary['late_steps_pct']:.2f} %), "
                      f"worst {summary['max_lateness_us']:.0f} us past its slot")
@@ -162,6 +163,24 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"{dof:<16}{peak:>14.6e} {summary['peak_units'][dof]:<5}{summary['peak_time_s'][dof]:>10.4f}")
     lines.append(f"results: {summary['output']}")
     return "\n".join(lines)
+
+
+def _program_lines(summary: dict[str, Any]) -> list[str]:
+    """A test program's stages and, when there are several, each excitation component's peak."""
+    lines = []
+    if summary.get("stages"):
+        lines.append("stages: " + ", ".join(f"{s['name']} ({s['kind']}, rows {s['first_row']}-"
+                                            f"{s['first_row'] + s['rows'] - 1})" for s in summary["stages"]))
+    components = summary.get("excitation", {})
+    if len(components) > 1:
+        lines.append("excitation: " + ", ".join(_component(name, c) for name, c in components.items()))
+    return lines
+
+
+def _component(name: str, figures: dict[str, Any]) -> str:
+    """One excitation component's peak, when it occurs and when the component starts."""
+    start = f" (from {figures['start_s']:g} s)" if figures["start_s"] else ""
+    return f"{name} peak {figures['peak']:.4g} {figures['unit']} at {figures['time_s']:.4g} s{start}"
 
 
 def _path_counters(stats: dict[str, float], prefix: str) -> str:

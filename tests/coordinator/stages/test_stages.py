@@ -171,3 +171,15 @@ def test_a_force_controlled_quasi_static_history_reaches_f_over_k(tmp_path):
     stages = [{"kind": "quasi-static", "dof": "x", "control": "force", "values": forces}]
     result = run_experiment(parse_experiment(linear_spring(tmp_path, stages), base_dir=tmp_path))
     np.testing.assert_allclose(result.displacement[1:, 0], np.array(forces) / K_1, rtol=1e-12)
+
+
+def test_the_printed_summary_names_the_stages_and_each_components_peak():
+    from hybridsim.coordinator.cli.run import _program_lines
+
+    summary = {"stages": [{"name": "gravity", "kind": "static", "first_row": 1, "rows": 10},
+                          {"name": "shaking", "kind": "dynamic", "first_row": 11, "rows": 300}],
+               "excitation": {"H1": {"peak": 3.13, "unit": "m/s^2", "time_s": 2.5, "start_s": 0.0},
+                              "H2": {"peak": 2.5, "unit": "m/s^2", "time_s": 3.5, "start_s": 1.0}}}
+    assert _program_lines(summary) == [
+        "stages: gravity (static, rows 1-10), shaking (dynamic, rows 11-310)",
+        "excitation: H1 peak 3.13 m/s^2 at 2.5 s, H2 peak 2.5 m/s^2 at 3.5 s (from 1 s)"]
