@@ -224,3 +224,27 @@ def test_move_to_brings_the_actuators_to_the_start_at_the_lab_s_speed(controller
     module.open(Session(0.01, ("u",)))
     at_rest(module)  # at the start now
     module.close()
+
+
+def test_a_session_opened_over_an_own_clock_session_stops_its_clock_first(controller) -> None:
+    """Two sessions must never both command one controller: a session opened over an open one at a site on its own
+    clock stops the first one's clock thread before that session's control is let go."""
+    address, log = controller
+    module = site(address, actuator={"force": 1e4}, gate={"increment": 0.01, "start_tolerance": 0.005}, clock="own",
+                  dt=0.001, command_generation={"scheme": "predictor-corrector", "order": 2})
+    dt = 0.005
+    module.open(Session(dt, ("u",)))
+    at_rest(module)
+    for k, target in enumerate([0.001, 0.002, 0.003], start=1):
+        module.propose(k, Command(k * dt, np.array([target])))
+        module.execute(k)
+        module.commit(k)
+    first = module.clock
+    module.open(Session(dt, ("u",)))  # a second session over the open one (the first coordinator never closed)
+    assert not first.running
+    sent = received(log).size
+    time.sleep(0.05)
+    assert received(log).size == sent  # nothing more from the first session's clock
+    at_rest(module, 10)
+    module.close()
+    assert np.abs(received(log)).max() <= STROKE and largest_jump(log) <= 0.01

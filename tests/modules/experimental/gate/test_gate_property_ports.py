@@ -1,10 +1,10 @@
 """A property of a site behind its gate and its [limits] (issue 31), over its ports: whatever random sequence of
-sessions opened and closed by several clients (two coordinators over gRPC, two lab-protocol clients), steps (each
--1.5 to 2.5 mm from the client's last target),
-edited restores, measured overloads and operator clears a real site server (in this process, gRPC on loopback)
-goes through, its control never receives a command beyond the stroke or the [limits] displacement, nor one
-farther than the increment from where its actuator was, nor anything while the site is held; and at most one
-session is open at a time (a second Open, from any port, is refused)."""
+sessions opened and closed by several clients (two coordinators over gRPC on loopback, two lab-protocol clients:
+channel sessions of the servicer, as its SimApp and UI-SIMCOR servers open them), steps (-1.5 to 2.5 mm from the
+client's last target, and runs of six 1.5 mm steps past the holds and limits), edited restores, measured overloads
+and operator clears a real site server in this process goes through, its control never receives a command beyond
+the [limits] displacement, nor one farther than the increment from where its actuator was, nor anything while the
+site is held; and a client never opens a session while another's is open (any port)."""
 
 from __future__ import annotations
 
