@@ -80,7 +80,8 @@ def summary(exp: Experiment, start: Start, loop_wall: float, step_times: Duratio
         "resumed_from_step": start.resumed_from,
         "steps_this_session": looped,
         "coverage": COVERAGE,
-        "simulated_s": float(start.window.view["time"][rows - 1]),
+        "simulated_s": float(start.window.view["time"][rows - 1]) if exp.program is None else
+        exp.program.simulated_s(rows, exp.dt),
         "wall_s": total_wall,
         "loop_wall_s": loop_wall,
         "steps_per_second": looped / loop_wall if loop_wall > 0 else float("inf"),

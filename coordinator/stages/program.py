@@ -61,6 +61,12 @@ class Program:
         s = int(self.stage_of[n])
         return s, n - int(self.first[s]) + 1
 
+    def simulated_s(self, rows: int, dt: float) -> float:
+        """The seconds integrated in the first ``rows`` rows: the steps of its dynamic and free-vibration stages
+        (the other stages' rows have no time in s)."""
+        timed = np.array([s.timed for s in self.stages])
+        return float(np.count_nonzero(timed[self.stage_of[1:rows].astype(int)]) * dt)
+
     def describe(self) -> list[dict[str, Any]]:
         """Each stage's name, kind and rows (for the results file and the summary)."""
         return [{"name": s.name, "kind": s.kind, "first_row": int(self.first[i]), "rows": s.rows}

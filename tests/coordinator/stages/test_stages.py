@@ -183,3 +183,19 @@ def test_the_printed_summary_names_the_stages_and_each_components_peak():
     assert _program_lines(summary) == [
         "stages: gravity (static, rows 1-10), shaking (dynamic, rows 11-310)",
         "excitation: H1 peak 3.13 m/s^2 at 2.5 s, H2 peak 2.5 m/s^2 at 3.5 s (from 1 s)"]
+
+
+def test_the_shipped_test_program_runs_its_four_stages(tmp_path):
+    from hybridsim.coordinator.experiment import load_experiment
+    from tests.conftest import EXAMPLES
+
+    result = run_experiment(load_experiment(EXAMPLES / "test_program.toml"), output=tmp_path / "program.h5")
+    stages = {s["name"]: s for s in result.summary["stages"]}
+    assert list(stages) == ["cyclic-before", "earthquake", "decay", "cyclic-after"]
+    assert stages["earthquake"]["rows"] == 2000 and stages["decay"]["rows"] == 500
+    # the last cycle's positive peak (6 dy = 0.12 m) lies on the kinematic-hardening bound alpha k d + (1 - alpha) f_y
+    k, alpha, dy = 39478.417604357434, 0.05, 0.02
+    peak = stages["cyclic-after"]["first_row"] + stages["cyclic-after"]["rows"] - 1 - 15  # 5 steps past 0 of 20
+    assert result.displacement[peak, 0] == pytest.approx(6 * dy, rel=1e-12)
+    assert result.restoring_force[peak, 0] == pytest.approx(alpha * k * 6 * dy + (1 - alpha) * k * dy, rel=1e-9)
+    assert result.summary["simulated_s"] == pytest.approx(25.0)  # the earthquake's 20 s and the decay's 5 s
