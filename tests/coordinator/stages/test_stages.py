@@ -96,20 +96,23 @@ def test_a_run_stopped_inside_a_quasi_static_stage_resumes_to_the_uninterrupted_
     np.testing.assert_array_equal(resumed.restoring_force, whole.restoring_force)
 
 
-def test_a_gravity_stage_then_a_dynamic_stage_equal_one_opensees_model_with_load_const(tmp_path):
-    ground = _record(tmp_path)
+def gravity_then_shaking(tmp_path: Path, name: str, checkpoint_every: int = 0) -> dict:
     config = {"model": MODEL.name, "path_independent": True, "parameters": {"transformation": "PDelta"},
               "control": [{"name": "x", "node": 2, "dof": 1}, {"name": "y", "node": 2, "dof": 2}]}
-    table = {"experiment": {"name": "gravity-then-shaking", "dt": DT},
-             "structure": {"dofs": ["x", "y"], "mass_diagonal": [MASS, 0.0],
-                           "damping": {"rayleigh": [RAYLEIGH_A, 0.0]}, "influence": [1.0, 0.0]},
-             "ground_motion": {"file": str(tmp_path / "pulse.csv")},
-             "stages": [{"kind": "static", "name": "gravity", "forces": {"y": -P}, "increments": 10},
-                        {"kind": "dynamic", "name": "shaking"}],
-             "integrator": {"kind": "newmark", "tolerance": 1e-12},
-             "modules": [{"name": "column", "kind": "opensees", "config": config}],
-             "output": {"file": str(tmp_path / "staged.h5")}}
-    result = run_experiment(parse_experiment(table, base_dir=MODEL.parent))
+    return {"experiment": {"name": "gravity-then-shaking", "dt": DT},
+            "structure": {"dofs": ["x", "y"], "mass_diagonal": [MASS, 0.0],
+                          "damping": {"rayleigh": [RAYLEIGH_A, 0.0]}, "influence": [1.0, 0.0]},
+            "ground_motion": {"file": str(tmp_path / "pulse.csv")},
+            "stages": [{"kind": "static", "name": "gravity", "forces": {"y": -P}, "increments": 10},
+                       {"kind": "dynamic", "name": "shaking"}],
+            "integrator": {"kind": "newmark", "tolerance": 1e-12},
+            "modules": [{"name": "column", "kind": "opensees", "config": config}],
+            "output": {"file": str(tmp_path / f"{name}.h5"), "checkpoint_every": checkpoint_every}}
+
+
+def test_a_gravity_stage_then_a_dynamic_stage_equal_one_opensees_model_with_load_const(tmp_path):
+    ground = _record(tmp_path)
+    result = run_experiment(parse_experiment(gravity_then_shaking(tmp_path, "staged"), base_dir=MODEL.parent))
     hybrid = result.displacement[10:, 0]  # from the gravity stage's last row, the transient's rest state
     monolithic = _monolithic(ground, "PDelta", P)
     without_gravity = _monolithic(ground, "PDelta", 0.0)
@@ -199,3 +202,15 @@ def test_the_shipped_test_program_runs_its_four_stages(tmp_path):
     assert result.displacement[peak, 0] == pytest.approx(6 * dy, rel=1e-12)
     assert result.restoring_force[peak, 0] == pytest.approx(alpha * k * 6 * dy + (1 - alpha) * k * dy, rel=1e-9)
     assert result.summary["simulated_s"] == pytest.approx(25.0)  # the earthquake's 20 s and the decay's 5 s
+
+
+def test_a_run_stopped_inside_the_dynamic_stage_after_gravity_resumes_to_the_uninterrupted_one(tmp_path):
+    _record(tmp_path)
+    whole = run_experiment(parse_experiment(gravity_then_shaking(tmp_path, "whole"), base_dir=MODEL.parent))
+    control, listener = aborted_at(150)
+    with pytest.raises(RunStopped):
+        run_experiment(parse_experiment(gravity_then_shaking(tmp_path, "broken", 100), base_dir=MODEL.parent),
+                       control=control, listeners=[listener])
+    assert read_checkpoint(tmp_path / "broken.h5").step == 100  # inside the transient (rows 11-310), gravity held
+    resumed = resume_run(tmp_path / "broken.h5")
+    np.testing.assert_array_equal(resumed.displacement, whole.displacement)
