@@ -49,8 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +69,7 @@ from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import Scale
 from hybridsim.coordinator.stages.base import Plan, StageConfigError
 from hybridsim.coordinator.stages.program import Program
+from hybridsim.coordinator.config_text import parse_config_text, read_config_text
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules import matrices
@@ -183,10 +182,10 @@ def load_experiment(path: str | Path, network: Sequence[str] = ()) -> Experiment
     """Read and validate an experiment file; raise ExperimentError naming the problem.  ``network``: the
     ``--network`` options, which set modules' network tables (:func:`hybridsim.coordinator.network.with_networks`)."""
     path = Path(path)
-    source = _read_capped(path, "the experiment file")
+    source = _config_text(path, "the experiment file")
     try:
-        table = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
+        table = parse_config_text(source, "TOML")
+    except ValueError as exc:
         raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
     try:
         table = with_networks(table, network)
@@ -511,6 +510,16 @@ def _read_capped(path: Path, key: str, text: bool = True) -> str:
         raise ExperimentError(f"{key}: cannot read {path}: {exc.strerror}") from None
 
 
+def _config_text(path: Path, key: str) -> str:
+    """The text of a configuration file the experiment names (or the experiment file), no larger than the cap."""
+    try:
+        return read_config_text(path)
+    except ValueError as exc:
+        raise ExperimentError(f"{key}: {exc}") from None
+    except OSError as exc:
+        raise ExperimentError(f"{key}: cannot read {path}: {exc.strerror}") from None
+
+
 def _csv_matrix(file: Any, key: str, base_dir: Path) -> np.ndarray | sp.csr_matrix:
     """A matrix file: CSV rows, or sparse from Matrix Market .mtx or scipy.sparse .npz (no larger than the cap)."""
     if not isinstance(file, str):
@@ -542,9 +551,9 @@ def _config_file(file: Any, key: str, base_dir: Path) -> dict[str, Any]:
         raise ExperimentError(f"{key} must be a file name")
     path = _path(file, key, base_dir)
     kind = "JSON" if path.suffix == ".json" else "TOML"
-    text = _read_capped(path, key)
+    text = _config_text(path, key)
     try:
-        table = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+        table = parse_config_text(text, kind)
     except ValueError as exc:  # the parsers name a line and column, never the text
         raise ExperimentError(f"{key}: cannot read {path} as {kind} ({exc})") from None
     if not isinstance(table, dict):

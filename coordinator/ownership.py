@@ -37,9 +37,8 @@ class RunLock:
 
     def acquire(self) -> None:
         """Hold the lock, or raise UsageError naming the live owner (PID, host, command)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -63,6 +62,15 @@ class RunLock:
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
                                   "command": " ".join(sys.argv)}).encode(), 0)
         self._fd = fd
+
+    def _open(self) -> int:
+        """The lock file, opened (created); a folder that cannot hold it is one line (read-only, not a folder)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"{self.results}: cannot write in {self.path.parent} ({exc.strerror}: {self.path}); "
+                             "give --output a file in a folder this user can write") from None
 
     def release(self) -> None:
         """Remove the lock file and drop the lock (in that order: a waiting run then finds no stale file)."""

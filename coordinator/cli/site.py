@@ -26,14 +26,12 @@ and each is configured by its table of the config (docs/interop.md).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import select
 import signal
 import socket
 import sys
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -42,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.ports import in_use
+from hybridsim.coordinator.config_text import parse_config_text, read_config_text
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.config_schema import ConfigError
@@ -120,18 +119,17 @@ def site_access(args: argparse.Namespace) -> SiteAccess:
 
 def load_config(path: Path) -> dict[str, Any]:
     """The module's config table from a .toml or .json file."""
+    if path.suffix not in (".json", ".toml"):
+        raise UsageError(f"--config: {path} must be a .toml or .json file")
     try:
-        text = path.read_text()
+        text = read_config_text(path)
     except OSError as exc:
         raise UsageError(f"--config: cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"--config: {exc}") from None
     try:
-        if path.suffix == ".json":
-            table = json.loads(text)
-        elif path.suffix == ".toml":
-            table = tomllib.loads(text)
-        else:
-            raise UsageError(f"--config: {path} must be a .toml or .json file")
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        table = parse_config_text(text, path.suffix[1:].upper())
+    except ValueError as exc:
         raise UsageError(f"--config: {path} is not valid {path.suffix[1:].upper()}: {exc}") from None
     if not isinstance(table, dict):
         raise UsageError(f"--config: {path} must hold a table of the module's settings")

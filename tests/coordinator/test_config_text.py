@@ -1,0 +1,73 @@
+"""Configuration text past what hybridsim reads is one line, never a traceback (issue 32): nesting deeper than the
+parsers follow (RecursionError before), a site's --config past the 16 MiB cap (read whole before), and a results
+file in a folder where its lock cannot be made (OSError before)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES
+from tests.conftest import MARTHS_DATA
+
+EXPERIMENT = f"""
+[experiment]
+name = "deep"
+dt = 0.01
+duration = 1.0
+[structure]
+dofs = ["x"]
+mass_diagonal = [1000.0]
+influence = [1.0]
+[ground_motion]
+file = "{MARTHS_DATA / 'ground_motion_elcentro.csv'}"
+[integrator]
+kind = "alpha-os"
+[[modules]]
+name = "column"
+kind = "spring"
+config_file = "column.json"
+"""
+NESTED = "arrays or tables nested deeper than the parser can follow; flatten them"
+
+
+def error_line(capsys, *argv: str) -> str:
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "column.json").write_text('{"dofs": ["x"], "stiffness": 4e5}')
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    experiment = tmp_path / "deep.toml"
+    experiment.write_text(EXPERIMENT)
+    return tmp_path, experiment
+
+
+def test_deep_nesting_in_an_experiment_a_config_file_or_a_sites_config_is_one_line(capsys, files):
+    folder, experiment = files
+    deep = folder / "deeper.toml"
+    deep.write_text(EXPERIMENT + "[extra]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert error_line(capsys, "run", str(deep)).endswith(f"{deep} is not valid TOML: {NESTED}")
+    os.replace(folder / "deep.json", folder / "column.json")
+    assert error_line(capsys, "run", str(experiment)).endswith(
+        f"modules[0].config_file: cannot read {folder / 'column.json'} as JSON ({NESTED})")
+    assert error_line(capsys, "site", "spring", "--config", str(folder / "column.json")) == (
+        f"hybridsim site: error: --config: {folder / 'column.json'} is not valid JSON: {NESTED}")
+
+
+def test_a_sites_config_past_the_cap_and_a_results_folder_without_room_for_the_lock_are_one_line(capsys, files):
+    folder, experiment = files
+    big = folder / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(MAX_CONFIG_TEXT_BYTES + 1)  # sparse: never read
+    assert error_line(capsys, "site", "spring", "--config", str(big)).startswith(
+        f"hybridsim site: error: --config: {big} is 16 MiB, larger than the 16 MiB a configuration may be")
+    assert error_line(capsys, "run", str(experiment), "--quiet", "--output", "/proc/results.h5") == (
+        "hybridsim run: error: /proc/results.h5: cannot write in /proc (No such file or directory: "
+        "/proc/results.h5.lock); give --output a file in a folder this user can write")
