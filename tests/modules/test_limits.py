@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,27 @@ def test_limits_on_a_rotation_speak_in_radians_and_newton_metres():
     module.open(Session(0.01, ("theta",)))
     with pytest.raises(StepRefused, match=r"force limit on DOF 'theta': 80 > 50 N\*m \(predicted\)"):
         module.propose(1, Command(0.0, np.array([0.008])))
+
+
+def test_a_run_stopped_by_a_hold_says_in_its_results_file_that_it_held_and_why(tmp_path):
+    """The status of the results file (what the monitor's final state and the report show) names the hold and the
+    measured force that set it (k d of the step's alpha-OS command, beyond the limit), and the run stops at the step after the
+    first whose force, in an unlimited run's file, passes the limit (half its peak)."""
+    from hybridsim.coordinator.experiment import load_experiment
+    from hybridsim.coordinator.recorder import read_attributes
+    from tests.coordinator.test_stopped_run_statistics import _experiment
+
+    whole = read_results(run_experiment(load_experiment(_experiment(tmp_path)), output=tmp_path / "whole.h5").output)
+    force = whole["restoring_force"][:, 0]  # the column's restoring force per row (N)
+    limit = float(0.5 * np.abs(force).max())
+    path = _experiment(tmp_path)
+    path.write_text(path.read_text().replace("stiffness = [[39478.417604357434]] }",
+                                             f"stiffness = [[39478.417604357434]], limits = {{ force = {limit!r} }} }}"))
+    with pytest.raises(RunStopped, match="site on hold: measured at step"):
+        run_experiment(load_experiment(path), output=tmp_path / "held.h5")
+    status = read_attributes(tmp_path / "held.h5")["status"]
+    first = int(np.flatnonzero(np.abs(force) > limit)[0])  # the first row whose measured force is past the limit
+    assert f"at step {first + 1} " in status  # the next step is refused
+    held = re.search(r"site on hold: measured at step \d+: force limit on DOF 'x': (\S+) > (\S+) N", status)
+    assert held is not None, status
+    assert limit < abs(float(held[1])) < np.abs(force).max() and float(held[2]) == pytest.approx(limit, rel=1e-5)
