@@ -97,7 +97,8 @@ def layout_of_experiment(experiment: Experiment, arrays: Mapping[str, np.ndarray
                          described: Mapping[str, Mapping[str, Any]] | None = None, *, realtime: bool = False,
                          max_points: int = MAX_POINTS) -> RunLayout:
     """The layout of a run of ``experiment`` whose history arrays are ``arrays`` (``described``: see run_layout)."""
-    shaken = [d for d, r in zip(experiment.dofs, experiment.influence) if r != 0.0]
+    influence = np.column_stack([c.influence for c in experiment.components])  # every excitation component's
+    shaken = [d for d, r in zip(experiment.dofs, influence) if np.any(r != 0.0)]
     modules = [(m.name, m.config, "in process" if m.address is None else
                 "local daemon" if m.address == "local" else m.address) for m in experiment.modules]
     widths = {m.name: arrays[f"modules/{m.name}/displacement"].shape[1] for m in experiment.modules}
