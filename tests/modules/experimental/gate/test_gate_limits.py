@@ -114,12 +114,13 @@ def test_the_site_clock_s_predictions_pass_the_site_s_displacement_limit(control
     assert np.abs(received(log)).max() <= 0.005
 
 
-def simapp_step(port: int, displacement: float) -> np.ndarray:
-    """One SimApp element client (OpenSees' genericClient's bytes): sizes, setTrialResponse, getForce; the 16
-    numbers of the reply."""
+def simapp_step(port: int, displacement: float, time: float = 0.0) -> np.ndarray:
+    """One SimApp element client (OpenSees' genericClient's bytes): sizes (displacement, velocity, acceleration
+    and time), setTrialResponse at ``time`` (s; 0: a pre-test's trial), getForce; the 16 numbers of the reply."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
         client.sendall(struct.pack("=11i", 1, 1, 1, 0, 1, 0, 0, 0, 1, 0, 16))
-        client.sendall(np.array([3.0, displacement] + [0.0] * 14).tobytes() + np.array([10.0] + [0.0] * 15).tobytes())
+        client.sendall(np.array([3.0, displacement, 0.0, 0.0, time] + [0.0] * 11).tobytes()
+                       + np.array([10.0] + [0.0] * 15).tobytes())
         reply = b""
         while len(reply) < 128:
             reply += client.recv(128 - len(reply))
