@@ -158,12 +158,14 @@ class Integration:
         self.held: np.ndarray | None = None
         """forces held from a test program's earlier stages, added to every step's load (N)"""
         self.row_offset = 0
-        """a test program's stage: the results row of its step 0 (step n is row n + row_offset)"""
+        """a test program's stage: the results row of its step 0 (step n is row n + row_offset, and the modules
+        see it at t = (n + row_offset) dt)"""
         self._full = np.empty(partition.ndof)
 
     def step(self, n: int) -> None:
         """Step n: predict, correct against the modules' restoring forces until the integrator is done, commit."""
-        integrator, reduction, partition, t = self.integrator, self.reduction, self.partition, n * self.dt
+        integrator, reduction, partition = self.integrator, self.reduction, self.partition
+        t = (n + self.row_offset) * self.dt  # the modules' clock: one dt a results row
         try:
             first_id = step_id = self.step_id + 1
             load = self._times(self._load_shape, self.ground[n], out=self._load)

@@ -450,7 +450,7 @@ class _Run:
         stiffness = start.reduction.stiffness
         context = StageContext(partition, start.integrator, start.reduction.model,
                                stiffness.toarray() if sp.issparse(stiffness) else stiffness, start.step_id,
-                               start=start, status=status)
+                               dt=exp.dt, start=start, status=status)
         return StagedIntegration(exp.program, context, status)
 
     def _rows(self, start: Start) -> Rows:

@@ -4,7 +4,9 @@ and the refusals (:class:`StageConfigError` before the run, :class:`StageError` 
 A stage adds ``rows`` rows to the results (row 0 is the rest state after the pre-test); each row is one step of
 its stage: ``step(context, k)`` for k = 1 .. rows sends trials to the modules, commits the last, and leaves the
 row's state (d, v, a, r and the load) in the integrator's arrays, where the results' row is read from and the
-checkpoint is taken.  ``enter`` is called before the first step the run takes in the stage (``resumed``: the
+checkpoint is taken.  The modules see every row as one step of dt on their own clock (row n at t = n dt, whatever
+the row's time in the results): an experimental site moves its actuators through a static increment in one
+step's samples, as through a dynamic step.  ``enter`` is called before the first step the run takes in the stage (``resumed``: the
 run resumes inside it, its state restored from the checkpoint).
 """
 
@@ -57,14 +59,17 @@ class StageContext:
     """forces of the earlier static stages, held (N, N*m)"""
     row: int = 0
     """the results row being stepped"""
+    dt: float = 0.0
+    """s: the modules' step (row n is their t = n dt)"""
     start: Any = None
     """the run's :class:`hybridsim.coordinator.run_loop.Start` (a dynamic stage's integration is built on it)"""
     status: Any = None
 
-    def evaluate(self, displacement: np.ndarray, time: float) -> np.ndarray:
-        """One trial at every module (a new step ID): the summed restoring force (N) at ``displacement``."""
+    def evaluate(self, displacement: np.ndarray) -> np.ndarray:
+        """One trial of the row at every module (a new step ID, at t = row dt): the summed restoring force (N) at
+        ``displacement``."""
         self.step_id += 1
-        return self.partition.restoring_force(self.step_id, time, displacement)
+        return self.partition.restoring_force(self.step_id, self.row * self.dt, displacement)
 
     def settle(self, displacement: np.ndarray, force: np.ndarray, load: np.ndarray) -> None:
         """Commit the last trial; the row's state at rest: d, r and the load, no velocity nor acceleration."""

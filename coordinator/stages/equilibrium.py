@@ -40,7 +40,7 @@ class Newton:
             raise StageError(f"the tangent over the free DOFs {exc}: prescribe a displacement at the DOFs it leaves "
                              "free to move, or declare a tangent") from None
 
-    def solve(self, context: StageContext, force: np.ndarray, values: np.ndarray, time: float,
+    def solve(self, context: StageContext, force: np.ndarray, values: np.ndarray,
               where: str) -> tuple[np.ndarray, np.ndarray]:
         """(d, r) in equilibrium with ``force`` (N) and d = ``values`` at the prescribed DOFs (m, rad); the last
         trial is committed and the row settled.  StageError naming ``where`` when it does not converge."""
@@ -49,7 +49,7 @@ class Newton:
         free = self.free
         residual_norm = np.inf
         for _ in range(self.max_iterations):
-            r = context.evaluate(d, time)
+            r = context.evaluate(d)
             residual = force[free] - r[free]
             residual_norm = float(np.linalg.norm(residual))
             if residual_norm <= self.tolerance * max(float(np.linalg.norm(force)), float(np.linalg.norm(r))):

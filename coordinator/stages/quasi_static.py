@@ -55,4 +55,4 @@ class QuasiStaticStage(Stage):
         if self.force:
             load[self.dof] += target
         values = np.array([] if self.force else [target])
-        self.newton.solve(context, load, values, float(k), f"quasi-static stage {self.name!r}, step {k} of {self.rows}")
+        self.newton.solve(context, load, values, f"quasi-static stage {self.name!r}, step {k} of {self.rows}")

@@ -66,7 +66,7 @@ class StaticStage(Stage):
     def step(self, context: StageContext, k: int) -> None:
         factor = k / self.rows
         values = np.array([self.targets[i] for i in sorted(self.targets)]) * factor
-        self.newton.solve(context, context.held + factor * self.forces, values, factor,
+        self.newton.solve(context, context.held + factor * self.forces, values,
                           f"static stage {self.name!r}, increment {k} of {self.rows}")
 
 

@@ -214,3 +214,24 @@ def test_a_run_stopped_inside_the_dynamic_stage_after_gravity_resumes_to_the_uni
     assert read_checkpoint(tmp_path / "broken.h5").step == 100  # inside the transient (rows 11-310), gravity held
     resumed = resume_run(tmp_path / "broken.h5")
     np.testing.assert_array_equal(resumed.displacement, whole.displacement)
+
+
+def test_a_quasi_static_ladder_through_an_experimental_site_and_its_virtual_lab(tmp_path):
+    """examples/setups/one_actuator_site.toml (a bilinear column behind a lagging actuator, five control samples a
+    step): every row is one step of the site's clock, so the ladder moves the actuator as a dynamic step would;
+    at each peak the measured force is the specimen's law within its load cells' noise (sigma 5 N: 5 sigma)."""
+    from tests.conftest import EXAMPLES
+
+    k, dy, alpha = 4.0e5, 0.008, 0.05
+    protocol = {"ladder": "custom", "yield_displacement": dy, "amplitudes": [0.5, 1.0, 2.0], "cycles": 1,
+                "steps_per_cycle": 40}
+    table = {"experiment": {"name": "lab-cyclic", "dt": 0.005}, "structure": {"dofs": ["x"], "mass_diagonal": [1e3]},
+             "stages": [{"kind": "quasi-static", "dof": "x", "protocol": protocol}],
+             "modules": [{"name": "column", "kind": "experimental", "config_file": "one_actuator_site.toml"}],
+             "output": {"file": str(tmp_path / "lab.h5")}}
+    result = run_experiment(parse_experiment(table, base_dir=EXAMPLES / "setups"))
+    peaks = np.arange(10, 120, 20)  # a cycle's peaks at its 10th and 30th step of 40
+    d, r = result.displacement[peaks, 0], result.restoring_force[peaks, 0]
+    law = np.where(np.abs(d) <= dy, k * d, np.sign(d) * (k * dy + alpha * k * (np.abs(d) - dy)))
+    assert np.allclose(d, dy * np.array([0.5, -0.5, 1.0, -1.0, 2.0, -2.0]), rtol=1e-12)
+    assert np.max(np.abs(r - law)) < 25.0
