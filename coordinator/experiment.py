@@ -69,7 +69,7 @@ from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import Scale
 from hybridsim.coordinator.stages.base import Plan, StageConfigError
 from hybridsim.coordinator.stages.program import Program
-from hybridsim.coordinator.config_text import parse_config_text, read_config_text
+from hybridsim.coordinator.config_text import MAX_MODULES, parse_config_text, read_config_text
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules import matrices
@@ -381,6 +381,9 @@ def _record(spec: dict[str, Any], where: str, base_dir: Path) -> GroundMotion:
 
 
 def _modules(specs: list[dict[str, Any]], base_dir: Path) -> tuple[ModuleSpec, ...]:
+    if len(specs) > MAX_MODULES:
+        raise ExperimentError(f"modules: {len(specs)} modules, more than the {MAX_MODULES} a run's results file is "
+                              "measured to hold; group DOFs into fewer modules (a module may own many DOFs)")
     names = [spec["name"] for spec in specs]
     for i, name in enumerate(names):
         if name in names[:i]:

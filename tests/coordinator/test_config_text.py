@@ -1,6 +1,7 @@
 """Configuration text past what hybridsim reads is one line, never a traceback (issue 32): nesting deeper than the
-parsers follow (RecursionError before), a site's --config past the 16 MiB cap (read whole before), and a results
-file in a folder where its lock cannot be made (OSError before)."""
+parsers follow (RecursionError before), a site's --config past the 16 MiB cap (read whole before), a results file in
+a folder where its lock cannot be made (OSError before), more modules than the results file is measured to hold (the
+writer crashed before).  The long test runs the cap's modules: `pytest -m long -k cap_s_modules`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import os
 import pytest
 
 from hybridsim.coordinator.cli import main
-from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES
+from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_MODULES
+from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
+from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
 
 EXPERIMENT = f"""
@@ -71,3 +75,34 @@ def test_a_sites_config_past_the_cap_and_a_results_folder_without_room_for_the_l
     assert error_line(capsys, "run", str(experiment), "--quiet", "--output", "/proc/results.h5") == (
         "hybridsim run: error: /proc/results.h5: cannot write in /proc (No such file or directory: "
         "/proc/results.h5.lock); give --output a file in a folder this user can write")
+
+
+def modules_experiment(tmp_path, n: int) -> dict:
+    """n in-process springs, one DOF each, 20 steps with a checkpoint every 10."""
+    dofs = [f"x{i}" for i in range(n)]
+    return {
+        "experiment": {"name": "many", "dt": 0.01, "duration": 0.2},
+        "structure": {"dofs": dofs, "mass_diagonal": [1000.0] * n, "influence": [1.0] * n},
+        "ground_motion": {"file": str(MARTHS_DATA / "ground_motion_elcentro.csv")},
+        "integrator": {"kind": "alpha-os"},
+        "modules": [{"name": f"m{i}", "kind": "spring", "config": {"dofs": [d], "stiffness": 4e5}}
+                    for i, d in enumerate(dofs)],
+        "output": {"file": str(tmp_path / "many.h5"), "checkpoint_every": 10},
+    }
+
+
+def test_one_module_past_the_measured_cap_is_refused_in_one_line(tmp_path):
+    with pytest.raises(ExperimentError) as refused:
+        parse_experiment(modules_experiment(tmp_path, MAX_MODULES + 1), base_dir=tmp_path)
+    assert str(refused.value) == (f"modules: {MAX_MODULES + 1} modules, more than the {MAX_MODULES} a run's results "
+                                  "file is measured to hold; group DOFs into fewer modules (a module may own many DOFs)")
+
+
+@pytest.mark.long
+def test_a_run_of_the_cap_s_modules_is_written_and_read_back_whole(tmp_path):
+    """(about 20 s) The cap is where the writer works: every row of every module on disk and read back."""
+    result = run_experiment(parse_experiment(modules_experiment(tmp_path, MAX_MODULES), base_dir=tmp_path))
+    stored = read_results(result.output)
+    assert stored["attrs"]["completed_steps"] == 21 and stored["attrs"]["status"] == "completed"
+    assert stored[f"modules/m{MAX_MODULES - 1}/force"].shape == (21, 1)
+    assert read_checkpoint(result.output).step == 20
