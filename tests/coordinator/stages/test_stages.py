@@ -235,3 +235,21 @@ def test_a_quasi_static_ladder_through_an_experimental_site_and_its_virtual_lab(
     law = np.where(np.abs(d) <= dy, k * d, np.sign(d) * (k * dy + alpha * k * (np.abs(d) - dy)))
     assert np.allclose(d, dy * np.array([0.5, -0.5, 1.0, -1.0, 2.0, -2.0]), rtol=1e-12)
     assert np.max(np.abs(r - law)) < 25.0
+
+
+def test_a_displacement_and_a_force_history_side_by_side_meet_their_closed_form(tmp_path):
+    # two springs in series (k1 to the ground, k2 between x1 and x2): x2 imposed, F at x1, so
+    # x1 = (F + k2 x2) / (k1 + k2) and the reaction at x2 is k2 (x2 - x1)
+    k1, k2 = 3.0e4, 1.0e4
+    x2, force = np.array([0.01, -0.02, 0.005]), np.array([100.0, 300.0, -50.0])
+    table = {"experiment": {"name": "mixed", "dt": 0.01}, "structure": {"dofs": ["x1", "x2"], "mass_diagonal": [1, 1]},
+             "stages": [{"kind": "quasi-static", "histories": [{"dof": "x2", "values": x2.tolist()},
+                                                               {"dof": "x1", "control": "force",
+                                                                "values": force.tolist()}]}],
+             "modules": [{"name": "springs", "kind": "linear",
+                          "config": {"dofs": ["x1", "x2"], "stiffness": [[k1 + k2, -k2], [-k2, k2]]}}],
+             "output": {"file": str(tmp_path / "mixed.h5")}}
+    result = run_experiment(parse_experiment(table, base_dir=tmp_path))
+    x1 = (force + k2 * x2) / (k1 + k2)
+    np.testing.assert_allclose(result.displacement[1:], np.column_stack([x1, x2]), rtol=1e-12)
+    np.testing.assert_allclose(result.restoring_force[1:, 1], k2 * (x2 - x1), rtol=1e-9)
