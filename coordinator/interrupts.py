@@ -65,6 +65,13 @@ def stop_point() -> None:
         raise noted.take()
 
 
+def stop_noted() -> bool:
+    """Whether a stop signal was noted (raised or not): a wait that may never end (a stalled results writer) gives
+    up then."""
+    noted = _noted
+    return noted is not None and noted.signum is not None
+
+
 @contextmanager
 def interrupted_once() -> Iterator[None]:
     """Within the block the first SIGINT or SIGTERM raises Interrupted at the next :func:`stop_point` (or after

@@ -129,8 +129,10 @@ class Holds:
 
     def gate(self, n: int) -> None:
         """Wait while held or while the results writer is stalled; stop the run (before step n) once aborted."""
-        if self.recorder.hold_while_stalled() and self.pacer is not None:
-            self.pacer.resync()
+        if self.recorder.hold_while_stalled():
+            stop_point()  # a Ctrl-C or SIGTERM in the hold: no step after it
+            if self.pacer is not None:
+                self.pacer.resync()
         try:
             self.control.gate(self._on_hold)
         except RunAborted as exc:

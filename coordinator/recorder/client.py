@@ -4,6 +4,7 @@ loop's sleep (:mod:`hybridsim.coordinator.recorder.pacing`)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import multiprocessing.util
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.interrupts import stop_noted
 from hybridsim.coordinator.recorder import layout
 from hybridsim.coordinator.recorder.pacing import FREE, Grant, beside_loop, hurried
 from hybridsim.coordinator.recorder.read import read_attributes
@@ -345,6 +347,8 @@ class Recorder:
         while not done() and not self._closed:
             if not self._replies.poll(POLL_S):  # a reply, the end of the pipe, or time to look at the clock
                 self._stall(time.perf_counter() - self._answered)
+                if self._stalled_s and stop_noted():
+                    self._kill()  # a Ctrl-C or SIGTERM does not wait for a stalled writer: its pipe ends now
             self._take()
         if self._stalled_s:
             self._stall(0.0)
@@ -380,6 +384,12 @@ class Recorder:
             self._lost()
         self.activity.sync()
         return observed
+
+    def _kill(self) -> None:
+        """End a stalled writer (SIGKILL): the file is then as a crash leaves it, and resumable."""
+        if self._process is not None and self._process.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._process.pid, signal.SIGKILL)
 
     def _lost(self) -> None:
         """The writer process ended without closing the file: a failure line."""
