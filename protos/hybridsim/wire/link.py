@@ -35,6 +35,7 @@ an INVALID_ARGUMENT error and the connection is closed.  The client's end is
 
 from __future__ import annotations
 
+import errno
 import functools
 import hmac
 import logging
@@ -346,11 +347,8 @@ class LinkServer:
             self.unix_path.unlink(missing_ok=True)
 
     def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                connection, peer = listener.accept()
-            except OSError:
-                return  # the listener was closed
+        while (accepted := accept(listener, f"site {self.site}: step link")) is not None:
+            connection, peer = accepted
             peer = peer or f"the Unix socket {self.unix_path}"  # a Unix socket's client has no address
             if not self._pending.acquire(blocking=False):
                 log.warning("site %s: step link connection from %s refused: too many connections before their "
@@ -525,3 +523,27 @@ def close_socket(connection: socket.socket) -> None:
     except OSError:
         pass
     connection.close()
+
+
+ACCEPT_RETRY_S = 0.1
+"""after an accept refused for want of resources, a listener waits this long (s) and accepts again"""
+_SCARCE = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+"""accept errors that pass (a file descriptor or memory frees up): the listener keeps listening"""
+
+
+def accept(listener: socket.socket, name: str) -> tuple[socket.socket, object] | None:
+    """The next connection of ``listener`` and its peer; None once the listener is closed.  An accept that fails
+    for want of file descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) is tried again every
+    :data:`ACCEPT_RETRY_S` (logged once per shortage, naming ``name``), never taken for a closed listener."""
+    scarce = False
+    while True:
+        try:
+            return listener.accept()
+        except OSError as exc:
+            if exc.errno not in _SCARCE:
+                return None  # the listener was closed
+            if not scarce:
+                log.warning("%s: cannot accept a connection: %s; trying again every %g s", name, exc.strerror,
+                            ACCEPT_RETRY_S)
+            scarce = True
+            time.sleep(ACCEPT_RETRY_S)

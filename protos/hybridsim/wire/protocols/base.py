@@ -13,7 +13,6 @@ that its network is trusted (tunnel them, e.g. over SSH or WireGuard).
 
 from __future__ import annotations
 
-import errno
 import logging
 import socket
 import threading
@@ -23,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
-from hybridsim.wire.link import close_socket
+from hybridsim.wire.link import ACCEPT_RETRY_S, accept, close_socket
 
 log = logging.getLogger("hybridsim.site")
 
@@ -82,12 +81,6 @@ MAX_CONNECTIONS = 8
 many cannot exhaust the site's threads and file descriptors (a session needs one)"""
 IDLE_TIMEOUT_S = 600.0
 """a connection that sends nothing for this long is closed: a half-open one whose peer is gone without a word"""
-ACCEPT_RETRY_S = 0.1
-"""after an accept refused for want of resources, the listener waits this long (s) and accepts again"""
-_SCARCE = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
-"""accept errors that pass (a file descriptor or memory frees up): the listener keeps listening"""
-
-
 class ProtocolServer:
     """Serves one protocol on ``listen`` (HOST:PORT, port 0: a free one): one thread per connection runs
     ``handle(connection, peer)``; the connection is closed when it returns or raises, or after
@@ -111,20 +104,8 @@ class ProtocolServer:
         self._thread.start()
 
     def _accept(self) -> None:
-        scarce = False
-        while True:
-            try:
-                connection, peer = self._listener.accept()
-            except OSError as exc:
-                if exc.errno not in _SCARCE:
-                    return  # the listener was closed
-                if not scarce:  # once per shortage, not at every retry
-                    log.warning("%s: cannot accept a connection: %s; trying again every %g s", self.name,
-                                exc.strerror, ACCEPT_RETRY_S)
-                scarce = True
-                time.sleep(ACCEPT_RETRY_S)
-                continue
-            scarce = False
+        while (accepted := accept(self._listener, self.name)) is not None:
+            connection, peer = accepted
             with self._lock:
                 full = len(self._connections) >= MAX_CONNECTIONS
                 if not full:
