@@ -43,14 +43,18 @@ def test_a_signal_ends_a_run_held_by_a_stalled_writer(tmp_path, signum=signal.SI
     run = subprocess.Popen([sys.executable, "-m", "hybridsim", "run", str(experiment), "--realtime"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, text=True)
     writer, deadline = None, time.monotonic() + 30
-    while writer is None:  # the writer: a child of the coordinator's forkserver
+    while writer is None:  # the writer: a child of the coordinator's forkserver, there once the file is
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()
-        servers = [p for p in psutil.Process(run.pid).children() if "forkserver" in " ".join(p.cmdline())]
-        writers = [c for s in servers for c in s.children()]
-        writer = writers[0] if writers and (tmp_path / "held.h5").exists() else None
-        time.sleep(0.05)
-    time.sleep(0.2)
-    writer.send_signal(signal.SIGSTOP)
+        time.sleep(0.2)
+        try:
+            servers = [p for p in psutil.Process(run.pid).children() if "forkserver" in " ".join(p.cmdline())]
+            writers = [c for s in servers for c in s.children()]
+            if len(writers) == 1 and (tmp_path / "held.h5").exists():
+                time.sleep(0.5)  # the run steps
+                writers[0].send_signal(signal.SIGSTOP)
+                writer = writers[0]
+        except psutil.NoSuchProcess:  # a process that ended as it was looked at
+            continue
     time.sleep(1.5)  # the run holds, stalled
     run.send_signal(signum)
     began = time.monotonic()
