@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
-from hybridsim.wire.link import ACCEPT_RETRY_S, accept, close_socket
+from hybridsim.wire.link import accept, close_socket
 
 log = logging.getLogger("hybridsim.site")
 

@@ -57,7 +57,8 @@ class SimAppOptions:
     """The site configuration's ``[openfresco]`` table."""
 
     dt: float | None = None
-    """the client's integration step (s); default: the module's control sample, else 1 s (the protocol has none)"""
+    """the client's integration step (s); default: the module's control sample, else 1 s (the protocol has none),
+    which no rate limit uses (a site with ``[limits] velocity`` refuses the session)"""
     pretest_amplitude: float = 1e-5
     """the pre-test's probe (m, rad) that measures the stiffness an element client asks for"""
     tag: int = 1

@@ -4,7 +4,7 @@ The site configuration's ``[simcor]`` table names the control points and maps ea
 (``control_points = { "MDL-00-01" = { x = "u1", z = "r1" } }``, every DOF on one axis), and may give
 ``protocol = "LabView1"`` (default: propose, execute, get-control-point) or ``"LabView2"`` (the propose
 executes and its reply carries the measured values), and ``dt`` (s: the client's time step; default the
-module's control sample, else 1 s).
+module's control sample, else 1 s, which no rate limit uses: a site with ``[limits] velocity`` refuses the session).
 
 A connection is one session of the site's servicer from ``open-session`` to ``close-session``.  The
 protocol has no commit: a new transaction commits the step before it (so every executed transaction
