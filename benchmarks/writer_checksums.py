@@ -2,58 +2,16 @@
 
     python benchmarks/writer_checksums.py [--rows 65536] [--repeats 3] [--json]
 
-A writer process writes ROWS rows of the maRTHS frame's layout (29 DOFs, three modules: the widest results file
-of the reference problems) in blocks of 1024 rows, as a run's loop sends them, into a file with Fletcher32 on
-every dataset and into one without, alternately, REPEATS times each; the figure is the writer process's CPU time
-(user + system, from /proc) per row, and the file's size per row.
+The measurement is :func:`hybridsim.coordinator.recorder.cost.writer_checksums` (also `hybridsim bench`'s
+``writer_checksums``): the writer process's CPU time per row of the maRTHS frame's layout, and the file's size.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import tempfile
-from pathlib import Path
 
-import numpy as np
-
-from hybridsim.coordinator.recorder import Recorder, layout
-from hybridsim.coordinator.window import RowWindow, results_columns
-
-DOFS = 29
-MODULES = {"frame": 29, "column": 2, "site": 2}
-BLOCK = 1024
-
-
-def writer_cpu_s(recorder: Recorder) -> float:
-    """CPU time (s) the recorder's writer process has used so far."""
-    fields = Path(f"/proc/{recorder._process.pid}/stat").read_text().rsplit(")", 1)[1].split()  # noqa: SLF001
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
-    """(writer CPU us per row, file bytes per row) of ``rows`` rows written in blocks."""
-    layout.CHECKSUMS = checksums
-    columns = results_columns(DOFS, MODULES)
-    window = RowWindow(columns, MODULES)
-    rng = np.random.default_rng(1)
-    for values in window.arrays.values():
-        values[...] = rng.standard_normal(values.shape) if values.dtype.kind == "f" else np.arange(values.shape[0])
-    path = folder / f"rows_{checksums}.h5"
-    recorder = Recorder(path, columns, dofs=[f"d{i}" for i in range(DOFS)])
-    recorder.start(window)
-    before = writer_cpu_s(recorder)
-    for stop in range(BLOCK, rows + 1, BLOCK):
-        window.rows = stop
-        recorder.submit(stop)
-    recorder.wait_written(rows)
-    used = writer_cpu_s(recorder) - before
-    recorder.close("completed")
-    size = path.stat().st_size
-    path.unlink()
-    return 1e6 * used / rows, size / rows
+from hybridsim.coordinator.recorder.cost import writer_checksums
 
 
 def main() -> None:
@@ -62,15 +20,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    runs: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
-    with tempfile.TemporaryDirectory() as folder:
-        for _ in range(args.repeats):
-            for name, checksums in (("without", False), ("with", True)):
-                runs[name].append(one_run(Path(folder), args.rows, checksums))
-    figures = {name: {"writer_cpu_us_per_row": statistics.median(r[0] for r in values),
-                      "runs_us_per_row": [round(r[0], 2) for r in values],
-                      "bytes_per_row": statistics.median(r[1] for r in values)} for name, values in runs.items()}
-    figures["load_average"] = os.getloadavg()
+    figures = writer_checksums(args.rows, args.repeats)
     if args.json:
         print(json.dumps(figures))
         return

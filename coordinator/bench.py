@@ -30,6 +30,8 @@ one process so that ratios compare like with like:
   own clock across the path: mean step over its target, % slowed steps, % held samples, and the benchmark's J2
   and J7 across it, beside OpenFresco's published 19.88 vs 19.53 ms and 0.8 % (``hybridsim.coordinator.bench_wan``;
   about 15 minutes, most of it the J runs: a 1024 Hz loop cannot step faster than the round trip).
+- ``writer_checksums``: the results writer's CPU per row of the maRTHS layout without and with its Fletcher32
+  checksums, side by side (``hybridsim.coordinator.recorder.cost``).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from hybridsim.coordinator.bench_wan import wan_figures
 from hybridsim.coordinator.partition import ModuleSlot, Partition
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.coordinator.recorder.cost import writer_checksums
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
 from hybridsim.wire.contract import Module, Session
@@ -364,7 +367,9 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     long = section("long_run", lambda: long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0))
     clock = section("site_clock", lambda: site_clock_figures(duration))
     wan = section("wan", lambda: wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0))
-    for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling)):
+    writer = section("writer_checksums", lambda: writer_checksums(16384 if quick else 65536))
+    for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling),
+                       ("writer_checksums", writer)):
         if value is not None:
             figures[key] = value
     if marths_loop is not None:

@@ -1,0 +1,73 @@
+"""The results writer's cost per row with and without the per-chunk checksums, side by side (`hybridsim bench`'s
+``writer_checksums``; ``python benchmarks/writer_checksums.py`` prints it alone).
+
+A writer process writes ``rows`` rows of the maRTHS frame's layout (29 DOFs, three modules: the widest results
+file of the reference problems) in blocks of 1024 rows, as a run's loop sends them, into a file with Fletcher32
+on every dataset and into one without, alternately, ``repeats`` times each; the figure is the writer process's CPU
+time (user + system, from /proc) per row (median of the repeats), and the file's size per row.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.recorder import layout
+from hybridsim.coordinator.recorder.client import Recorder
+from hybridsim.coordinator.window import RowWindow, results_columns
+
+DOFS = 29
+MODULES = {"frame": 29, "column": 2, "site": 2}
+BLOCK = 1024
+
+
+def writer_cpu_s(recorder: Recorder) -> float:
+    """CPU time (s) the recorder's writer process has used so far."""
+    fields = Path(f"/proc/{recorder._process.pid}/stat").read_text().rsplit(")", 1)[1].split()  # noqa: SLF001
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
+    """(writer CPU us per row, file bytes per row) of ``rows`` rows written in blocks."""
+    columns = results_columns(DOFS, MODULES)
+    window = RowWindow(columns, MODULES)
+    rng = np.random.default_rng(1)
+    for values in window.arrays.values():
+        values[...] = rng.standard_normal(values.shape) if values.dtype.kind == "f" else np.arange(values.shape[0])
+    path = folder / f"rows_{checksums}.h5"
+    kept, layout.CHECKSUMS = layout.CHECKSUMS, checksums
+    try:
+        recorder = Recorder(path, columns, dofs=[f"d{i}" for i in range(DOFS)])
+    finally:
+        layout.CHECKSUMS = kept
+    recorder.start(window)
+    before = writer_cpu_s(recorder)
+    for stop in range(BLOCK, rows + 1, BLOCK):
+        window.rows = stop
+        recorder.submit(stop)
+    recorder.wait_written(rows)
+    used = writer_cpu_s(recorder) - before
+    recorder.close("completed")
+    size = path.stat().st_size
+    path.unlink()
+    return 1e6 * used / rows, size / rows
+
+
+def writer_checksums(rows: int = 65536, repeats: int = 3) -> dict[str, Any]:
+    """The writer's CPU per row and bytes per row without and with checksums, and the load average."""
+    runs: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repeats):
+            for name, checksums in (("without", False), ("with", True)):
+                runs[name].append(one_run(Path(folder), rows, checksums))
+    figures: dict[str, Any] = {
+        name: {"writer_cpu_us_per_row": statistics.median(r[0] for r in values),
+               "runs_us_per_row": [round(r[0], 2) for r in values],
+               "bytes_per_row": statistics.median(r[1] for r in values)} for name, values in runs.items()}
+    figures["load_average"] = os.getloadavg()
+    return figures
