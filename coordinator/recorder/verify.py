@@ -98,8 +98,21 @@ def _check(verdict: Verdict, name: str, obj: Any) -> None:
             return
 
 
+def _pointer(verdict: Verdict, f: h5py.File) -> None:
+    """Note a ``/checkpoint/current`` that points nowhere (resume refuses it, as it refuses a damaged file)."""
+    current = f.get("checkpoint/current")
+    try:
+        slot, step, step_id = (int(v) for v in current[()]) if current is not None else (-1, 0, 0)
+    except (OSError, ValueError):
+        return  # (its chunk's failure is noted with the datasets)
+    if slot != -1 and (slot not in (0, 1) or not 0 <= step < verdict.completed_steps or step_id < 0):
+        verdict.damaged.append(f"/checkpoint/current points nowhere (slot {slot}, step {step}, step ID {step_id}): "
+                               "resume refuses it")
+
+
 def _checkpoints(verdict: Verdict, f: h5py.File) -> None:
     """The checkpoint slots whose SHA-256 matches and whose step is among the intact rows, newest first."""
+    _pointer(verdict, f)
     found = []
     for slot in (0, 1):
         where = f.get(f"checkpoint/slot{slot}/where")

@@ -140,6 +140,8 @@ def test_a_tampered_checkpoint_pointer_is_refused_in_one_line(runs, tmp_path):
         f["checkpoint/current"][...] = [7, -3, 2]
     code, _, err, _ = _tool("resume", str(damaged), "--quiet", cwd=tmp_path)
     assert code == 2 and "/checkpoint/current points nowhere (slot 7, step -3" in _one_line(err)
+    code, out, _, _ = _tool("verify", str(damaged), cwd=tmp_path)  # verify says so too (it said intact before)
+    assert code == 1 and "damaged: /checkpoint/current points nowhere (slot 7, step -3, step ID 2)" in out, out
 
 
 @pytest.mark.parametrize("damage", ["truncated", "zeroed"])
