@@ -25,9 +25,11 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,18 +78,38 @@ class Interlock:
 
     def __init__(self) -> None:
         self.reason: str | None = None
+        self.path: Path | None = None
+        """the file that keeps the hold across the site's restarts (None: none)"""
+
+    def keep_in(self, path: Path) -> None:
+        """Keep the hold in ``path`` from now on (written when set, removed when cleared); a hold the file holds
+        already (a site restarted while held) is the site's at once."""
+        self.path = Path(path)
+        if self.path.exists():
+            self.hold(self.path.read_text().strip() or "a hold kept in " + str(self.path))
+        elif self.reason is not None:
+            self._write(self.reason)
 
     def hold(self, reason: str) -> None:
         if self.reason is None:
             self.reason = reason
             log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
+            self._write(reason)
 
     def clear(self, operator: str) -> str | None:
         """Clear the hold (logged with ``operator``); the reason it had."""
         reason, self.reason = self.reason, None
         if reason is not None:
             log.warning("site hold cleared by %s (it was: %s)", operator, reason)
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
         return reason
+
+    def _write(self, reason: str) -> None:
+        if self.path is not None:
+            partial = self.path.with_name(self.path.name + ".partial")
+            partial.write_text(reason + "\n")
+            os.replace(partial, self.path)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from hybridsim.wire.protocols import PROTOCOLS, refusal_of_address, serve_protoc
 
 if TYPE_CHECKING:
     from hybridsim.wire.security import SiteAccess
+    from hybridsim.wire.server import SiteServer
 
 log = logging.getLogger("hybridsim.site")
 
@@ -77,6 +78,9 @@ def register(sub: Any) -> None:
                         help="(experimental) instead of serving, bring the actuators from where they are to STROKES "
                              "(m: one for all, or one per actuator, comma-separated) at the config's gate.move_speed, "
                              "every command through the site's gate; then exit")
+    parser.add_argument("--hold-file", type=Path, metavar="FILE",
+                        help="keep the site's hold (a measured overload) in FILE, so that a restarted site starts "
+                             "held until hybridsim site-control --clear (which removes it)")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
     parser.add_argument("--base-dir", type=Path,
                         help="folder that relative paths in the config start from (default: the config file's folder)")
@@ -206,10 +210,7 @@ def main(args: argparse.Namespace) -> int:
         return _move_to(args, config)
     base_dir = (args.base_dir or args.config.parent).resolve()
     max_message_bytes = int(args.max_message_mib * 2**20)
-    for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
-        if in_use(address):
-            raise UsageError(f"site {name} ({args.kind}, {args.config}): cannot listen on {address} ({option}): "
-                             "another program listens there; give another port, or port 0 for a free one")
+    _refuse_ports_in_use(f"site {name} ({args.kind}, {args.config})", listen, protocols)
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
                             max_message_bytes=max_message_bytes, access=access,
@@ -217,6 +218,8 @@ def main(args: argparse.Namespace) -> int:
                             describe_info=codec.config_info(config))
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
+    if args.hold_file is not None:
+        _keep_hold(server, args)
     try:
         extra = serve_protocols(server.servicer, protocols, protocol_tables, max_message_bytes)
     except ModuleError as exc:
@@ -235,6 +238,23 @@ def main(args: argparse.Namespace) -> int:
             lab.stop()
         server.stop()
     return 0
+
+
+def _refuse_ports_in_use(site: str, listen: str, protocols: dict[str, str]) -> None:
+    """UsageError naming the first of the site's addresses where another program listens."""
+    for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
+        if in_use(address):
+            raise UsageError(f"{site}: cannot listen on {address} ({option}): another program listens there; give "
+                             "another port, or port 0 for a free one")
+
+
+def _keep_hold(server: SiteServer, args: argparse.Namespace) -> None:
+    """``--hold-file``: the site's hold kept in a file across its restarts (hybridsim.modules.limits.Interlock)."""
+    interlock = server.servicer.interlock()
+    if interlock is None:
+        server.stop()
+        raise UsageError(f"--hold-file: {_article(args.kind)} {args.kind} site without [limits] sets no hold")
+    interlock.keep_in(args.hold_file)
 
 
 def _move_to(args: argparse.Namespace, config: dict[str, Any]) -> int:

@@ -65,3 +65,41 @@ def test_a_hold_lasts_until_the_operator_clears_it_with_the_site_s_token(control
             remote.disconnect()
     assert received(log)[-2:].tolist() == [0.0008, 0.0]
     assert np.abs(np.diff(received(log)[sent - 1:])).max() <= INCREMENT and largest_jump(log) <= 0.0016 + 1e-12
+
+
+def test_a_hold_kept_in_a_hold_file_outlives_the_site_process(controller, tmp_path) -> None:
+    """A site daemon restarted while held (a supervisor's restart) starts held: --hold-file keeps the hold."""
+    address, log = controller
+    hold = tmp_path / "site.hold"
+    config = {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"}, "actuators": [{"stroke": STROKE, "force": FORCE}],
+              "gate": {"increment": INCREMENT}, "initial_stiffness": [[1e5]],
+              "backend": {"generic_tcp": address, "channels": 1}}
+    with site_daemon(tmp_path, "experimental", config, extra=("--hold-file", str(hold))) as lab:
+        remote = RemoteModule(lab.addresses["module"], transport="unary")
+        try:
+            remote.open(Session(0.01, ("u",)))
+            at_rest(remote)
+            with pytest.raises(ModuleError, match="load cell reads 160 N"):
+                steps(remote, [0.0008, 0.0016])
+            remote.close()
+        finally:
+            remote.disconnect()
+    assert hold.read_text().startswith("actuator 1: load cell reads 160 N")
+    move_at_the_lab(address, 0.0)
+    sent = received(log).size
+    with site_daemon(tmp_path, "experimental", config, extra=("--hold-file", str(hold))) as lab:
+        where = lab.addresses["module"]
+        assert "held since actuator 1: load cell reads 160 N" in site_control(where).stdout
+        remote = RemoteModule(where, transport="unary")
+        try:
+            remote.open(Session(0.01, ("u",)))
+            at_rest(remote)
+            with pytest.raises(ModuleError, match="the site is held since actuator 1: load cell reads 160 N"):
+                steps(remote, [0.0008])
+            assert "hold cleared" in site_control(where, "--clear").stdout
+            assert not hold.exists()
+            steps(remote, [0.0008], step=2)
+            remote.close()
+        finally:
+            remote.disconnect()
+    assert received(log)[sent:].tolist() == [0.0008]
