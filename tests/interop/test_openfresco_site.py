@@ -121,6 +121,20 @@ def test_a_lab_client_written_from_the_protocol_goes_through_the_handshake(tmp_p
         assert "closed by the OpenFresco lab client" in lab.wait_log("closed by the OpenFresco lab client")
 
 
+def test_a_lab_client_s_dataSize_past_an_int_is_refused_in_one_line(tmp_path):
+    """A ShadowExpSite setup whose dataSize is 1e300 (struct.error in the site before, its traceback in the log)."""
+    with site(tmp_path, "linear", LINEAR, "openfresco") as lab:
+        with client(lab) as c:
+            c.sendall(struct.pack("=i", 1))
+            assert struct.unpack("=i", c.recv(4))[0] == 1
+            c.sendall(message([1, 7, 2.8]))
+            assert receive(c)[:3].tolist() == [0, 1, 2.8]
+            c.sendall(message([2, 1e300]) + struct.pack("=10i", 2, 0, 0, 0, 1, 2, 0, 0, 2, 0))
+            assert closed_by_site(c)
+        text = lab.wait_log("is not a 32-bit whole number")
+    assert "dataSize 1e+300 is not a 32-bit whole number" in text and "Traceback" not in text
+
+
 BAD = {
     "a wrong action code": (sizes(2) + message([42]), "wrong action code 42"),
     "an action that is not a whole number": (sizes(2) + message([3.5]), "wrong action code 3.5"),

@@ -329,8 +329,11 @@ class _LabClient(_Client):
         ids = receive(self.connection, 2 * 5 * codec.INT.size, "the setup's size IDs")
         if ids is None:
             return
-        data_size = int(setup[1]) if np.isfinite(setup[1]) else -1
-        sizes = codec.Sizes.unpack(ids + codec.INT.pack(data_size))
+        if not (np.isfinite(setup[1]) and -2**31 <= setup[1] < 2**31):  # the sizes message holds a 32-bit int
+            log.warning("site %s: OpenFresco lab client at %s refused: dataSize %g is not a 32-bit whole number",
+                        self.site, self.peer, setup[1])
+            return
+        sizes = codec.Sizes.unpack(ids + codec.INT.pack(int(setup[1])))
         log.info("site %s: OpenFresco lab client (ShadowExpSite %g) at %s: sizes %s", self.site, hello[1],
                  self.peer, sizes)
         if self.start(sizes, matrices=False):
