@@ -413,6 +413,7 @@ class _Run:
         observers = Observers(self.options.listeners, self.options.progress, start.window, exp.steps)
         records: tuple[dict[str, Any], dict[str, str]] = ({}, {})
         try:
+            start.recorder.on_stall = observers.stalled  # (a writer stalled as it starts; the loop adds the monitor)
             start.recorder.start(start.window, start.figures.observe, paced=clock.pacer is not None)
             with recorder_closed(start.recorder, start.window) as status:
                 try:
