@@ -64,10 +64,11 @@ def on_grid(records: Sequence[GroundMotion], starts: Sequence[float], dt: float,
 
 
 def dataset_labels(components: Sequence[Component]) -> dict[str, dict[str, list[str]]]:
-    """The results file's ``ground_components`` labels (its column names and units) when there are several."""
+    """The results file's ``ground_components`` labels (its columns, named as the components, and their units) when
+    there are several."""
     if len(components) < 2:
         return {}
-    return {"ground_components": {"components": [c.name for c in components], "units": [c.unit for c in components]}}
+    return {"ground_components": {"dofs": [c.name for c in components], "units": [c.unit for c in components]}}
 
 
 def peaks(components: Sequence[Component], dt: float) -> dict[str, dict[str, float]]:

@@ -91,6 +91,10 @@ def export_results(results: str | Path, to: Format, out_dir: str | Path | None =
     raise UsageError(f"--to: export to mat or csv, not {to!r}")
 
 
+RESPONSE_COLUMNS = ["stage", "ground_acceleration", "ground_components", *RESPONSE]
+"""the response table's columns after time (a test program's stage, several excitation components: when present)"""
+
+
 def export(results: str | Path, target: str | Path) -> Path:
     """One file by ``target``'s suffix: ``.mat`` (everything, as export_results) or ``.csv`` (the global response)."""
     target = Path(target)
@@ -98,7 +102,7 @@ def export(results: str | Path, target: str | Path) -> Path:
     if target.suffix == ".mat":
         return _write_mat(datasets, attrs, target)
     if target.suffix == ".csv":
-        return _write_table(target, datasets, ["ground_acceleration", *RESPONSE])
+        return _write_table(target, datasets, RESPONSE_COLUMNS)
     raise UsageError(f"export target must end in .mat or .csv, got {target.name!r}")
 
 
@@ -153,7 +157,7 @@ def _write_table(target: Path, datasets: Mapping[str, Column], keys: Sequence[st
 
 
 def _write_csvs(datasets: Mapping[str, Column], attrs: Mapping[str, Any], out: Path, stem: str) -> list[Path]:
-    written = [_write_table(out / f"{stem}.response.csv", datasets, ["ground_acceleration", *RESPONSE])]
+    written = [_write_table(out / f"{stem}.response.csv", datasets, RESPONSE_COLUMNS)]
     modules = sorted({k.split("/")[1] for k in datasets if k.startswith("modules/")})
     for name in modules:
         prefix = f"modules/{name}/"

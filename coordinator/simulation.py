@@ -348,7 +348,7 @@ class _Run:
             checkpoint_state=integrator.state() if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
-            | dataset_labels(exp.components),
+            | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {}),
             streamed=self.records.streamed()))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                       Figures(Peaks(model.ndof), 0), periods=periods)

@@ -67,6 +67,10 @@ class Program:
         timed = np.array([s.timed for s in self.stages])
         return float(np.count_nonzero(timed[self.stage_of[1:rows].astype(int)]) * dt)
 
+    def labels(self) -> dict[str, dict[str, Any]]:
+        """The results file's ``stage`` labels: a number (the index in [[stages]]) and the stages' names."""
+        return {"stage": {"units": "1", "stages": [s.name for s in self.stages]}}
+
     def describe(self) -> list[dict[str, Any]]:
         """Each stage's name, kind and rows (for the results file and the summary)."""
         return [{"name": s.name, "kind": s.kind, "first_row": int(self.first[i]), "rows": s.rows}

@@ -134,6 +134,10 @@ def test_two_components_match_one_opensees_model_with_two_uniform_excitations(tm
     stored = read_results(tmp_path / "run.h5")
     assert stored["ground_components"].shape == (experiment.steps + 1, 2)
     assert np.array_equal(stored["ground_components"][:, 0], stored["ground_acceleration"])
+    import h5py
+
+    with h5py.File(tmp_path / "run.h5") as f:
+        assert list(f["ground_components"].attrs["dofs"]) == ["H1", "H2"]
 
 
 def test_an_at2_file_reads_alike_in_both_peer_header_layouts(tmp_path):

@@ -202,6 +202,11 @@ def test_the_shipped_test_program_runs_its_four_stages(tmp_path):
     assert result.displacement[peak, 0] == pytest.approx(6 * dy, rel=1e-12)
     assert result.restoring_force[peak, 0] == pytest.approx(alpha * k * 6 * dy + (1 - alpha) * k * dy, rel=1e-9)
     assert result.summary["simulated_s"] == pytest.approx(25.0)  # the earthquake's 20 s and the decay's 5 s
+    from hybridsim.coordinator.export import export
+
+    table = np.loadtxt(export(result.output, tmp_path / "program.csv"), delimiter=",", skiprows=1)
+    assert (tmp_path / "program.csv").read_text().startswith("time [s],stage [1],ground_acceleration")
+    assert np.array_equal(table[:, 1], np.repeat([0.0, 0, 1, 2, 3], [1, 400, 2000, 500, 400]))
 
 
 def test_a_run_stopped_inside_the_dynamic_stage_after_gravity_resumes_to_the_uninterrupted_one(tmp_path):
