@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,8 @@ class Interlock:
 
     def __init__(self) -> None:
         self.reason: str | None = None
+        self._lock = threading.Lock()
+        """a site clock's thread may set the hold while the operator's call clears it"""
         self.path: Path | None = None
         """the file that keeps the hold across the site's restarts (None: none)"""
 
@@ -91,18 +94,21 @@ class Interlock:
             self._write(self.reason)
 
     def hold(self, reason: str) -> None:
-        if self.reason is None:
+        with self._lock:
+            if self.reason is not None:
+                return
             self.reason = reason
-            log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
             self._write(reason)
+        log.warning("site held: %s (every command refused until an operator clears the hold)", reason)
 
     def clear(self, operator: str) -> str | None:
         """Clear the hold (logged with ``operator``); the reason it had."""
-        reason, self.reason = self.reason, None
+        with self._lock:
+            reason, self.reason = self.reason, None
+            if self.path is not None:
+                self.path.unlink(missing_ok=True)
         if reason is not None:
             log.warning("site hold cleared by %s (it was: %s)", operator, reason)
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
         return reason
 
     def _write(self, reason: str) -> None:

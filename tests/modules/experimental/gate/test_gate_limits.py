@@ -125,6 +125,7 @@ def simapp_step(port: int, displacement: float, time: float = 0.0) -> np.ndarray
         while len(reply) < 128:
             reply += client.recv(128 - len(reply))
         client.sendall(np.array([99.0] + [0.0] * 15).tobytes())
+        client.recv(1)  # the site closes the connection once the session is closed: the next client may open one
     return np.frombuffer(reply)
 
 
