@@ -1,7 +1,7 @@
 """Energy indicators updated once a step in O(1): a site's energy error and the structure's energy balance.
 
 Energy error (Mosqueda, Stojadinovic & Mahin 2007, J. Struct. Eng. 133(8), "Real-time error monitoring for
-hybrid simulation. Part I: Methodology and experimental verification", Eq. 6-8; Part II: "Structural response
+hybrid simulation. Part I: Methodology and experimental verification", Part II: "Structural response
 modification due to errors"): the work of the measured interface force on the error between measured and
 commanded displacement,
 
@@ -32,7 +32,7 @@ def trapezoid_work(force_before: np.ndarray, force_after: np.ndarray, increment:
 
 @dataclass
 class EnergyError:
-    """One site's energy error (Mosqueda et al. 2007, Part I, Eq. 6-8), accumulated step by step."""
+    """One site's energy error (Mosqueda et al. 2007, Part I), accumulated step by step."""
 
     value: float = 0.0
     """E_err [J]: positive when the transfer system added energy"""
