@@ -47,10 +47,13 @@ class _Noted:
         """Interrupted was raised for it"""
         self.forced = False
         """no stop point came within GRACE_S: the next delivery raises where the main thread is"""
+        self.pending: Interrupted | None = None
+        """the Interrupted raised last (a raise that Python swallowed, in a gc callback, is taken back)"""
 
     def take(self) -> Interrupted:
         self.raised = True
-        return Interrupted(self.signum)  # type: ignore[arg-type]
+        self.pending = Interrupted(self.signum)  # type: ignore[arg-type]
+        return self.pending
 
 
 _noted: _Noted | None = None
@@ -100,6 +103,20 @@ def interrupted_once() -> Iterator[None]:
         elif noted.forced:
             raise noted.take()
 
+    def swallowed(info: "sys.UnraisableHookArgs") -> None:
+        """A forced raise that landed in a gc callback or a finalizer is printed and dropped by Python: the
+        signal is noted again (the next stop point raises it, or GRACE_S forces it again), not lost."""
+        nonlocal timer
+        if noted.pending is not None and info.exc_value is noted.pending:
+            noted.raised, noted.pending = False, None
+            timer = threading.Timer(GRACE_S, force)
+            timer.daemon = True
+            timer.start()
+        else:
+            hook(info)
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = swallowed
     previous = {sig: signal.signal(sig, handler) for sig in SIGNALS}
     _noted = noted
     try:
@@ -108,6 +125,7 @@ def interrupted_once() -> Iterator[None]:
             raise noted.take()
     finally:
         _noted = outer
+        sys.unraisablehook = hook
         if timer is not None:
             timer.cancel()
         for sig, old in previous.items():
