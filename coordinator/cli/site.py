@@ -294,3 +294,5 @@ def _stop_signals() -> Iterator[socket.socket]:
         signal.set_wakeup_fd(previous)
         writer.close()
         reader.close()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # the site is ending: ignored at the C level (a Python
+            signal.signal(sig, signal.SIG_IGN)  # handler is reset to the default while the interpreter finalizes)
