@@ -90,28 +90,29 @@ def interrupted_once() -> Iterator[None]:
             noted.forced = True
             signal.pthread_kill(main, noted.signum)  # type: ignore[arg-type]  # wakes a blocking call too
 
-    def handler(signum: int, frame: object) -> None:
+    def arm() -> None:
+        """Force the noted signal GRACE_S from now unless a stop point raises it first."""
         nonlocal timer
+        timer = threading.Timer(GRACE_S, force)
+        timer.daemon = True
+        timer.start()
+
+    def handler(signum: int, frame: object) -> None:
         if noted.raised:
             sys.stderr.write(f"{signal.Signals(signum).name} again: still closing the sessions and writing the "
                              "results file\n")
         elif noted.signum is None:
             noted.signum = signum
-            timer = threading.Timer(GRACE_S, force)
-            timer.daemon = True
-            timer.start()
+            arm()
         elif noted.forced:
             raise noted.take()
 
     def swallowed(info: "sys.UnraisableHookArgs") -> None:
         """A forced raise that landed in a gc callback or a finalizer is printed and dropped by Python: the
         signal is noted again (the next stop point raises it, or GRACE_S forces it again), not lost."""
-        nonlocal timer
         if noted.pending is not None and info.exc_value is noted.pending:
             noted.raised, noted.pending = False, None
-            timer = threading.Timer(GRACE_S, force)
-            timer.daemon = True
-            timer.start()
+            arm()
         else:
             hook(info)
 
