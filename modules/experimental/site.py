@@ -88,8 +88,8 @@ class ExperimentalSite:
         targets = self.setup.strokes((target * self.signs)[self.forces.setup_dofs])
         targets_mm = targets * MM_PER_M
         commands_mm = self._commands_mm
-        for i, compensator in enumerate(self.compensators):
-            commands_mm[i] = compensator.command(float(targets_mm[i]), float(self._measured_mm[i]))
+        commands_mm[:] = [compensator.command(t, m) for compensator, t, m
+                          in zip(self.compensators, targets_mm.tolist(), self._measured_mm.tolist())]
         strokes, loads = self.backend.command(commands_mm / MM_PER_M, targets, target)
         self._measured_mm = strokes * MM_PER_M
         self.sample += 1
