@@ -37,9 +37,11 @@ GATE = Schema("gate", "The site's gate: limits of every command to the actuators
                   "start_tolerance": Key(Number("m", 0), "the actuators' largest distance from the test's start (zero "
                                          "strokes) at the reading at rest; farther, the site refuses to start",
                                          default=1e-3),
-                  "restore_tolerance": Key(Number("m", 0), "the largest distance of a lab controller's actuators from "
-                                           "the strokes a checkpoint measured, when the site is restored to it; "
-                                           "farther, the restore is refused", default=1e-3),
+                  "restore_tolerance": Key(Number("m", 0), "the largest distance of the actuators from the strokes a "
+                                           "checkpoint measured, when the site is restored to it (a lab's "
+                                           "controller: where its read request finds them; a virtual lab or plant "
+                                           "daemon: where the checkpoint's state puts them); farther, the restore is "
+                                           "refused", default=1e-3),
                   "move_speed": Key(Number("m/s", 0, open_minimum=True), "the speed of hybridsim site ... --move-to "
                                     "(a ramp of the actuators to given strokes, under the gate)"),
               })

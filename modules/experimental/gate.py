@@ -185,7 +185,8 @@ class Gate:
     def check_restore(self, measured_mm: Sequence[float]) -> None:
         """Refuse a checkpoint whose measured strokes (mm) are not one finite value per actuator within the stroke
         limits, or, at a control whose actuators stay where they are (a lab's controller), farther than
-        :attr:`restore_tolerance` from where its read request finds them (then the increment goes on from there)."""
+        :attr:`restore_tolerance` from where its read request finds them (then the increment goes on from there).
+        A control whose actuators go back with the checkpoint is checked once it has (:meth:`rewound`)."""
         values = np.asarray(measured_mm, float)
         if values.shape != self.stroke.shape or not np.all(np.isfinite(values)):
             raise ModuleError(f"experimental module: the checkpoint's measured strokes {values.tolist()} are not one "
@@ -195,19 +196,33 @@ class Gate:
             i = int(beyond[0])
             raise ModuleError(f"experimental module: the checkpoint puts actuator {i + 1} at {values[i]:.4g} mm, beyond "
                               f"its limit {self.stroke[i] * 1e3:.4g} mm; refused, nothing moved")
+        if not getattr(self._control, "REWINDS", False):
+            self._settle(self._control.read(), values, "bring it there (hybridsim site experimental --config SITE "
+                         "--move-to STROKES) or restore a checkpoint taken where it is; refused, nothing moved")
+
+    def rewound(self, measured_mm: Sequence[float]) -> None:
+        """After a restore, at a control whose actuators went back with the checkpoint (a virtual lab, a plant
+        daemon: ``REWINDS``): the increment goes on from where the control says they are now (its ``reading``,
+        which neither moves nor steps), refused if that is farther than :attr:`restore_tolerance` from the
+        checkpoint's measured strokes (mm) (an edited checkpoint)."""
         if getattr(self._control, "REWINDS", False):
-            return  # a virtual lab, a plant daemon: the actuators go back with the checkpoint
-        strokes, loads = self._control.read()
-        away = np.flatnonzero(~(np.abs(strokes - values / 1e3) <= self.restore_tolerance))
+            self._settle((self._control.reading(), None), np.asarray(measured_mm, float),
+                         "the checkpoint's measured strokes do not match the state it gives the control (an edited "
+                         "checkpoint?): restore one as it was written; refused, and the next command is measured from where "
+                         "the control is")
+
+    def _settle(self, reading: tuple[np.ndarray, np.ndarray | None], values_mm: np.ndarray, fix: str) -> None:
+        """The increment's reference is ``reading``'s strokes (m); refuse if one is farther than
+        :attr:`restore_tolerance` from ``values_mm`` (the checkpoint's, mm); an overload in its loads holds the site."""
+        strokes, loads = reading
+        self.measured = np.array(strokes, float)
+        away = np.flatnonzero(~(np.abs(strokes - values_mm / 1e3) <= self.restore_tolerance))
         if away.size:
             i = int(away[0])
             raise ModuleError(f"experimental module: actuator {i + 1} is at {strokes[i] * 1e3:.4g} mm and the "
-                              f"checkpoint has it at {values[i]:.4g} mm (restore_tolerance = "
-                              f"{self.restore_tolerance * 1e3:.4g} mm): bring it there (hybridsim site experimental "
-                              "--config SITE --move-to STROKES) or restore a checkpoint taken where it is; refused, "
-                              "nothing moved")
-        self.measured = np.array(strokes, float)
-        if np.any(np.abs(loads[:self.force.size]) > self.force):
+                              f"checkpoint has it at {values_mm[i]:.4g} mm (restore_tolerance = "
+                              f"{self.restore_tolerance * 1e3:.4g} mm): {fix}")
+        if loads is not None and np.any(np.abs(loads[:self.force.size]) > self.force):
             self._overloaded(loads)
 
     def close(self) -> dict[str, float]:

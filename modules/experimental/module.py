@@ -310,3 +310,4 @@ class ExperimentalModule(StepLedger):
             raise ModuleError("experimental module: the checkpoint has no measured strokes; refused, nothing moved")
         self.site.backend.check_restore(measured)
         self.stepping.set_state(state)
+        self.site.backend.rewound(measured)

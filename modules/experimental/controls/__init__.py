@@ -10,7 +10,9 @@ A control is one small class (one file, one line in :data:`CONTROLS`) with OpenF
 - ``read()``: the same measurement now, before any command;
 - ``close()``: let go of the lab, returning its figures (``max_command_volts_1``, ..).
 
-``commit``, ``state`` and ``set_state`` serve the site's trials (a step taken back); ``probe`` (optional)
+``commit``, ``state`` and ``set_state`` serve the site's trials (a step taken back); a control whose actuators go
+back with a state (``REWINDS``: a virtual lab, a plant daemon) says where they are then with ``reading()`` (the
+strokes, m; nothing moves or steps), the gate's reference after a restore; ``probe`` (optional)
 answers a pre-test at the strokes of a pose without moving anything.  Each class declares ``KEY``, the
 :class:`~hybridsim.modules.config_schema.Key` of its entry; :data:`BACKEND` (the ``backend`` table) is made
 of them and the keys the controls share.  A control may refuse to be taken back to a checkpoint

@@ -40,6 +40,8 @@ class SteppedModule:
         self._pending: int | None = None
         """the plant step of the last sample, a trial at the plant until the site commits its step"""
         self._loads = np.zeros(channels)
+        self._strokes = np.zeros(channels)
+        """the strokes (m) the plant measured at :attr:`sample`"""
         self._samples = 1
         """control samples per step"""
         self._with_plant = False
@@ -62,17 +64,21 @@ class SteppedModule:
 
     def read(self) -> tuple[np.ndarray, np.ndarray]:
         """The strokes (m) and load cells (N) at rest: the plant's step 0."""
-        measured = self._call(0.0, np.zeros(self.channels))
+        self._strokes = self._call(0.0, np.zeros(self.channels))
         self.module.commit(self._step)
-        return measured, self._loads.copy()
+        return self._strokes, self._loads.copy()
 
     def command(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One plant step: ``command`` (m) held over the next sample; the strokes (m) and load cells (N) then."""
         self.commit()  # the step's previous sample
-        measured = self._call((self.sample + 1) * self.sample_period, command)
+        self._strokes = self._call((self.sample + 1) * self.sample_period, command)
         self._pending = self._step
         self.sample += 1
-        return measured, self._loads.copy()
+        return self._strokes, self._loads.copy()
+
+    def reading(self) -> np.ndarray:
+        """The strokes (m) the plant measured at the sample it stands at (after a rewind too), without a step."""
+        return self._strokes.copy()
 
     def commit(self) -> None:
         """Commit the last sample at the plant (the others were committed when the next was sent)."""
@@ -82,7 +88,8 @@ class SteppedModule:
 
     def state(self, with_plant: bool = False) -> dict[str, Any]:
         """The sample reached, and the plant's checkpoint (JSON text) when it may be needed or ``with_plant``."""
-        state: dict[str, Any] = {"sample": self.sample, "loads": self._loads.tolist()}
+        state: dict[str, Any] = {"sample": self.sample, "loads": self._loads.tolist(),
+                                 "strokes": self._strokes.tolist()}
         if with_plant or self._with_plant:
             state["plant"] = self.module.checkpoint().decode()
             self._with_plant = self._rewound
@@ -104,6 +111,7 @@ class SteppedModule:
         self._pending = None
         self.sample = sample
         self._loads = np.array(state["loads"], float)
+        self._strokes = np.array(state["strokes"], float)
 
     def close(self) -> dict[str, float]:
         """Close the module's session; the figures the site reports of it: its servo commands (V) and its

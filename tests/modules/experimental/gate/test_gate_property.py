@@ -11,7 +11,7 @@ import json
 from unittest import mock
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from hybridsim.modules.config_schema import Key, Schema, Table
 from hybridsim.modules.experimental.controls import CONTROLS
@@ -40,7 +40,10 @@ class Recorder:
         return cls()
 
     def read(self):
-        return np.array([self.position]), np.array([STIFFNESS * self.position])
+        return self.reading(), np.array([STIFFNESS * self.position])
+
+    def reading(self):
+        return np.array([self.position])
 
     def command(self, strokes):
         Recorder.log.append((self.position, float(strokes[0])))
@@ -75,6 +78,7 @@ ACTIONS = st.lists(st.one_of(
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(ACTIONS)
+@example([("checkpoint", 0.0), ("restore", [3.0]), ("step", 0.00390625)])  # an edited checkpoint: was a 3.9 mm jump
 def test_no_command_beyond_the_limits_or_while_held(actions) -> None:
     Recorder.log = []
     with mock.patch.dict(CONTROLS, {"recorder": f"{__name__}:Recorder"}):
