@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.modules.config_schema import Key, Names, Number, Numbers, Schema, Table, Tables, Text
-from hybridsim.modules.experimental import clock, command_generation, guards, kinematics, physical_frame, relaxation
+from hybridsim.modules.experimental import (clock, command_generation, force_control, guards, kinematics,
+                                            physical_frame, relaxation)
 from hybridsim.modules.experimental.clock import ClockSettings
 from hybridsim.modules.experimental.command_generation import CommandGenerator
 from hybridsim.modules.experimental.compensators import kinds as compensator_kinds
@@ -60,6 +61,8 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                     "initial_stiffness": Key(Numbers("N/m, N/rad, N*m/rad", (2,)), "the pre-test's r = K d when the "
                                              "control cannot probe"),
                     "frame": Key(Table(physical_frame.CONFIG), "the maRTHS feedback-force frame model"),
+                    "force_control": Key(Tables(force_control.CONFIG), "setup DOFs the site holds at a force (not "
+                                         "the coordinator's; lockstep, load-cell forces)"),
                     "backend": Key(BACKEND, "the control backend", required=True),
                     "gate": Key(Table(GATE), "the gate's limits of every command (increment, velocity) and the start"),
                     "record": Key(Text(), "the site's record (HDF5, appended every 65,536 samples and at close), in the "
@@ -70,7 +73,7 @@ CONFIG = Schema("experimental", "An experimental site: a setup, one table per ac
                                       "target, compare the forces, warn or hold (lockstep)"),
                     **clock.KEYS,
                 }, exactly_one=(("setup", "coupler"),), at_most_one=(("actuators", "compensators"),
-                                                                    ("actuators", "guards")))
+                                                                    ("actuators", "guards"), ("frame", "force_control")))
 
 
 def site_setup(config: Mapping[str, Any]) -> Setup:
@@ -105,11 +108,13 @@ def interface_dofs(config: Mapping[str, Any], setup: Setup) -> tuple[Dof, ...]:
         return physical_frame.frame_dofs(config)
     if "kinds" in config:
         raise ModuleError("experimental module: kinds is the frame model's; the setup says each DOF's kind")
-    names = config.get("dofs", [d.name for d in setup.dofs])
-    if len(names) != len(setup.dofs):
-        raise ModuleError(f"experimental module: dofs must rename the setup's {len(setup.dofs)} DOFs "
-                          f"({', '.join(d.name for d in setup.dofs)})")
-    return tuple(Dof(str(n), d.kind) for n, d in zip(names, setup.dofs))
+    held = {t["dof"] for t in config.get("force_control", ())}
+    free = [d for d in setup.dofs if d.name not in held]
+    names = config.get("dofs", [d.name for d in free])
+    if len(names) != len(free):
+        raise ModuleError(f"experimental module: dofs must rename the setup's {len(free)} DOFs "
+                          f"({', '.join(d.name for d in free)}{', those not in force_control' if held else ''})")
+    return tuple(Dof(str(n), d.kind) for n, d in zip(names, free))
 
 
 def step_samples(config: Mapping[str, Any], settings: ClockSettings | None, dt: float) -> tuple[int, int]:

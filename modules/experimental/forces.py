@@ -20,8 +20,14 @@ class ForceSource(Protocol):
     """Between the interface and the setup: which interface DOFs are the setup's, the response to a
     measurement."""
 
-    setup_dofs: slice
-    """the interface DOFs (rig sign) that are the setup's DOFs"""
+    def setup_target(self, target: np.ndarray) -> np.ndarray:
+        """The setup's DOF target of an interface target (rig sign)."""
+        ...
+
+    def settling(self) -> bool:
+        """Whether the site's start goes on with another sample at rest (a force-controlled DOF's target ramped in,
+        :mod:`hybridsim.modules.experimental.force_control`)."""
+        ...
 
     def respond(self, strokes: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(interface displacements, forces) of the strokes (m) and load-cell forces (N) measured at a sample."""
@@ -55,7 +61,11 @@ class LoadCells:
         self.probe_loads = probe_loads
         self.stiffness = stiffness
 
-    setup_dofs = slice(None)
+    def setup_target(self, target: np.ndarray) -> np.ndarray:
+        return target
+
+    def settling(self) -> bool:
+        return False
 
     def respond(self, strokes: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pose = self.setup.pose(strokes)

@@ -29,6 +29,8 @@ Config table (a generic site: any setup, one actuator table each, forces from th
     gate = {increment = 0.002, velocity = 0.1, start_tolerance = 0.001}       # optional: the gate's limits of every
                                                 # command (m per sample, m/s) and of the start (m; gate.py)
     initial_stiffness = [[..], [..]]            # optional: the pre-test's r = K d when the control cannot probe
+    force_control = [{dof = "z", force = -1.5e6, stiffness = 6.4e8}]  # optional: setup DOFs the site holds at a
+                                                # force (not the coordinator's; force_control.py), ramped in at start
     backend = {plant = {...}}                   # a plant config (virtual lab): the lab in this process; a
                                                 # specimen with coordinates = "dofs" and no setup takes the site's
             | {address = "HOST:PORT", deadline_s = 10.0}           # a plant daemon (its load cells are its forces)
@@ -119,6 +121,9 @@ class ExperimentalModule(StepLedger):
         self.clock_settings = ClockSettings.from_config(self.config)
         """None: lockstep; else the site runs on its own clock (:mod:`hybridsim.modules.experimental.clock`)"""
         command_generator(self.config, self.clock_settings, 1)  # what spans its keys (an arrival, or a clock)
+        if self.clock_settings is not None and "force_control" in self.config:
+            raise ModuleError("experimental module: force_control ramps its targets in before the test in lockstep; "
+                              "drop clock = \"own\" or force_control")
         if self.clock_settings is not None and "relaxation" in self.config:
             raise ModuleError("experimental module: the relaxation check holds a step's target in lockstep; a site "
                               "on its own clock holds by the wall clock: drop relaxation or clock = \"own\"")

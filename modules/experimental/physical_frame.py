@@ -199,8 +199,12 @@ class FrameFeedback:
     """The maRTHS benchmark's force source: interface (x, theta1, theta2), setup (x, theta1); the frame model's
     F5[0:3] from the measured motion, theta2 its free rotation (the load cells are not used)."""
 
-    setup_dofs = slice(0, 2)
-    """the setup's (x, theta1) of the interface's (x, theta1, theta2)"""
+    def setup_target(self, target: np.ndarray) -> np.ndarray:
+        """The setup's (x, theta1) of the interface's (x, theta1, theta2)."""
+        return target[:2]
+
+    def settling(self) -> bool:
+        return False
 
     def __init__(self, feedback: FeedbackForce, setup: Any) -> None:
         self.feedback = feedback

@@ -26,6 +26,7 @@ from hybridsim.modules.experimental.compensators.kinds import build_compensator
 from hybridsim.modules.experimental.config import actuator_tables, interface_dofs, site_setup
 from hybridsim.modules.experimental.controls import Control
 from hybridsim.modules.experimental.controls.at_rest import AtRest
+from hybridsim.modules.experimental.force_control import ForceControlled
 from hybridsim.modules.experimental.forces import ForceSource, LoadCells
 from hybridsim.modules.experimental.gate import ActuatorLimitExceeded, Gate, Interlock
 from hybridsim.modules.experimental.guards import GuardedCompensator, Limits
@@ -71,7 +72,8 @@ class ExperimentalSite:
         self._commands_mm = np.zeros(n)
 
     def start(self) -> SiteResponse:
-        """The reading at rest (sample 0), before any command: the control's read request, nothing moves."""
+        """The reading at rest (sample 0), before any command: the control's read request, nothing moves; then, at
+        a site with force-controlled DOFs, the samples that ramp their targets in (the other DOFs at rest)."""
         if self.sample != -1:
             raise RuntimeError("the site has already started")
         strokes, loads = self.backend.read()
@@ -81,11 +83,14 @@ class ExperimentalSite:
         if self.backend.tripped is not None:
             raise self.backend.trip()
         displacement, force = self.forces.respond(strokes, loads)
-        return SiteResponse(self.signs * displacement, self.signs * force)
+        response = SiteResponse(self.signs * displacement, self.signs * force)
+        while self.forces.settling():
+            response = self.advance(np.zeros(self.signs.size))
+        return response
 
     def advance(self, target: np.ndarray) -> SiteResponse:
         """Move toward the interface ``target`` for one sample, through the gate; return what was measured."""
-        targets = self.setup.strokes((target * self.signs)[self.forces.setup_dofs])
+        targets = self.setup.strokes(self.forces.setup_target(target * self.signs))
         targets_mm = targets * MM_PER_M
         commands_mm = self._commands_mm
         commands_mm[:] = [compensator.command(t, m) for compensator, t, m
@@ -145,11 +150,14 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
         gate = Gate(backend, setup.actuators, dt, interlock=interlock,
                     start_tolerance=float(gate_table.get("start_tolerance", 1e-3)),
                     restore_tolerance=float(gate_table.get("restore_tolerance", 1e-3)), **limits)
+        dofs = len(interface_dofs(config, setup))
         if "frame" in config:
             forces: ForceSource = FrameFeedback.of(config, setup, dt)
         else:
-            forces = LoadCells(setup, gate.probe, _stiffness(config, len(setup.dofs)))
-        signs = config.get("signs", (1.0,) * len(interface_dofs(config, setup)))
+            forces = LoadCells(setup, gate.probe, _stiffness(config, dofs))
+        if "force_control" in config:
+            forces = ForceControlled.of(config["force_control"], forces)
+        signs = config.get("signs", (1.0,) * dofs)
         return ExperimentalSite(setup, compensators, forces, gate, signs, record=record)
     except KeyError as exc:
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
@@ -180,7 +188,9 @@ def prime_site(config: Mapping[str, Any]) -> None:
     (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
     real-time controller is loaded before its clock starts)."""
     setup = site_setup(config)
-    site = build_site(config, AtRest(setup.actuators, setup.cells))
+    plain = {k: v for k, v in config.items()  # (at rest nothing loads a force-controlled DOF: all in displacement)
+             if k not in ("force_control", "dofs", "signs", "initial_stiffness")}
+    site = build_site(plain, AtRest(setup.actuators, setup.cells))
     site.start()
     for _ in range(2):
         site.advance(np.zeros(len(site.signs)))

@@ -59,6 +59,7 @@ class Lockstep:
         """The reading at rest, taken now if the site has not started (None: a restored site started long ago)."""
         if self.rest is None and self.site.sample == -1:
             self.rest = self.site.start()
+            self.held = self.site.sample  # force-controlled DOFs' targets ramped in: not part of the steps' time
         return self.rest
 
     def check(self, step: int, time: float) -> int:
