@@ -35,8 +35,11 @@ GATE = Schema("gate", "The site's gate: limits of every command to the actuators
                                    "change per control sample, from the measured stroke"),
                   "velocity": Key(Numbers("m/s", (0, 1), Number(minimum=0, open_minimum=True)), "largest command "
                                   "speed from the measured stroke, over the site's control sample"),
-                  "start_tolerance": Key(Number("m", 0), "the actuators' largest distance from the test's start (zero "
-                                         "strokes) at the reading at rest; farther, the site refuses to start",
+                  "start": Key(Numbers("m", (0, 1)), "the actuators' strokes where the test starts (a specimen "
+                                "installed at an offset), the site's zero: its commands and readings are from there",
+                               default=0.0),
+                  "start_tolerance": Key(Number("m", 0), "the actuators' largest distance from the test's start "
+                                         "(gate.start) at the reading at rest; farther, the site refuses to start",
                                          default=1e-3),
                   "restore_tolerance": Key(Number("m", 0), "the largest distance of the actuators from the strokes a "
                                            "checkpoint measured, when the site is restored to it (a lab's "

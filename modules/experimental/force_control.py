@@ -15,8 +15,9 @@ integral controller, the specimen's declared stiffness K as the loop's plant mod
 For a linear specimen of stiffness K along the DOF and fixed other DOFs the error obeys
 e_{k+1} = (1 - g) e_k: g = 1 removes it in one sample; a coupled DOF moving by dx in a sample adds K_c dx to the
 next error (K_c the coupling stiffness).  The target is ramped in linearly over ``ramp`` samples when the session
-starts (from where the DOFs are; the other DOFs held at rest), then held until the error is within ``tolerance`` (at most ``settle`` more
-samples, or the site refuses to start); F* stays constant after (a gravity load)."""
+starts (from where the DOFs are; the other DOFs held at rest), then held until the error is within
+``tolerance`` (at most ``settle`` more samples, or the site refuses to start); F* stays constant after (a gravity
+load)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,9 @@ which applies every limit of the actuators before anything is sent:
 - ``velocity``: |command - measured stroke| / dt (m/s), dt the site's own control sample (never a client's dt);
 - ``force``: the load cell measured after a sample (N): beyond it the site is held.
 
+A site may declare where its test starts (``gate.start``: a specimen installed at an offset): the site's strokes
+are from there, the limits and messages in the control's own.
+
 A hold (an :class:`Interlock`) lasts until an operator clears it at the site: across samples, steps taken
 back, restores, sessions and reconnections (the interlock belongs to the site, not to a session).  Reading
 (:meth:`Gate.read`) asks the control for its measurement only; it never commands.  A checkpoint's position
@@ -53,7 +56,7 @@ class Gate:
                  stroke: Sequence[float] | None = None, force: Sequence[float] | None = None,
                  increment: Sequence[float] | None = None, velocity: Sequence[float] | None = None,
                  interlock: Interlock | None = None, start_tolerance: float = np.inf,
-                 restore_tolerance: float = np.inf) -> None:
+                 restore_tolerance: float = np.inf, start: Sequence[float] | None = None) -> None:
         self._control = control
         self.stroke = _limits(stroke, actuators)
         self.force = _limits(force, actuators)
@@ -65,7 +68,10 @@ class Gate:
         """the stroke and step limits as finite floats (none: the largest float), so NaN and Inf fail ``<=``"""
         self.interlock = interlock or Interlock()
         self.start_tolerance = start_tolerance
-        """m: the largest distance of an actuator from zero at the first reading"""
+        """m: the largest distance of an actuator from :attr:`start` at the first reading"""
+        self.start = None if start is None or not np.any(start) else np.asarray(start, float)
+        """the strokes (m) where the test starts (a specimen installed at an offset), the site's zero: the site
+        commands and reads strokes from it, the control is sent and measures them from its own zero (None: 0)"""
         self.restore_tolerance = restore_tolerance
         """m: the largest distance of a lab controller's actuator from where a checkpoint to restore measured it"""
         self.measured: np.ndarray | None = None
@@ -84,24 +90,31 @@ class Gate:
     def read(self) -> tuple[np.ndarray, np.ndarray]:
         """The strokes (m) and loads (N) now, by the control's read request (nothing moves)."""
         strokes, loads = self._control.read()
-        away = np.flatnonzero(np.abs(strokes) > self.start_tolerance) if self.measured is None else ()
+        start = np.zeros(strokes.size) if self.start is None else self.start
+        away = np.flatnonzero(np.abs(strokes - start) > self.start_tolerance) if self.measured is None else ()
         if len(away):
             i = int(away[0])
             raise ModuleError(f"experimental module: actuator {i + 1} is at {strokes[i] * 1e3:.4g} mm and the test "
-                              f"starts at 0 mm (within start_tolerance = {self.start_tolerance * 1e3:.4g} mm): bring "
-                              "the actuators there (hybridsim site experimental --config SITE --move-to 0, at the "
-                              "gate's move_speed), or declare that start (a wider gate.start_tolerance); nothing "
-                              "was sent")
+                              f"starts at {start[i] * 1e3:.4g} mm (within start_tolerance = "
+                              f"{self.start_tolerance * 1e3:.4g} mm): bring the actuators there (hybridsim site "
+                              f"experimental --config SITE --move-to {','.join(f'{s:g}' for s in start)}, at the "
+                              "gate's move_speed), or declare that start (gate.start, m per actuator); nothing was "
+                              "sent")
         self.measured = np.array(strokes, float)
         if np.any(np.abs(loads[:self.force.size]) > self.force):
             self._overloaded(loads)
-        return strokes, loads
+        return strokes - start, loads
 
     def command(self, commands: np.ndarray, targets: np.ndarray | None = None,
                 pose: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Hold ``commands`` (m) over one sample if every limit allows them (``targets``: the target strokes they
         compensate, m, checked against the stroke limit too; ``pose``: the interface target they come from, m or
-        rad, checked against :attr:`pose_limits`); what the control measured at its end."""
+        rad, checked against :attr:`pose_limits`); what the control measured at its end.  Commands, targets and
+        the measurement are from :attr:`start` (the limits and the messages are the control's own strokes)."""
+        start = self.start
+        if start is not None:
+            commands = commands + start
+            targets = None if targets is None else targets + start
         if self.interlock.reason is not None or not self._allows(commands, targets, pose):
             self._refuse(commands, targets, pose)
         strokes, loads = self._control.command(commands)
@@ -109,7 +122,7 @@ class Gate:
         self.measured = np.array(strokes, float)
         if any(abs(load) > limit for load, limit in zip(loads.tolist(), self._forces)):  # (one crossing)
             self._overloaded(loads)
-        return strokes, loads
+        return (strokes if start is None else strokes - start), loads
 
     def _allows(self, commands: np.ndarray, targets: np.ndarray | None, pose: np.ndarray | None) -> bool:
         """Every limit holds: the test of every sample, on Python floats (a few actuators: about 1 us, where the
@@ -180,7 +193,7 @@ class Gate:
         self._control.set_state(state)
         self.sample = sample
         if getattr(self._control, "REWINDS", False):
-            self.measured = np.array(measured, float)
+            self.measured = self._absolute(measured)
 
     def check_restore(self, measured_mm: Sequence[float]) -> None:
         """Refuse a checkpoint whose measured strokes (mm) are not one finite value per actuator within the stroke
@@ -188,6 +201,8 @@ class Gate:
         :attr:`restore_tolerance` from where its read request finds them (then the increment goes on from there).
         A control whose actuators go back with the checkpoint is checked once it has (:meth:`rewound`)."""
         values = np.asarray(measured_mm, float)
+        if values.shape == self.stroke.shape:
+            values = self._absolute(values, 1e3)
         if values.shape != self.stroke.shape or not np.all(np.isfinite(values)):
             raise ModuleError(f"experimental module: the checkpoint's measured strokes {values.tolist()} are not one "
                               f"finite value per actuator ({self.stroke.size}); refused, nothing moved")
@@ -206,10 +221,10 @@ class Gate:
         which neither moves nor steps), refused if that is farther than :attr:`restore_tolerance` from the
         checkpoint's measured strokes (mm) (an edited checkpoint)."""
         if getattr(self._control, "REWINDS", False):
-            self._settle((self._control.reading(), None), np.asarray(measured_mm, float),
+            self._settle((self._control.reading(), None), self._absolute(measured_mm, 1e3),
                          "the checkpoint's measured strokes do not match the state it gives the control (an edited "
-                         "checkpoint?): restore one as it was written; refused, and the next command is measured from where "
-                         "the control is")
+                         "checkpoint?): restore one as it was written; refused, and the next command is measured "
+                         "from where the control is")
 
     def _settle(self, reading: tuple[np.ndarray, np.ndarray | None], values_mm: np.ndarray, fix: str) -> None:
         """The increment's reference is ``reading``'s strokes (m); refuse if one is farther than
@@ -224,6 +239,10 @@ class Gate:
                               f"{self.restore_tolerance * 1e3:.4g} mm): {fix}")
         if loads is not None and np.any(np.abs(loads[:self.force.size]) > self.force):
             self._overloaded(loads)
+
+    def _absolute(self, strokes: Any, unit: float = 1.0) -> np.ndarray:
+        """Strokes from :attr:`start` as the control's own (``unit``: of the strokes, per m: 1e3 for mm)."""
+        return np.array(strokes, float) + (0.0 if self.start is None else unit * self.start)
 
     def close(self) -> dict[str, float]:
         return self._control.close()

@@ -44,7 +44,7 @@ def move_to(config: Mapping[str, Any], strokes: Sequence[float], base_dir: Path 
         control = open_control(config["backend"], OpenContext(
             dt, stack, base_dir, table if isinstance(table, Mapping) else None, False, 1, False, setup.actuators))
         gate = build_site(config, control, record=False).backend
-        gate.start_tolerance = np.inf  # wherever they are: this is how they get to the start
+        gate.start_tolerance, gate.start = np.inf, None  # wherever they are, to the control's own strokes
         beyond = np.flatnonzero(~(np.abs(target) <= gate.stroke))
         if beyond.size:
             i = int(beyond[0])

@@ -149,7 +149,9 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
                              f"{setup.cells} others), so there is no actuator load to limit")
         gate = Gate(backend, setup.actuators, dt, interlock=interlock,
                     start_tolerance=float(gate_table.get("start_tolerance", 1e-3)),
-                    restore_tolerance=float(gate_table.get("restore_tolerance", 1e-3)), **limits)
+                    restore_tolerance=float(gate_table.get("restore_tolerance", 1e-3)),
+                    start=np.broadcast_to(np.asarray(gate_table.get("start", 0.0), float), (setup.actuators,)),
+                    **limits)
         dofs = len(interface_dofs(config, setup))
         if "frame" in config:
             forces: ForceSource = FrameFeedback.of(config, setup, dt)
@@ -188,8 +190,8 @@ def prime_site(config: Mapping[str, Any]) -> None:
     (hybridsim.modules.kernels) are loaded into this process before a test's first step, not during it (a lab's
     real-time controller is loaded before its clock starts)."""
     setup = site_setup(config)
-    plain = {k: v for k, v in config.items()  # (at rest nothing loads a force-controlled DOF: all in displacement)
-             if k not in ("force_control", "dofs", "signs", "initial_stiffness")}
+    plain = {k: v for k, v in config.items()  # a lab at zero strokes: no declared start, no force control
+             if k not in ("gate", "force_control", "dofs", "signs", "initial_stiffness")}
     site = build_site(plain, AtRest(setup.actuators, setup.cells))
     site.start()
     for _ in range(2):

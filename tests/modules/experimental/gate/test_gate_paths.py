@@ -85,6 +85,24 @@ def test_a_new_session_reads_without_moving_and_refuses_to_start_away_from_the_s
     assert received(log).size == 0  # nothing was commanded: the reading is the controller's response request
 
 
+@pytest.mark.parametrize("controller", [0.040], indirect=True)
+def test_a_declared_start_away_from_zero_moves_nothing_and_steps_from_there(controller) -> None:
+    """A specimen installed at 40 mm (gate.start): the reading at rest sends nothing, the coordinator's 1 mm is the
+    controller's 41 mm, and the increment is from the measured stroke (42.5 mm, not 2.5)."""
+    address, log = controller
+    module = site(address, gate={"start": 0.040}, actuator={"stroke": 0.050, "force": 1e4})
+    module.open(Session(0.01, ("u",)))
+    at_rest(module)
+    assert received(log).size == 0
+    results = steps(module, [0.001, 0.0025])
+    with pytest.raises(ModuleError, match="command 46 mm is 3.5 mm from its measured stroke 42.5 mm"):
+        steps(module, [0.006], first=3)
+    module.close()
+    np.testing.assert_allclose(received(log), [0.041, 0.0425], rtol=1e-12)
+    np.testing.assert_allclose([r.displacement[0] for r in results], [0.001, 0.0025], rtol=1e-9)
+    assert largest_jump(log, start=0.040) == pytest.approx(0.0015)
+
+
 def test_every_command_is_within_the_stroke_and_the_increment_from_the_measured_stroke(controller) -> None:
     address, log = controller
     module = site(address, actuator={"force": 1e4})
