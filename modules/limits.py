@@ -15,8 +15,8 @@ then wraps the module so that every new command is checked against:
 Each value is a number for every DOF or a list with one number per DOF.  A
 refused step puts the site on hold: the actuators keep their last command
 and every later proposal is refused with the original reason until a new
-session opens; a hold from a measured overload stays across new sessions and restores (until
-the operator restarts the site).  ``confirm_first = N`` asks the operator at the site's
+session opens; a hold from a measured overload stays across new sessions, restores and the site's
+restarts with ``--hold-file`` (:class:`Interlock`, until an operator clears it: hybridsim site-control --clear).  ``confirm_first = N`` asks the operator at the site's
 terminal to confirm each of the first N steps (as UI-SIMCOR's lab plugins do).
 """
 
@@ -81,15 +81,17 @@ class Interlock:
         self.reason: str | None = None
         self._lock = threading.Lock()
         """a site clock's thread may set the hold while the operator's call clears it"""
-        self.path: Path | None = None
-        """the file that keeps the hold across the site's restarts (None: none)"""
+        self.paths: list[Path] = []
+        """the files that show the hold (the site's ``--hold-file``, kept across its restarts; the notice its
+        operator's other commands read: :mod:`hybridsim.modules.experimental.held`)"""
 
     def keep_in(self, path: Path) -> None:
-        """Keep the hold in ``path`` from now on (written when set, removed when cleared); a hold the file holds
-        already (a site restarted while held) is the site's at once."""
-        self.path = Path(path)
-        if self.path.exists():
-            self.hold(self.path.read_text().strip() or "a hold kept in " + str(self.path))
+        """Keep the hold in ``path`` too from now on (written when set, removed when cleared); a hold the file
+        holds already (a site restarted while held) is the site's at once."""
+        path = Path(path)
+        self.paths.append(path)
+        if path.exists():
+            self.hold(path.read_text().strip() or "a hold kept in " + str(path))
         elif self.reason is not None:
             self._write(self.reason)
 
@@ -105,17 +107,17 @@ class Interlock:
         """Clear the hold (logged with ``operator``); the reason it had."""
         with self._lock:
             reason, self.reason = self.reason, None
-            if self.path is not None:
-                self.path.unlink(missing_ok=True)
+            for path in self.paths:
+                path.unlink(missing_ok=True)
         if reason is not None:
             log.warning("site hold cleared by %s (it was: %s)", operator, reason)
         return reason
 
     def _write(self, reason: str) -> None:
-        if self.path is not None:
-            partial = self.path.with_name(self.path.name + ".partial")
+        for path in self.paths:
+            partial = path.with_name(path.name + ".partial")
             partial.write_text(reason + "\n")
-            os.replace(partial, self.path)
+            os.replace(partial, path)
 
 
 @dataclass(frozen=True)

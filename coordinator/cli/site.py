@@ -218,8 +218,7 @@ def main(args: argparse.Namespace) -> int:
                             describe_info=codec.config_info(config))
     except (ModuleError, ValueError) as exc:
         raise UsageError(f"site {name} ({args.kind}, {args.config}): {exc}") from None
-    if args.hold_file is not None:
-        _keep_hold(server, args)
+    notice = _keep_hold(server, args)
     try:
         extra = serve_protocols(server.servicer, protocols, protocol_tables, max_message_bytes)
     except ModuleError as exc:
@@ -237,6 +236,8 @@ def main(args: argparse.Namespace) -> int:
         for lab in extra.values():
             lab.stop()
         server.stop()
+    if notice is not None:
+        notice.unlink(missing_ok=True)
     return 0
 
 
@@ -248,17 +249,25 @@ def _refuse_ports_in_use(site: str, listen: str, protocols: dict[str, str]) -> N
                              "another port, or port 0 for a free one")
 
 
-def _keep_hold(server: SiteServer, args: argparse.Namespace) -> None:
-    """``--hold-file``: the site's hold kept in a file across its restarts (hybridsim.modules.limits.Interlock)."""
+def _keep_hold(server: SiteServer, args: argparse.Namespace) -> Path | None:
+    """``--hold-file``: the site's hold kept in a file across its restarts (hybridsim.modules.limits.Interlock);
+    an experimental site's hold shown to ``--move-to`` beside it too (its notice: removed when the site ends)."""
     interlock = server.servicer.interlock()
-    if interlock is None:
-        server.stop()
-        raise UsageError(f"--hold-file: {_article(args.kind)} {args.kind} site without [limits] sets no hold")
-    interlock.keep_in(args.hold_file)
+    if args.hold_file is not None:
+        if interlock is None:
+            server.stop()
+            raise UsageError(f"--hold-file: {_article(args.kind)} {args.kind} site without [limits] sets no hold")
+        interlock.keep_in(args.hold_file)
+    if args.kind != "experimental":
+        return None
+    from hybridsim.modules.experimental.held import publish
+
+    return publish(interlock, args.config, server.address)
 
 
 def _move_to(args: argparse.Namespace, config: dict[str, Any]) -> int:
     """``--move-to``: the ramp of the actuators under the site's gate (hybridsim.modules.experimental.move)."""
+    from hybridsim.modules.experimental.held import held
     from hybridsim.modules.experimental.move import move_to
 
     if args.kind != "experimental":
@@ -267,6 +276,12 @@ def _move_to(args: argparse.Namespace, config: dict[str, Any]) -> int:
         strokes = [float(value) for value in args.move_to.split(",")]
     except ValueError:
         raise UsageError(f"--move-to: give strokes in m, e.g. 0 or 0,0.01, not {args.move_to!r}") from None
+    hold = held(args.config)
+    if hold is None and args.hold_file is not None and args.hold_file.exists():
+        hold = (f"its hold file {args.hold_file} says it is held since {args.hold_file.read_text().strip()}; an "
+                "operator clears the hold at the site (hybridsim site-control HOST:PORT --clear)")
+    if hold is not None:
+        raise UsageError(f"--move-to ({args.config}): {hold}; nothing was sent")
     try:
         lines = move_to(config, strokes, (args.base_dir or args.config.parent).resolve())
     except ModuleError as exc:

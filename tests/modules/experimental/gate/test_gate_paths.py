@@ -190,14 +190,16 @@ def test_the_site_clock_s_predictions_pass_the_gate(controller) -> None:
 
 
 def test_the_hold_outlives_the_sessions_of_a_site_daemon(controller, tmp_path) -> None:
-    """A site daemon builds a fresh module at every Open: its hold goes to the new one."""
+    """A site daemon builds a fresh module at every Open: its hold goes to the new one; `--move-to` beside the
+    daemon refuses while it is held (before: it did not see the daemon's hold)."""
+    from hybridsim.modules.experimental.held import held
     from hybridsim.wire.remote import RemoteModule
     from tests.interop.helpers import site as site_daemon
 
     address, log = controller
     config = {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"}, "actuators": [{"stroke": STROKE, "force": FORCE}],
-              "gate": {"increment": INCREMENT, "start_tolerance": 0.005}, "initial_stiffness": [[1e5]],
-              "backend": {"generic_tcp": address, "channels": 1}}
+              "gate": {"increment": INCREMENT, "start_tolerance": 0.005, "move_speed": 0.1},
+              "initial_stiffness": [[1e5]], "backend": {"generic_tcp": address, "channels": 1}}
     with site_daemon(tmp_path, "experimental", config) as lab:
         remote = RemoteModule(lab.addresses["module"], transport="unary")
         try:
@@ -213,9 +215,16 @@ def test_the_hold_outlives_the_sessions_of_a_site_daemon(controller, tmp_path) -
             with pytest.raises(ModuleError, match="the site is held since actuator 1: load cell reads 160 N"):
                 steps(remote, [0.0008], step=11)
             remote.close()
+            [path] = tmp_path.glob("experimental-*.json")  # the daemon's: --move-to beside it sees its hold
+            moved = subprocess.run([sys.executable, "-m", "hybridsim", "site", "experimental", "--config", str(path),
+                                    "--move-to", "0.005"], capture_output=True, text=True, timeout=60)
+            assert moved.returncode == 2 and moved.stderr.count("\n") == 1, moved.stderr
+            assert (f"is held since actuator 1: load cell reads 160 N" in moved.stderr
+                    and f"hybridsim site-control {lab.addresses['module']} --clear" in moved.stderr), moved.stderr
         finally:
             remote.disconnect()
     assert received(log).size == sent + 1  # the lab's own command only
+    assert held(path) is None  # the daemon ended: its notice with it
 
 
 @pytest.mark.parametrize("controller", [0.040], indirect=True)
