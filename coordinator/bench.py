@@ -30,6 +30,8 @@ one process so that ratios compare like with like:
   own clock across the path: mean step over its target, % slowed steps, % held samples, and the benchmark's J2
   and J7 across it, beside OpenFresco's published 19.88 vs 19.53 ms and 0.8 % (``hybridsim.coordinator.bench_wan``;
   about 15 minutes, most of it the J runs: a 1024 Hz loop cannot step faster than the round trip).
+- ``large_model``: the in-process step over a plane frame of 1k to 100k DOFs under alpha-OS and KR-alpha (sparse),
+  the largest that holds 1024 Hz on one core and the dense/sparse crossover (``hybridsim.coordinator.bench_large``).
 - ``writer_checksums``: the results writer's CPU per row of the maRTHS layout without and with its Fletcher32
   checksums, side by side (``hybridsim.coordinator.recorder.cost``).
 """
@@ -53,6 +55,7 @@ import numpy as np
 
 from hybridsim.wire.daemons import LocalDaemon
 from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.bench_large import large_model
 from hybridsim.coordinator.bench_longrun import long_run_figures
 from hybridsim.coordinator.bench_wan import wan_figures
 from hybridsim.coordinator.partition import ModuleSlot, Partition
@@ -368,8 +371,10 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     clock = section("site_clock", lambda: site_clock_figures(duration))
     wan = section("wan", lambda: wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0))
     writer = section("writer_checksums", lambda: writer_checksums(16384 if quick else 65536))
+    large = section("large_model", lambda: large_model(((18, 19),), ((4, 8), (18, 19)), 256, 2.0) if quick
+                    else large_model())
     for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling),
-                       ("writer_checksums", writer)):
+                       ("writer_checksums", writer), ("large_model", large)):
         if value is not None:
             figures[key] = value
     if marths_loop is not None:

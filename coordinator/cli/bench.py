@@ -80,6 +80,10 @@ def format_table(f: dict[str, Any]) -> str:
                      + " % (lockstep " + " / ".join(f"{v:.2f}" for v in c["J2_lockstep"]) + "), J7 "
                      + " / ".join(f"{v:.2f}" for v in c["J7_own"]) + " % (lockstep "
                      + " / ".join(f"{v:.2f}" for v in c["J7_lockstep"]) + ")")
+    if "large_model" in f:
+        from hybridsim.coordinator.bench_large import format_large_model
+
+        lines += format_large_model(f["large_model"])
     if "wan" in f:
         from hybridsim.coordinator.bench_wan import format_wan
 
