@@ -16,42 +16,24 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import re
-import select
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from hybridsim.coordinator.bench import SITE_DOFS, chain_config, partition_step_us
+from hybridsim.coordinator.bench_floor import TWO_STOREYS, peer_step_us, start_site
 from hybridsim.modules.registry import build_module
 from hybridsim.wire.remote import RemoteModule
 
-PEER = Path(__file__).resolve().parents[1] / "tests" / "interop" / "opensees_peer.py"
-
-
-def start_site(config: dict, folder: Path) -> tuple[subprocess.Popen, dict[str, str]]:
-    path = folder / f"site{len(list(folder.iterdir()))}.json"
-    path.write_text(json.dumps(config))
-    process = subprocess.Popen([sys.executable, "-m", "hybridsim", "site", "linear", "--config", str(path),
-                                "--listen", "127.0.0.1:0", "--link-listen", "127.0.0.1:0", "--openfresco",
-                                "127.0.0.1:0", "--simcor", "127.0.0.1:0"], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    ready, _, _ = select.select([process.stdout], [], [], 120.0)
-    line = process.stdout.readline() if ready else ""
-    if "serving" not in line:
-        process.kill()
-        raise SystemExit("the site did not start")
-    return process, dict(re.findall(r"(\w+) on (127\.0\.0\.1:\d+)", line))
+SERVERS = ("--link-listen", "127.0.0.1:0", "--openfresco", "127.0.0.1:0", "--simcor", "127.0.0.1:0")
 
 
 def step_figures(calls: int, folder: Path) -> dict[str, float]:
     config = chain_config(0)
     names = config["dofs"]
     points = {f"MDL-00-{i + 1:02d}": {"x": name} for i, name in enumerate(names)}
-    process, addresses = start_site({**config, "simcor": {"control_points": points}}, folder)
+    process, addresses = start_site("linear", {**config, "simcor": {"control_points": points}}, folder, SERVERS)
     protocol2 = {**config, "simcor": {"control_points": points, "protocol": "LabView2"}}
-    process2, addresses2 = start_site(protocol2, folder)
+    process2, addresses2 = start_site("linear", protocol2, folder, SERVERS)
     try:
         modules = {
             "gRPC Steps stream": lambda: RemoteModule(addresses["module"], transport="stream"),
@@ -74,20 +56,13 @@ def step_figures(calls: int, folder: Path) -> dict[str, float]:
 
 def opensees_figures(folder: Path, steps: int = 2000) -> dict[str, float]:
     """Per alpha-OS step of the openseespy peer: genericClient at a hybridsim site, and local elements (us)."""
-    config = {"dofs": ["u2", "u3"], "stiffness": [[7.0e5, -3.0e5], [-3.0e5, 3.0e5]],
-              "simcor": {"control_points": {"MDL-00-01": {"x": "u2"}, "MDL-00-02": {"x": "u3"}}}}
-    process, addresses = start_site(config, folder)
+    config = {**TWO_STOREYS, "simcor": {"control_points": {"MDL-00-01": {"x": "u2"}, "MDL-00-02": {"x": "u3"}}}}
+    process, addresses = start_site("linear", config, folder, SERVERS)
     try:
-        figures = {}
-        for what, args in (("genericClient at a hybridsim site", {"element": "genericClient"}),
-                           ("the same model with local elements", {"element": "local"})):
-            args = {**args, "port": int(addresses["openfresco"].rpartition(":")[2]), "integrator": "alpha-os",
-                    "steps": steps}
-            done = subprocess.run([sys.executable, str(PEER), json.dumps(args)], capture_output=True, text=True,
-                                  timeout=600)
-            seconds, count = re.search(r"analysis: ([\d.]+) s for (\d+) steps", done.stderr).groups()
-            figures[what] = 1e6 * float(seconds) / int(count)
-        return figures
+        port = int(addresses["openfresco"].rpartition(":")[2])
+        return {"genericClient at a hybridsim site": peer_step_us({"element": "genericClient", "port": port,
+                                                                   "steps": steps}),
+                "the same model with local elements": peer_step_us({"element": "local", "steps": steps})}
     finally:
         process.terminate()
         process.wait(10)
@@ -100,16 +75,11 @@ def without_quickack_us(steps: int = 100) -> float:
     from hybridsim.wire.protocols.openfresco.server import SimAppServer
     from hybridsim.wire.server import SiteServer
 
-    config = {"dofs": ["u2", "u3"], "stiffness": [[7.0e5, -3.0e5], [-3.0e5, 3.0e5]]}
     rearm, base.quickack = base.quickack, lambda connection: None
-    site = SiteServer(lambda: build_module("linear", config), "no-quickack", link_listen=None)
+    site = SiteServer(lambda: build_module("linear", TWO_STOREYS), "no-quickack", link_listen=None)
     lab = SimAppServer(site.servicer, "127.0.0.1:0")
     try:
-        args = {"element": "genericClient", "port": lab.port, "integrator": "alpha-os", "steps": steps}
-        done = subprocess.run([sys.executable, str(PEER), json.dumps(args)], capture_output=True, text=True,
-                              timeout=600)
-        seconds, count = re.search(r"analysis: ([\d.]+) s for (\d+) steps", done.stderr).groups()
-        return 1e6 * float(seconds) / int(count)
+        return peer_step_us({"element": "genericClient", "port": lab.port, "steps": steps})
     finally:
         base.quickack = rearm
         lab.stop()

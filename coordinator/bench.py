@@ -32,6 +32,8 @@ one process so that ratios compare like with like:
   about 15 minutes, most of it the J runs: a 1024 Hz loop cannot step faster than the round trip).
 - ``large_model``: the in-process step over a plane frame of 1k to 100k DOFs under alpha-OS and KR-alpha (sparse),
   the largest that holds 1024 Hz on one core and the dense/sparse crossover (``hybridsim.coordinator.bench_large``).
+- ``step_floors``: each cross-process step (an OpenSees site daemon, openseespy's genericClient at a linear and an
+  experimental site) beside its floor (``hybridsim.coordinator.bench_floor``).
 - ``writer_checksums``: the results writer's CPU per row of the maRTHS layout without and with its Fletcher32
   checksums, side by side (``hybridsim.coordinator.recorder.cost``).
 """
@@ -153,14 +155,15 @@ def tcp_echo_us(calls: int) -> float:
 
 
 def partition_step_us(modules: Sequence[Module], calls: int) -> float:
-    """The coordinator's step over ``modules`` (each on its own DOFs), as hybridsim.coordinator.partition runs it."""
-    slots = []
+    """The coordinator's step over ``modules`` (each on DOFs of its own, as many as it describes), as hybridsim.coordinator.partition runs it."""
+    slots, first = [], 0
     for n, module in enumerate(modules):
         description = module.describe()
         module.open(Session(1e-3, description.dof_names, run_id="bench"))
-        index = np.arange(n * SITE_DOFS, (n + 1) * SITE_DOFS)
+        index = np.arange(first, first + len(description.dof_names))
+        first += index.size
         slots.append(ModuleSlot(f"site{n}", module, description, index, "bench"))
-    partition = Partition(len(modules) * SITE_DOFS, slots)
+    partition = Partition(first, slots)
     displacement = 1e-3 * np.random.default_rng(1).standard_normal(partition.ndof)
 
     def step(i: int) -> None:
@@ -373,8 +376,11 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     writer = section("writer_checksums", lambda: writer_checksums(16384 if quick else 65536))
     large = section("large_model", lambda: large_model(((18, 19),), ((4, 8), (18, 19)), 256, 2.0) if quick
                     else large_model())
+    from hybridsim.coordinator.bench_floor import floor_figures  # (it measures with this module's step and echo)
+
+    floors = section("step_floors", lambda: floor_figures(200 if quick else calls, 200 if quick else 2000))
     for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling),
-                       ("writer_checksums", writer), ("large_model", large)):
+                       ("writer_checksums", writer), ("large_model", large), ("step_floors", floors)):
         if value is not None:
             figures[key] = value
     if marths_loop is not None:

@@ -80,10 +80,7 @@ def format_table(f: dict[str, Any]) -> str:
                      + " % (lockstep " + " / ".join(f"{v:.2f}" for v in c["J2_lockstep"]) + "), J7 "
                      + " / ".join(f"{v:.2f}" for v in c["J7_own"]) + " % (lockstep "
                      + " / ".join(f"{v:.2f}" for v in c["J7_lockstep"]) + ")")
-    if "large_model" in f:
-        from hybridsim.coordinator.bench_large import format_large_model
-
-        lines += format_large_model(f["large_model"])
+    lines += large_and_floors(f)
     if "wan" in f:
         from hybridsim.coordinator.bench_wan import format_wan
 
@@ -96,3 +93,12 @@ def format_table(f: dict[str, Any]) -> str:
                   format_long_run(f["long_run"])]
     lines += [f"FAILED {name}: {error}" for name, error in f.get("failed", {}).items()]
     return "\n".join(lines)
+
+
+def large_and_floors(f: dict[str, Any]) -> list[str]:
+    """The lines of ``large_model`` and ``step_floors`` when the figures have them."""
+    from hybridsim.coordinator.bench_floor import format_floors
+    from hybridsim.coordinator.bench_large import format_large_model
+
+    return ((format_large_model(f["large_model"]) if "large_model" in f else [])
+            + (format_floors(f["step_floors"]) if "step_floors" in f else []))

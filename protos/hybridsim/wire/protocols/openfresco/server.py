@@ -148,6 +148,8 @@ class _Client:
         self.session = ChannelSession(server._servicer, f"OpenFresco {self.role}", peer, server._dt())
         self.sizes: codec.Sizes | None = None
         self.command: Command | None = None
+        self._trial: tuple[bytes, Command] | None = None
+        """the last setTrialResponse's bytes and the command made of them"""
 
     def start(self, sizes: codec.Sizes, matrices: bool) -> bool:
         """Check ``sizes`` and open the session; False (logged) when they do not fit."""
@@ -209,6 +211,9 @@ class _Client:
         """setTrialResponse: a new step, unless the displacement is the uncommitted trial's, or the committed
         state's at its time (genericClient's first trial, at t = 0 and rest)."""
         assert self.sizes is not None
+        raw = message.tobytes()
+        if self._trial is not None and self._trial[1] is self.command and raw == self._trial[0]:
+            return  # the same message again (alpha-OS sends each trial twice): same command, same time
         parts = codec.unpack_parts(message, self.sizes.ctrl, 1)
         time = float(parts["time"][0]) if parts["time"].size else 0.0
         command = Command(time, parts["disp"], parts["vel"] if parts["vel"].size else None,
@@ -219,6 +224,7 @@ class _Client:
                 self.session.uncommitted or command.time == last.time):
             return  # the same trial again (alpha-OS sends it twice), or the committed state it is at
         self.command = command
+        self._trial = (raw, command)
         self.session.propose(command, execute=True)
 
     def daq(self) -> dict[str, np.ndarray]:
@@ -251,6 +257,8 @@ class _ElementClient(_Client):
     def __init__(self, server: SimAppServer, connection: socket.socket, peer: str) -> None:
         super().__init__(server, connection, peer)
         self.stiffness = np.zeros((self.session.n, self.session.n))
+        self._matrices: dict[int, bytes] = {}
+        """the messages of the matrices asked for, by action: the session's matrices do not change"""
 
     def run(self, sizes: codec.Sizes) -> None:
         """Serve the client that sent ``sizes`` as its first message."""
@@ -282,14 +290,13 @@ class _ElementClient(_Client):
         elif action in (codec.GET_DISP, codec.GET_VEL, codec.GET_ACCEL, codec.GET_FORCE, codec.GET_TIME):
             name = codec.RESPONSES[action - codec.GET_DISP]
             self.send(codec.padded(self.daq()[name], sizes.data_size))
-        elif action in (codec.GET_INITIAL_STIFF, codec.GET_TANGENT_STIFF):
-            self.send(codec.matrix_message(self.stiffness, sizes.data_size))
-        elif action == codec.GET_DAMP:
-            damping = description.damping
-            self.send(codec.matrix_message(np.zeros((n, n)) if damping is None else damping, sizes.data_size))
-        elif action == codec.GET_MASS:
-            mass = description.mass
-            self.send(codec.matrix_message(np.zeros((n, n)) if mass is None else mass, sizes.data_size))
+        elif action in (codec.GET_INITIAL_STIFF, codec.GET_TANGENT_STIFF, codec.GET_DAMP, codec.GET_MASS):
+            if action not in self._matrices:  # (genericClient asks for the damping twice a step)
+                matrix = {codec.GET_DAMP: description.damping, codec.GET_MASS: description.mass}.get(action,
+                                                                                                 self.stiffness)
+                self._matrices[action] = codec.matrix_message(np.zeros((n, n)) if matrix is None else matrix,
+                                                              sizes.data_size)
+            self.send(self._matrices[action])
         elif action in (codec.SHUTDOWN, codec.DIE):
             self.session.close(f"closed by the OpenFresco element client at {self.peer} "
                                f"({codec.ACTIONS[action]})")

@@ -1,0 +1,139 @@
+"""Cross-process step floors (issue 38 item 3): each step that crosses a process beside its floor, in one run.
+
+A cross-process step cannot cost less than the work at the far end plus one round trip of its bytes on the same
+kind of socket, so its floor is measured in the same run as the step:
+
+- ``opensees_site``: the coordinator's step (restoring force at a displacement, then the commit;
+  :func:`hybridsim.coordinator.bench.partition_step_us`, p50) at the maRTHS frame's upper stories
+  (``examples/opensees_site_upper.toml``, 19 DOFs, elastic) as an OpenSees module in process, and as a
+  ``hybridsim site opensees`` daemon over its step link and its gRPC Steps stream; floor = the in-process
+  step + a raw TCP echo of the step's bytes;
+- ``generic_client``: the openseespy two-storey peer (tests/interop/opensees_peer.py) per AlphaOS step
+  (``ops.analyze``, mean), with local elements, with a ``genericClient`` element at a ``hybridsim site linear``
+  (the same springs) and, for its first storey, at a ``hybridsim site experimental`` (one actuator, the virtual
+  lab of ``examples/setups/one_actuator_site.toml``, ten control samples a step); floor = the local step + a raw
+  TCP echo, and ``protocol_floor``: the local step + :data:`REPLIES` echoes, the answers genericClient waits for
+  in each AlphaOS step (OpenSees' protocol, not the site's choice).
+
+Each ``over_floor`` is a step over its floor.  ``python benchmarks/step_floors.py`` prints them; `hybridsim bench`
+has them as ``step_floors``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from hybridsim.coordinator.bench import EXAMPLES, partition_step_us, tcp_echo_us
+
+PEER = EXAMPLES.parent / "tests" / "interop" / "opensees_peer.py"
+TWO_STOREYS = {"dofs": ["u2", "u3"], "stiffness": [[7.0e5, -3.0e5], [-3.0e5, 3.0e5]]}
+"""the peer's springs (k1 = 4e5, k2 = 3e5 N/m) as a linear site"""
+REPLIES = 3
+"""requests a genericClient waits on per AlphaOS step of the peer: getDamp twice (the damping the element
+adds, asked by the integrator's residual and its effective matrix) and getForce; its two setTrialResponse
+(the same trial twice) and its commitState are sent without an answer"""
+
+
+def start_site(kind: str, config: dict[str, Any], folder: Path,
+               options: tuple[str, ...] = ("--openfresco", "127.0.0.1:0")) -> tuple[subprocess.Popen, dict[str, str]]:
+    """``hybridsim site KIND`` serving ``config`` with ``options``; its process and its servers' addresses by
+    name (``module``, ``openfresco``, ``simcor``, ...), read from its first line."""
+    path = folder / f"site{len(list(folder.iterdir()))}.json"
+    path.write_text(json.dumps(config))
+    process = subprocess.Popen([sys.executable, "-m", "hybridsim", "site", kind, "--config", str(path), "--base-dir",
+                                str(folder), "--listen", "127.0.0.1:0", *options], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    ready, _, _ = select.select([process.stdout], [], [], 120.0)
+    line = process.stdout.readline() if ready else ""  # type: ignore[union-attr]
+    if "serving" not in line:
+        process.kill()
+        raise RuntimeError(f"hybridsim site {kind} did not start")
+    return process, dict(re.findall(r"(\w+) on (127\.0\.0\.1:\d+)", line))
+
+
+def peer_step_us(args: dict[str, Any]) -> float:
+    """The openseespy peer's mean analyze step (us) with ``args`` (tests/interop/opensees_peer.py's JSON)."""
+    done = subprocess.run([sys.executable, str(PEER), json.dumps({"integrator": "alpha-os", **args})],
+                          capture_output=True, text=True, timeout=600, check=False)
+    found = re.search(r"analysis: ([\d.]+) s for (\d+) steps", done.stderr)
+    if found is None:
+        raise RuntimeError(f"the openseespy peer failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return 1e6 * float(found.group(1)) / int(found.group(2))
+
+
+def opensees_site(calls: int) -> dict[str, float]:
+    """The OpenSees site's step in process, over its daemon's step link and gRPC stream, and its floor (us)."""
+    from hybridsim.modules.registry import build_module
+    from hybridsim.wire.daemons import LocalDaemon
+    from hybridsim.wire.remote import RemoteModule
+
+    config = tomllib.loads((EXAMPLES / "opensees_site_upper.toml").read_text())
+    figures = {"in_process_us": partition_step_us([build_module("opensees", config, EXAMPLES)], calls)}
+    with LocalDaemon("opensees", config, base_dir=EXAMPLES, name="upper", start_timeout_s=120) as daemon:
+        for transport in ("link", "stream"):
+            remote = RemoteModule(daemon.address, name="upper", transport=transport)  # type: ignore[arg-type]
+            try:
+                figures[f"{transport}_us"] = partition_step_us([remote], calls)
+            finally:
+                remote.disconnect()
+    figures["tcp_echo_us"] = tcp_echo_us(calls)
+    figures["floor_us"] = figures["in_process_us"] + figures["tcp_echo_us"]
+    figures["over_floor"] = figures["link_us"] / figures["floor_us"]
+    return figures
+
+
+def generic_client(folder: Path, steps: int) -> dict[str, float]:
+    """The openseespy peer's AlphaOS step with local elements and with a genericClient at a linear and at an
+    experimental site, and its floor (us)."""
+    lab = tomllib.loads((EXAMPLES / "setups" / "one_actuator_site.toml").read_text())
+    lab["setup"]["dof"] = "u2"
+    figures = {"local_us": peer_step_us({"element": "local", "steps": steps})}
+    for key, kind, config, served in (("linear_site_us", "linear", TWO_STOREYS, "both"),
+                                      ("experimental_site_us", "experimental", lab, "storey1")):
+        process, addresses = start_site(kind, config, folder)
+        try:
+            port = int(addresses["openfresco"].rpartition(":")[2])
+            figures[key] = peer_step_us({"element": "genericClient", "port": port, "served": served, "steps": steps})
+        finally:
+            process.terminate()
+            process.wait(10)
+    figures["tcp_echo_us"] = tcp_echo_us(2000)
+    figures["floor_us"] = figures["local_us"] + figures["tcp_echo_us"]
+    figures["protocol_floor_us"] = figures["local_us"] + REPLIES * figures["tcp_echo_us"]
+    for site in ("linear", "experimental"):
+        figures[f"{site}_over_floor"] = figures[f"{site}_site_us"] / figures["floor_us"]
+        figures[f"{site}_over_protocol_floor"] = figures[f"{site}_site_us"] / figures["protocol_floor_us"]
+    return figures
+
+
+def floor_figures(calls: int = 2000, steps: int = 2000) -> dict[str, Any]:
+    """Both paths beside their floors, in this order, with the load average before and after."""
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="hybridsim-floors-") as folder:
+        figures = {"opensees_site": opensees_site(calls), "generic_client": generic_client(Path(folder), steps)}
+    return {**figures, "load_average": [load, os.getloadavg()]}
+
+
+def format_floors(figures: dict[str, Any]) -> list[str]:
+    """:func:`floor_figures` in lines."""
+    site, client = figures["opensees_site"], figures["generic_client"]
+    return [f"OpenSees site (19 DOFs) step p50: in process {site['in_process_us']:.0f} us, daemon step link "
+            f"{site['link_us']:.0f} us, gRPC stream {site['stream_us']:.0f} us; floor {site['floor_us']:.0f} us "
+            f"(+ raw TCP echo {site['tcp_echo_us']:.0f} us): link / floor {site['over_floor']:.2f}",
+            f"openseespy AlphaOS step (mean): local elements {client['local_us']:.0f} us, genericClient at a linear "
+            f"site {client['linear_site_us']:.0f} us, at an experimental site {client['experimental_site_us']:.0f} "
+            f"us; floor {client['floor_us']:.0f} us (protocol's floor, {REPLIES} answers a step: "
+            f"{client['protocol_floor_us']:.0f} us): linear / floor {client['linear_over_floor']:.2f} (/ protocol's "
+            f"{client['linear_over_protocol_floor']:.2f}), experimental / floor "
+            f"{client['experimental_over_floor']:.2f} (/ protocol's {client['experimental_over_protocol_floor']:.2f})",
+            "load average (1, 5, 15 min) before / after: " + " / ".join(
+                ", ".join(f"{v:.2f}" for v in load) for load in figures["load_average"])]
