@@ -6,9 +6,10 @@
 Writes the frame of ``lines`` column lines by ``stories`` stories as an experiment of two sparse linear modules
 (:func:`hybridsim.coordinator.large_frame.write`; 18 x 19 is 1,026 DOFs), then runs it paced to the wall clock
 at dt = 1/1024 s for SECONDS of record in this process, pinned to one core with one BLAS thread (the same as
-``hybridsim run DIR/frame.toml --realtime`` under ``taskset -c N``), and prints its late steps, step p50 / p99
-and the pre-test's time, with the load average.  ``hybridsim bench``'s ``large_model`` says which size holds
-1024 Hz (step alone, no results file); this run is the check with everything a run does.
+``hybridsim run DIR/frame.toml --realtime`` under ``taskset -c N``), and prints its late steps, step p50 / p99,
+the pre-test's time and the late episodes by cause (what delayed the step that began each), with the load
+average.  ``hybridsim bench``'s ``large_model`` says which size holds 1024 Hz (the step alone, no results
+file); this run is the check with everything a run does.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def realtime_run(lines: int, stories: int, seconds: float, scheme: str, folder: 
     return {"ndof": frame.ndof, "steps": summary["steps"], "late_steps_pct": summary["late_steps_pct"],
             "max_lateness_us": summary["max_lateness_us"], "step_p50_us": summary["step_time_us"]["p50"],
             "step_p99_us": summary["step_time_us"]["p99"], "loop_s": summary["loop_wall_s"],
-            "before_loop_s": summary["wall_s"] - summary["loop_wall_s"]}
+            "before_loop_s": summary["wall_s"] - summary["loop_wall_s"],
+            "late_episodes": summary.get("late_causes", {}).get("episodes", {}),
+            "late_steps_by_cause": summary.get("late_causes", {}).get("late_steps", {})}
 
 
 def main() -> int:
@@ -64,7 +67,8 @@ def main() -> int:
         print(f"{figures['ndof']} DOFs ({args.lines} x {args.stories} frame), {args.scheme}, {figures['steps']} steps "
               f"at 1024 Hz on one core: {figures['late_steps_pct']:.2f} % late (max {figures['max_lateness_us']:.0f} "
               f"us), step p50 {figures['step_p50_us']:.0f} us, p99 {figures['step_p99_us']:.0f} us; pre-test and "
-              f"set-up {figures['before_loop_s']:.1f} s; load " + " ".join(f"{v:.2f}" for v in figures["load_average"]))
+              f"set-up {figures['before_loop_s']:.1f} s; late episodes by cause {figures['late_episodes']} (late steps "
+              f"{figures['late_steps_by_cause']}); load " + " ".join(f"{v:.2f}" for v in figures["load_average"]))
     return 0
 
 
