@@ -33,7 +33,7 @@ one process so that ratios compare like with like:
 - ``large_model``: the in-process step over a plane frame of 1k to 100k DOFs under alpha-OS and KR-alpha (sparse),
   the largest that holds 1024 Hz on one core and the dense/sparse crossover (``hybridsim.coordinator.bench_large``).
 - ``step_floors``: each cross-process step (an OpenSees site daemon, openseespy's genericClient at a linear and an
-  experimental site) beside its floor (``hybridsim.coordinator.bench_floor``).
+  experimental site, the maRTHS loop with its site and plant as daemons) beside its floor (``hybridsim.coordinator.bench_floor``).
 - ``writer_checksums``: the results writer's CPU per row of the maRTHS layout without and with its Fletcher32
   checksums, side by side (``hybridsim.coordinator.recorder.cost``).
 """
@@ -378,7 +378,8 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
                     else large_model())
     from hybridsim.coordinator.bench_floor import floor_figures  # (it measures with this module's step and echo)
 
-    floors = section("step_floors", lambda: floor_figures(200 if quick else calls, 200 if quick else 2000))
+    floors = section("step_floors", lambda: floor_figures(200 if quick else calls, 200 if quick else 2000,
+                                                          2.0 if quick else 10.0))
     for key, value in (("long_run", long), ("site_clock", clock), ("wan", wan), ("dof_scaling", scaling),
                        ("writer_checksums", writer), ("large_model", large), ("step_floors", floors)):
         if value is not None:

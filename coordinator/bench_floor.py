@@ -15,6 +15,10 @@ kind of socket, so its floor is measured in the same run as the step:
   TCP echo, and ``protocol_floor``: the local step + :data:`REPLIES` echoes, the answers genericClient waits for
   in each AlphaOS step (OpenSees' protocol, not the site's choice).
 
+- ``marths_loop``: the maRTHS benchmark loop per 1024 Hz tick in process (after a first run's one-time work) and
+  with its experimental site and plant as daemons (the loop alone, on the step links: each tick crosses two
+  hops, loop to site and site to plant); floor = the in-process tick + two raw TCP echoes.
+
 Each ``over_floor`` is a step over its floor.  ``python benchmarks/step_floors.py`` prints them; `hybridsim bench`
 has them as ``step_floors``.
 """
@@ -115,11 +119,33 @@ def generic_client(folder: Path, steps: int) -> dict[str, float]:
     return figures
 
 
-def floor_figures(calls: int = 2000, steps: int = 2000) -> dict[str, Any]:
-    """Both paths beside their floors, in this order, with the load average before and after."""
+def marths_loop(duration: float) -> dict[str, float]:
+    """The maRTHS loop's tick over ``duration`` s of record in process and on daemons, and its floor (us)."""
+    import time
+
+    from hybridsim.coordinator.problems.marths import loop
+    from hybridsim.coordinator.problems.marths.daemons import run_on_daemons
+
+    spec = loop.RunSpec(duration=duration)
+    loop.run(loop.RunSpec(duration=1.0))  # the one-time work: record, reference run, kernels
+    start = time.perf_counter()
+    loop.run(spec)
+    figures = {"in_process_us": 1e6 * (time.perf_counter() - start) / spec.ticks()}
+    timings: dict[str, float] = {}
+    run_on_daemons(spec, transport="link", timings=timings)
+    figures["daemons_us"] = 1e6 * timings["loop_s"] / spec.ticks()
+    figures["tcp_echo_us"] = tcp_echo_us(2000)
+    figures["floor_us"] = figures["in_process_us"] + 2 * figures["tcp_echo_us"]
+    figures["over_floor"] = figures["daemons_us"] / figures["floor_us"]
+    return figures
+
+
+def floor_figures(calls: int = 2000, steps: int = 2000, duration: float = 10.0) -> dict[str, Any]:
+    """The three paths beside their floors, in this order, with the load average before and after."""
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="hybridsim-floors-") as folder:
-        figures = {"opensees_site": opensees_site(calls), "generic_client": generic_client(Path(folder), steps)}
+        figures = {"opensees_site": opensees_site(calls), "generic_client": generic_client(Path(folder), steps),
+                   "marths_loop": marths_loop(duration)}
     return {**figures, "load_average": [load, os.getloadavg()]}
 
 
@@ -135,5 +161,9 @@ def format_floors(figures: dict[str, Any]) -> list[str]:
             f"{client['protocol_floor_us']:.0f} us): linear / floor {client['linear_over_floor']:.2f} (/ protocol's "
             f"{client['linear_over_protocol_floor']:.2f}), experimental / floor "
             f"{client['experimental_over_floor']:.2f} (/ protocol's {client['experimental_over_protocol_floor']:.2f})",
+            f"maRTHS loop per 1024 Hz tick: in process {figures['marths_loop']['in_process_us']:.0f} us, site and "
+            f"plant as daemons {figures['marths_loop']['daemons_us']:.0f} us; floor "
+            f"{figures['marths_loop']['floor_us']:.0f} us (+ two echoes): daemons / floor "
+            f"{figures['marths_loop']['over_floor']:.2f}",
             "load average (1, 5, 15 min) before / after: " + " / ".join(
                 ", ".join(f"{v:.2f}" for v in load) for load in figures["load_average"])]
