@@ -2,7 +2,7 @@
 
 The frame is :mod:`hybridsim.modules.opensees.models.frame2d` (``lines`` column lines of 6 m bays by
 ``stories`` stories of 3.5 m, one elastic beam-column a member, 3 DOFs a joint): :data:`SIZES` gives
-1,026 / 3,996 / 10,092 / 27,075 / 99,918 DOFs.  It is split at its middle story into two in-process
+1,026 / 2,028 / 3,996 / 10,092 / 27,075 / 99,918 DOFs.  It is split at its middle story into two in-process
 ``linear`` modules (sparse K over the DOFs each touches), the structure's lumped M and Rayleigh C = a M + b K
 (:data:`hybridsim.coordinator.large_frame.RAYLEIGH`) are sparse, K_I is the assembled K (what the pre-test
 measures of a linear module, to round-off), and a step is what the run's loop does for it: predict, both
@@ -28,8 +28,9 @@ import numpy as np
 from hybridsim.coordinator.large_frame import DT, RAYLEIGH, SCHEMES, ground
 from hybridsim.modules.opensees.models.frame2d import Frame, matrices
 
-SIZES = ((18, 19), (36, 37), (58, 58), (95, 95), (183, 182))
-"""(column lines, stories): 1,026, 3,996, 10,092, 27,075 and 99,918 DOFs"""
+SIZES = ((18, 19), (26, 26), (36, 37), (58, 58), (95, 95), (183, 182))
+"""(column lines, stories): 1,026, 2,028, 3,996, 10,092, 27,075 and 99,918 DOFs (2,028: between the 1,026 that
+held 1024 Hz and the 3,996 that did not, measured)"""
 CROSSOVER = ((2, 5), (4, 8), (8, 12), (18, 19), (26, 26))
 """dense against sparse alpha-OS: 30, 96, 288, 1,026 and 2,028 DOFs"""
 LATE_PCT = 1.0
