@@ -137,6 +137,16 @@ EVALUATION = Schema("[evaluation]", "A reference problem's criteria computed aft
     "scale": Key(Number(minimum=0, open_minimum=True), "the record's scale the run used (default: the problem's)"),
 })
 
+REHEARSE = Schema("[rehearse]", "`hybridsim rehearse FILE`: the experiment's trials under its experimental site's "
+                  "declared uncertainty before the specimen moves (docs/rehearse.md); `hybridsim run` ignores it.", {
+                      "trials": Key(Integer(1, unit="trials"), "plants drawn from the uncertainty after the nominal "
+                                    "one (--trials overrides)", default=10),
+                      "duration": Key(Number("s", minimum=0, open_minimum=True), "how much of the record each trial "
+                                      "runs (default: all of it)"),
+                      "piston_area": Key(Numbers("m^2", (0, 1), POSITIVE), "the actuators' piston area, one for "
+                                         "every actuator or one each: the flow Q = A v of the peak command velocity"),
+                  })
+
 EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybridsim run FILE`); examples in "
                     "`examples/`.  Tables in the order they are read.", {
                         "experiment": Key(Table(RUN), "the run", required=True),
@@ -151,6 +161,7 @@ EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybri
                         "output": Key(Table(OUTPUT), "the results file"),
                         "pretest": Key(Table(PRETEST), "the pre-test"),
                         "evaluation": Key(Table(EVALUATION), "a reference problem's criteria after the run"),
+                        "rehearse": Key(Table(REHEARSE), "the rehearsal's trials (`hybridsim rehearse`)"),
                     }, at_most_one=(("ground_motion", "excitation"),))
 
 

@@ -1,0 +1,71 @@
+"""The maRTHS experiment's rehearsal trials: its nominal plant, then N plants drawn from the benchmark's uncertainty.
+
+The experimental site's virtual lab is the identified 2x2 plant; its declared uncertainty is the benchmark's
+(Condori Uribe et al. 2023, SPEC §8.2, §15): trial i = 1..N is plant seed 1000 + i, noise seed 2000 + i
+(:func:`hybridsim.coordinator.problems.marths.loop.trial_specs`), trial 0 the nominal plant.  Each trial is the
+in-process loop of the same record, scale and compensators as the experiment file's run, and yields the peaks
+the site's limits are set against: at the interface DOFs (U27, U21, U29 in the site's order) the commanded
+displacement and its velocity over the step (the numerical substructure's target; U29's is not logged by the
+loop) and the feedback force; per actuator the command's stroke, velocity and tracking error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
+from hybridsim.coordinator.problems.marths import campaign, data, loop, parts
+
+MM = 1e-3
+"""m per mm (the loop logs strokes in mm)"""
+
+
+def trial_specs(evaluation: dict[str, Any] | None, trials: int, duration: float | None) -> list[loop.RunSpec]:
+    """The nominal run and ``trials`` uncertain plants of an experiment whose ``[evaluation]`` is maRTHS."""
+    if not evaluation or evaluation.get("problem") != "marths":
+        raise UsageError("rehearse: only an experiment with the maRTHS plant uncertainty can be rehearsed today "
+                         "(its [evaluation] problem = \"marths\"; other sites declare no uncertainty yet)")
+    base = loop.RunSpec(record=evaluation.get("record", data.RECORDS[0]), scale=evaluation.get("scale", 0.4),
+                        plant="uncertain", duration=duration)
+    return loop.trial_specs(base, trials)
+
+
+def trial_name(spec: loop.RunSpec, index: int) -> str:
+    """How the sheet names a trial: its number and plant seed."""
+    return f"trial {index} (nominal plant)" if spec.plant_seed is None else f"trial {index} (plant seed {spec.plant_seed})"
+
+
+def run_trials(specs: Sequence[loop.RunSpec], executor: str, workers: int,
+               scheduler: str | None) -> list[campaign.TrialResult]:
+    """Every trial, in order, on ``executor`` (serial, pool of ``workers``, or Dask at ``scheduler`` /
+    a local cluster)."""
+    return EXECUTORS[executor](campaign.run_one, [(spec, "inprocess", True) for spec in specs],
+                               Resources(workers, scheduler), None)
+
+
+def site_peaks(history: loop.History) -> dict[str, list[float | None]]:
+    """Peak |value| at the site's three interface DOFs: displacement (m, rad), velocity (m/s, rad/s), force (N,
+    N*m); None where the loop does not log it."""
+    dt = 1.0 / parts.SAMPLE_RATE
+    shown = np.column_stack([history.numerical[:, 0] * MM, history.numerical[:, 1]])
+    displacement = np.max(np.abs(shown), axis=0).tolist()
+    velocity = (np.max(np.abs(np.diff(shown, axis=0)), axis=0) / dt).tolist()
+    return {"displacement": [*displacement, None], "velocity": [*velocity, None],
+            "force": np.max(np.abs(history.feedback), axis=0).tolist()}
+
+
+def actuator_figures(history: loop.History, piston_area: Sequence[float] | None) -> list[dict[str, float | None]]:
+    """Per actuator: peak command stroke (m) and velocity (m/s), the flow it implies (m^3/s, with the piston
+    area), the RMS tracking error (% of the target's RMS) and the peak tracking error (m)."""
+    commands, target, measured = history.commands * MM, history.target_strokes * MM, history.measured_strokes * MM
+    velocity = np.max(np.abs(np.diff(commands, axis=0)), axis=0) * parts.SAMPLE_RATE
+    error = measured - target
+    rms = 100 * np.sqrt(np.mean(error ** 2, axis=0) / np.mean(target ** 2, axis=0))
+    return [{"stroke": float(np.max(np.abs(commands[:, a]))), "velocity": float(velocity[a]),
+             "flow": None if piston_area is None else float(velocity[a] * piston_area[a]),
+             "tracking_rms_percent": float(rms[a]), "tracking_peak": float(np.max(np.abs(error[:, a])))}
+            for a in range(commands.shape[1])]

@@ -1,0 +1,87 @@
+"""The rehearsal's sheet: GO or NO-GO and why, as JSON and as an HTML page.
+
+NO-GO when a trial's peak exceeds one of the site's limits: the sheet names the first such limit and trial
+(every one is in its rows).  Beside the verdict: each limit's envelope and probability of exceeding, the limits
+the trials cannot check (a quantity the run does not log), per actuator the peak command velocity and the
+hydraulic flow it implies (Q = A v, A the piston area when declared), the tracking error and the benchmark's
+J criteria over the trials (min, mean, max).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def verdict(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    """("GO" | "NO-GO", why)."""
+    for row in rows:
+        if row["exceeded_in"]:
+            return "NO-GO", (f"{row['limit']} = {row['value']:.6g} {row['unit']} exceeded in {row['exceeded_in'][0]} "
+                             f"(peak {max(p for p in row['peaks'] if p is not None):.6g}, probability "
+                             f"{row['probability']:.2f})")
+    checked = [row for row in rows if row["measured"]]
+    if not checked:
+        return "GO", "no limit of the site is declared or measured: nothing to exceed"
+    worst = max(checked, key=lambda row: row["ratio"])
+    return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.1f} %"
+
+
+def distribution(values: Sequence[Sequence[float]]) -> dict[str, list[float | None]]:
+    """min, mean, max over trials of each component of a vector figure (None where a trial's is not finite: a
+    criterion over a zero reference)."""
+    array = np.asarray(values, dtype=float)
+    finite = np.all(np.isfinite(array), axis=0)
+    return {name: [float(v) if ok else None for v, ok in zip(reduce(array, axis=0), finite)]
+            for name, reduce in (("min", np.min), ("mean", np.mean), ("max", np.max))}
+
+
+def write(sheet: dict[str, Any], folder: Path) -> tuple[Path, Path]:
+    """rehearsal.json and rehearsal.html in ``folder`` (made if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path, html_path = folder / "rehearsal.json", folder / "rehearsal.html"
+    json_path.write_text(json.dumps(sheet, indent=1) + "\n")
+    html_path.write_text(page(sheet))
+    return json_path, html_path
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = lambda tag, row: "".join(f"<{tag}>{html.escape(_shown(v))}</{tag}>" for v in row)  # noqa: E731
+    return ("<table><tr>" + cells("th", header) + "</tr>"
+            + "".join("<tr>" + cells("td", row) + "</tr>" for row in rows) + "</table>")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return ", ".join(_shown(v) for v in value)
+    return "-" if value is None else str(value)
+
+
+def page(sheet: dict[str, Any]) -> str:
+    """The sheet as one self-contained HTML page."""
+    colour = "#1a7f37" if sheet["verdict"] == "GO" else "#b42318"
+    limits = _table(["limit", "value", "unit", "max peak", "of the limit", "P(exceed)", "exceeded in"],
+                    [[r["limit"], r["value"], r["unit"], r["max"], r["ratio"], r["probability"], r["exceeded_in"]]
+                     for r in sheet["limits"]])
+    actuators = _table(["actuator", "peak stroke (m)", "peak command velocity (m/s)", "flow (m^3/s)",
+                        "tracking RMS (%)", "tracking peak (m)"],
+                       [[i + 1, a["stroke"]["max"], a["velocity"]["max"], a["flow"] and a["flow"]["max"],
+                         a["tracking_rms_percent"]["max"], a["tracking_peak"]["max"]]
+                        for i, a in enumerate(sheet["actuators"])])
+    criteria = _table(["criterion", "min", "mean", "max"],
+                      [[name, d["min"], d["mean"], d["max"]] for name, d in sheet["criteria"].items()])
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Rehearsal of {html.escape(sheet['experiment'])}"
+            "</title><style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:.2em .5em}"
+            "table{border-collapse:collapse;margin-bottom:1.5em}</style></head><body>"
+            f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
+            f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
+            f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>"
+            f"<h2>Limits</h2>{limits}<h2>Actuators (max over trials)</h2>{actuators}"
+            f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")
