@@ -145,6 +145,11 @@ REHEARSE = Schema("[rehearse]", "`hybridsim rehearse FILE`: the experiment's tri
                                       "runs (default: all of it)"),
                       "piston_area": Key(Numbers("m^2", (0, 1), POSITIVE), "the actuators' piston area, one for "
                                          "every actuator or one each: the flow Q = A v of the peak command velocity"),
+                      "gain_margin": Key(Flag(), "seek the largest loss of plant gain at which the nominal trial "
+                                         "completes, by bisection (about 8 more runs)", default=True),
+                      "gain_margin_tolerance": Key(Number(minimum=0, maximum=0.5, open_minimum=True), "the "
+                                                   "bisection's tolerance, a fraction of the plant's gain",
+                                                   default=0.02),
                   })
 
 EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybridsim run FILE`); examples in "

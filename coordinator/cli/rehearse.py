@@ -54,5 +54,10 @@ def main(args: argparse.Namespace) -> int:
         json.dump(result, sys.stdout)
         print()
     else:
-        print(f"{result['verdict']}: {result['why']}\nsheet: {html_path} and {json_path}")
+        print(f"{result['verdict']}: {result['why']}")
+        margin = result["gain_margin"]
+        if margin is not None:
+            print(f"gain margin ({margin['trial']}): completes with up to {100 * margin['loss']:.1f} % of the "
+                  f"plant's gain lost (to {100 * margin['tolerance']:.1f} %)")
+        print(f"sheet: {html_path} and {json_path}")
     return 0 if result["verdict"] == "GO" else 1

@@ -12,13 +12,19 @@ loop) and the feedback force; per actuator the command's stroke, velocity and tr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
 from hybridsim.coordinator.problems.marths import campaign, data, loop, parts
+from hybridsim.coordinator.rehearse.bisection import largest_stable
+from hybridsim.wire.contract import ModuleError
+
+GAIN_LOSS_BRACKET = (0.0, 0.95)
+"""the plant gain losses the gain margin is sought between: none, and 95 % (a plant answering 5 % of its command)"""
 
 MM = 1e-3
 """m per mm (the loop logs strokes in mm)"""
@@ -39,12 +45,28 @@ def trial_name(spec: loop.RunSpec, index: int) -> str:
     return f"trial {index} (nominal plant)" if spec.plant_seed is None else f"trial {index} (plant seed {spec.plant_seed})"
 
 
+def run_trial(spec: loop.RunSpec, keep_history: bool = True) -> campaign.TrialResult | str:
+    """One trial, or why it stopped (its runaway guard, a diverged loop): a top-level function for the executors."""
+    try:
+        return campaign.run_one(spec, "inprocess", keep_history)
+    except (ModuleError, RunStopped) as exc:
+        return str(exc)
+
+
 def run_trials(specs: Sequence[loop.RunSpec], executor: str, workers: int,
-               scheduler: str | None) -> list[campaign.TrialResult]:
+               scheduler: str | None) -> list[campaign.TrialResult | str]:
     """Every trial, in order, on ``executor`` (serial, pool of ``workers``, or Dask at ``scheduler`` /
     a local cluster)."""
-    return EXECUTORS[executor](campaign.run_one, [(spec, "inprocess", True) for spec in specs],
-                               Resources(workers, scheduler), None)
+    return EXECUTORS[executor](run_trial, [(spec,) for spec in specs], Resources(workers, scheduler), None)
+
+
+def gain_margin(spec: loop.RunSpec, tolerance: float) -> float:
+    """The largest loss of plant gain (fraction; the plant's output times 1 - loss) at which ``spec``'s run
+    completes (neither its runaway guard nor divergence stops it), by bisection to ``tolerance``."""
+    def completes(loss: float) -> bool:
+        return not isinstance(run_trial(replace(spec, plant_gain=1.0 - loss), keep_history=False), str)
+
+    return largest_stable(completes, *GAIN_LOSS_BRACKET, tolerance)
 
 
 def site_peaks(history: loop.History) -> dict[str, list[float | None]]:

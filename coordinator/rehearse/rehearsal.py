@@ -35,21 +35,33 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
     table = experiment.table.get("rehearse", {})
     n = trials if trials is not None else default(REHEARSE, table, "trials")
     specs = marths_trials.trial_specs(experiment.evaluation, n, table.get("duration"))
-    results = marths_trials.run_trials(specs, executor, workers, scheduler)
+    outcomes = marths_trials.run_trials(specs, executor, workers, scheduler)
     names = [marths_trials.trial_name(spec, i) for i, spec in enumerate(specs)]
+    stopped = [(name, o) for name, o in zip(names, outcomes) if isinstance(o, str)]
+    results = [o for o in outcomes if not isinstance(o, str)]
+    ran = [name for name, o in zip(names, outcomes) if not isinstance(o, str)]
     site = _site_config(experiment)
     peaks = [marths_trials.site_peaks(r.history) for r in results]
     dofs = list(site.get("dofs", ()))
-    rows = [envelope(limit, [p[limit.kind][dofs.index(limit.dof)] for p in peaks], names)
+    rows = [envelope(limit, [p[limit.kind][dofs.index(limit.dof)] for p in peaks], ran)
             for limit in site_limits(site.get("limits"), dofs)]
-    go, why = sheet.verdict(rows)
+    go, why = sheet.verdict(rows, stopped)
+    tolerance = default(REHEARSE, table, "gain_margin_tolerance")
+    margin = marths_trials.gain_margin(specs[0], tolerance) if default(REHEARSE, table, "gain_margin") else None
     area = _piston_area(table, 2)
-    figures = [marths_trials.actuator_figures(r.history, area) for r in results]
-    actuators = [{key: None if figures[0][a][key] is None else sheet.distribution([[f[a][key]] for f in figures])
-                  for key in figures[0][a]} for a in range(len(figures[0]))]
     return {"experiment": str(path), "verdict": go, "why": why, "trials": names,
+            "stopped": [f"{name}: {reason}" for name, reason in stopped],
+            "gain_margin": None if margin is None else {"loss": margin, "tolerance": tolerance,
+                                                        "trial": names[0]},
             "limits": rows, "unchecked": [r["limit"] for r in rows if not r["measured"]],
-            "actuators": actuators, "piston_area": area,
+            "actuators": _actuators(results, area), "piston_area": area,
             "criteria": {name: sheet.distribution([r.criteria[name] for r in results])
-                         for name in results[0].criteria},
+                         for name in (results[0].criteria if results else {})},
             "wall_s": [r.wall_s for r in results]}
+
+
+def _actuators(results: list, area: list[float] | None) -> list[dict[str, Any]]:
+    """Per actuator, each figure's distribution over the trials that ran."""
+    figures = [marths_trials.actuator_figures(r.history, area) for r in results]
+    return [{key: None if figures[0][a][key] is None else sheet.distribution([[f[a][key]] for f in figures])
+             for key in figures[0][a]} for a in range(len(figures[0]))] if figures else []

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 
-def verdict(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
-    """("GO" | "NO-GO", why)."""
+def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] = ()) -> tuple[str, str]:
+    """("GO" | "NO-GO", why): ``stopped`` the trials a guard or divergence stopped, with why."""
+    if stopped:
+        return "NO-GO", f"{stopped[0][0]} stopped: {stopped[0][1]}"
     for row in rows:
         if row["exceeded_in"]:
             return "NO-GO", (f"{row['limit']} = {row['value']:.6g} {row['unit']} exceeded in {row['exceeded_in'][0]} "
@@ -64,6 +66,13 @@ def _shown(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def _margin(margin: dict[str, Any] | None) -> str:
+    if margin is None:
+        return "<p>Gain margin: not sought (rehearse.gain_margin = false).</p>"
+    return (f"<p>Gain margin ({html.escape(margin['trial'])}): the run completes with up to "
+            f"{100 * margin['loss']:.1f} % of the plant's gain lost (to {100 * margin['tolerance']:.1f} %).</p>")
+
+
 def page(sheet: dict[str, Any]) -> str:
     """The sheet as one self-contained HTML page."""
     colour = "#1a7f37" if sheet["verdict"] == "GO" else "#b42318"
@@ -82,6 +91,6 @@ def page(sheet: dict[str, Any]) -> str:
             "table{border-collapse:collapse;margin-bottom:1.5em}</style></head><body>"
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
             f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
-            f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>"
+            f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>{_margin(sheet['gain_margin'])}"
             f"<h2>Limits</h2>{limits}<h2>Actuators (max over trials)</h2>{actuators}"
             f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")

@@ -56,7 +56,7 @@ def run_on_daemons(spec: loop.RunSpec, deadline_s: float = 30.0, transport: str 
     timings = {} if timings is None else timings
     begin = time.perf_counter()
     plant_config = parts.plant_config(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed,
-                                             spec.shared_noise, spec.daq_in_loop)
+                                      spec.shared_noise, spec.daq_in_loop, spec.plant_gain)
     with tempfile.TemporaryDirectory(prefix="hybridsim-marths-") as folder, contextlib.ExitStack() as stack:
         record_path = Path(folder) / "site_record.h5"
         backend: dict[str, object] = {"plant": plant_config}

@@ -67,6 +67,8 @@ class RunSpec:
     """s: stop after this much of the record (None: the whole record, N = floor(t_end fs) + 1)"""
     guard: bool = True
     """each compensator inside the 3.8 V runaway guard: a command that would saturate stops the run"""
+    plant_gain: float = 1.0
+    """a gain error of the actuators: the plant's output scaled by it (the rehearsal's gain margin)"""
 
     def __post_init__(self) -> None:
         if self.record not in data.RECORDS:
@@ -266,7 +268,7 @@ def build_side(spec: RunSpec, compensators: Sequence[Compensator] | None = None
     """The in-process site with its virtual lab for ``spec``; ``compensators`` (one per actuator) replace
     ``spec``'s compensator and guard if given (a study's own)."""
     lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise,
-                           spec.daq_in_loop)
+                    spec.daq_in_loop, spec.plant_gain)
     config = site_config(spec) if compensators is None else parts.site_config("none", guard=False)
     site = build_site(config, lab, compensators)
     return InProcessSide(site, iterative=spec.iterative), site

@@ -109,14 +109,17 @@ def daq(in_loop: bool = False) -> CommandDaq:
 
 
 def plant_config(plant: str, plant_seed: int | None, noise: bool, noise_seed: int, shared_noise: bool = True,
-                 daq_in_loop: bool = False) -> dict[str, Any]:
-    """The `plant` module config of one run (ideal plants are noise-free whatever ``noise`` says, §17.4)."""
+                 daq_in_loop: bool = False, gain: float = 1.0) -> dict[str, Any]:
+    """The `plant` module config of one run (ideal plants are noise-free whatever ``noise`` says, §17.4);
+    ``gain`` scales the plant's output (a gain error of the actuators: the rehearsal's gain margin)."""
     if plant in ("ideal", "ideal-delay"):
+        if gain != 1.0:
+            raise ValueError(f"an ideal plant has no gain error: plant gain must be 1, not {gain}")
         actuator_table: dict[str, Any] = {"model": "ideal"}
     else:
         a, b, c = (data.nominal_plant_state_space() if plant == "nominal"
                    else _uncertain_state_space(plant, plant_seed))
-        actuator_table = {"model": "state-space", "a": a.tolist(), "b": b.tolist(), "c": c.tolist()}
+        actuator_table = {"model": "state-space", "a": a.tolist(), "b": b.tolist(), "c": (gain * c).tolist()}
     sigma = noise_sigma_mm() if noise and plant not in ("ideal", "ideal-delay") else 0.0
     return {"dt": DT, "units_per_metre": 1000.0, "dofs": ["actuator_1", "actuator_2"], "actuators": actuator_table,
             "noise": {"sigma": sigma, "seed": noise_seed, "shared": shared_noise}, "daq": _daq_table(daq_in_loop)}
@@ -131,9 +134,9 @@ def _uncertain_state_space(plant: str, seed: int | None) -> tuple[np.ndarray, np
 
 
 def lab(plant: str, plant_seed: int | None, noise: bool, noise_seed: int, shared_noise: bool = True,
-        daq_in_loop: bool = False) -> VirtualLab:
+        daq_in_loop: bool = False, gain: float = 1.0) -> VirtualLab:
     """The virtual lab of one run, built from its :func:`plant_config`."""
-    return build_lab(plant_config(plant, plant_seed, noise, noise_seed, shared_noise, daq_in_loop))
+    return build_lab(plant_config(plant, plant_seed, noise, noise_seed, shared_noise, daq_in_loop, gain))
 
 
 def coupler() -> Coupler:

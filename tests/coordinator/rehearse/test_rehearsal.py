@@ -32,13 +32,14 @@ def reference_peak() -> float:
     return float(np.max(np.abs(loop.reference_response(spec.record, spec.scale, spec.ticks())[:, 0]))) * 1e-3
 
 
-def rehearse(tmp_path: Path, floor1_limit: float) -> tuple[subprocess.CompletedProcess, dict]:
+def rehearse(tmp_path: Path, floor1_limit: float, gain_margin: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """The shipped experiment with [rehearse] (2 uncertain plants, DURATION s) and a displacement limit at its
     site (floor1_x; 1 rad at the rotations), rehearsed by the command line."""
     shutil.copy(EXAMPLES / "marths.toml", tmp_path)
     shutil.copytree(EXAMPLES / "marths", tmp_path / "marths")
     with (tmp_path / "marths.toml").open("a") as f:
-        f.write(f"\n[rehearse]\ntrials = 2\nduration = {DURATION}\npiston_area = 2e-4\n")
+        f.write(f"\n[rehearse]\ntrials = 2\nduration = {DURATION}\npiston_area = 2e-4\n"
+                f"gain_margin = {str(gain_margin).lower()}\n")
     site = json.loads((tmp_path / "marths" / "site.json").read_text())
     site["limits"] = {"displacement": [floor1_limit, 1.0, 1.0]}
     (tmp_path / "marths" / "site.json").write_text(json.dumps(site))
@@ -76,3 +77,18 @@ def test_an_experiment_without_declared_uncertainty_is_refused_in_one_line(tmp_p
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "[evaluation] problem" in proc.stderr
+
+
+@pytest.mark.long
+def test_gain_margin_is_where_the_runaway_guard_stops_the_inverted_plant(tmp_path, reference_peak):
+    """The RLS-AC compensator inverts the plant: with the plant's gain g its commands scale as 1 / g, so the
+    guard (3.8 V) stops the nominal run once V(1) / g > 3.8: the margin is a loss of 1 - V(1) / 3.8, V(1) the
+    largest command of the nominal run at full gain.  `hybridsim rehearse FILE` prints the sheet's margin."""
+    proc, sheet = rehearse(tmp_path, 1.2 * reference_peak, gain_margin=True)
+    assert proc.returncode == 0, proc.stderr
+    nominal = loop.run(loop.RunSpec(duration=DURATION))
+    expected = 1.0 - max(nominal.max_command_volts) / 3.8
+    margin = sheet["gain_margin"]
+    print(f"gain margin: loss {margin['loss']:.4f} (tolerance {margin['tolerance']}), 1 - V/3.8 = {expected:.4f}")
+    # the bisection's tolerance, and 1 % for the compensator's adaptation not being exactly 1 / g
+    assert expected - margin["tolerance"] - 0.01 <= margin["loss"] <= expected + 0.01
