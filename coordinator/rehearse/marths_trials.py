@@ -19,7 +19,7 @@ import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
-from hybridsim.coordinator.problems.marths import campaign, data, loop, parts
+from hybridsim.coordinator.problems.marths import campaign, loop, parts
 from hybridsim.coordinator.rehearse.bisection import largest_stable
 from hybridsim.wire.contract import ModuleError
 
@@ -35,8 +35,11 @@ def trial_specs(evaluation: dict[str, Any] | None, trials: int, duration: float 
     if not evaluation or evaluation.get("problem") != "marths":
         raise UsageError("rehearse: only an experiment with the maRTHS plant uncertainty can be rehearsed today "
                          "(its [evaluation] problem = \"marths\"; other sites declare no uncertainty yet)")
-    base = loop.RunSpec(record=evaluation.get("record", data.RECORDS[0]), scale=evaluation.get("scale", 0.4),
-                        plant="uncertain", duration=duration)
+    given = {key: evaluation[key] for key in ("record", "scale") if key in evaluation}
+    try:
+        base = loop.RunSpec(plant="uncertain", duration=duration, **given)
+    except ValueError as exc:
+        raise UsageError(f"evaluation: {exc}") from None
     return loop.trial_specs(base, trials)
 
 
