@@ -1,0 +1,59 @@
+"""The runs of a campaign: the full factorial of ``[campaign.grid]`` times ``trials`` seeds.
+
+A grid maps dotted experiment keys (``"excitation.scale"``) to lists of
+values; every combination is run ``trials`` times with seeds 0..trials-1.
+Each run has a stable id made of its values, so a resumed campaign finds the
+runs it already made.  :func:`apply` writes a run's values into a copy of the
+experiment's configuration (a nested dict).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hybridsim.coordinator.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a campaign: its dotted-key values and its seed."""
+
+    values: tuple[tuple[str, Any], ...]
+    seed: int
+
+    @property
+    def run_id(self) -> str:
+        """A file-name-safe id, the same in every session for the same values and seed."""
+        parts = [f"{key}={value}" for key, value in self.values] + [f"seed={self.seed}"]
+        return "_".join(parts).replace("/", "-").replace(" ", "")
+
+
+def expand(grid: Mapping[str, Sequence[Any]], trials: int = 1) -> list[Run]:
+    """Every combination of the grid's values (keys in the file's order), each with seeds 0..trials-1."""
+    if trials < 1:
+        raise UsageError(f"campaign.trials = {trials}: give a whole number of 1 or more")
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+            raise UsageError(f"campaign.grid.{key}: give a non-empty list of values, e.g. [0.5, 1.0]")
+    keys = list(grid)
+    return [Run(tuple(zip(keys, combo)), seed)
+            for combo in itertools.product(*(grid[k] for k in keys)) for seed in range(trials)]
+
+
+def apply(config: Mapping[str, Any], run: Run) -> dict[str, Any]:
+    """A copy of ``config`` with the run's values set at their dotted keys; the key's table must exist."""
+    out = copy.deepcopy(dict(config))
+    for key, value in run.values:
+        *tables, leaf = key.split(".")
+        node = out
+        for name in tables:
+            if not isinstance(node.get(name), dict):
+                raise UsageError(f"campaign.grid.{key}: the experiment has no table [{'.'.join(tables)}]; "
+                                 f"name a key of the experiment file")
+            node = node[name]
+        node[leaf] = value
+    return out
