@@ -1,0 +1,64 @@
+"""Run a campaign: every run an ordinary run with its own results file, made once, resumed if interrupted.
+
+:func:`run_campaign` is the stable entry point (docs/campaigns.md): the
+experiment file, the runs (:func:`hybridsim.coordinator.campaign.grid.expand`),
+an output folder and an executor of :mod:`hybridsim.coordinator.problems.executors`.
+A run whose file says ``completed`` is not run again (its summary is read
+back); a run whose file was left ``running`` or stopped is resumed from its
+last checkpoint; otherwise it starts afresh at ``OUT/<run id>.h5``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hybridsim.coordinator.campaign.grid import Run, apply
+from hybridsim.coordinator.config_text import parse_config_text, read_config_text
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.problems.executors import EXECUTORS, Progress, Resources
+from hybridsim.coordinator.simulation import resume_run, run_experiment, stored_attributes
+
+
+@dataclass(frozen=True)
+class Row:
+    """One run's line of the campaign table: how it ended (``made``, ``resumed`` or ``found``), wall time (s)."""
+
+    run: Run
+    status: str
+    how: str
+    wall_s: float
+    output: str
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def run_one(experiment: str, run: Run, out_dir: str) -> Row:
+    """Make, resume or find the run's results file ``out_dir/<run id>.h5``."""
+    path = Path(out_dir) / f"{run.run_id}.h5"
+    start = time.perf_counter()
+    if path.exists():
+        attrs = stored_attributes(path)
+        if attrs.get("status") == "completed":
+            return Row(run, "completed", "found", 0.0, str(path), json.loads(attrs.get("summary", "{}")))
+        result, how = resume_run(path), "resumed"
+    else:
+        source = read_config_text(Path(experiment))
+        table = apply(parse_config_text(source, "TOML"), run)
+        parsed = parse_experiment(table, base_dir=Path(experiment).resolve().parent, source=source)
+        result, how = run_experiment(parsed, output=path), "made"
+    status = str(stored_attributes(path).get("status", "?"))
+    return Row(run, status, how, time.perf_counter() - start, str(path), dict(result.summary))
+
+
+def run_campaign(experiment: str | Path, runs: list[Run], out_dir: str | Path, executor: str = "serial",
+                 resources: Resources = Resources(), progress: Progress = None) -> list[Row]:
+    """Every run of the campaign on ``executor`` (a name of EXECUTORS), the rows in the runs' order.
+
+    The process pool forks this process: start a pool campaign before any run in it (a run starts the
+    results writer's fork server, which a forked worker cannot wait for: ChildProcessError)."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    jobs = [(str(experiment), run, str(out_dir)) for run in runs]
+    return EXECUTORS[executor](run_one, jobs, resources, progress)
