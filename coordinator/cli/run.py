@@ -61,7 +61,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--takeover", action="store_true",
                         help="take over a site that is still in another coordinator's session (e.g. of a run that "
                              "died); without it such a site refuses the run")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar and no lines before the first step: the summary only")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -90,8 +91,8 @@ def resume_main(args: argparse.Namespace) -> int:
 
 def _say(args: argparse.Namespace) -> Callable[[str], None] | None:
     """What prints the lines a run says before its first step: on stdout before the summary (stderr keeps the one
-    line of a stop); none with --json (stdout is one JSON object, which holds them)."""
-    return None if args.json else lambda line: print(line, flush=True)
+    line of a stop); none with --json (stdout is one JSON object, which holds them) or --quiet (the summary only)."""
+    return None if (args.json or args.quiet) else lambda line: print(line, flush=True)
 
 
 @contextmanager

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.periods import natural_periods
 from hybridsim.coordinator.recorder import read_attributes
@@ -63,3 +64,11 @@ def test_a_sparse_chain_takes_its_lowest_modes_from_shift_invert():
     closed = 2 * math.pi / (2 * math.sqrt(K / M) * np.sin((2 * j - 1) * math.pi / (2 * (2 * n + 1))))
     assert np.allclose(natural_periods(sp.csr_matrix(stiffness), sp.csr_matrix(mass)), closed, rtol=1e-10, atol=0)
     assert np.allclose(natural_periods(stiffness.toarray(), mass.toarray()), closed, rtol=1e-10, atol=0)
+
+
+def test_run_prints_the_periods_line_but_not_under_quiet(tmp_path, capsys):
+    path = tmp_path / "two.toml"
+    path.write_text(two_storey(tmp_path))
+    for flags, shown in (([], True), (["--quiet"], False)):
+        assert main(["run", str(path), "--overwrite", *flags]) == 0
+        assert ("natural periods (s)" in capsys.readouterr().out) is shown
