@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 R = TypeVar("R")
 Progress = Callable[[Any], None] | None
@@ -41,7 +42,9 @@ def serial(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, 
 
 
 def process_pool(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, progress: Progress) -> list[R]:
-    """Every job on a pool of ``resources.workers`` processes."""
+    """Every job on a pool of ``resources.workers`` processes (multiprocessing's temporary files in this process's
+    own folder, swept after a kill -9, not a ``pymp-*`` one)."""
+    multiprocessing_folder()
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(resources.workers, len(jobs))) as pool:
         futures = [pool.submit(task, *job) for job in jobs]
         for future in concurrent.futures.as_completed(futures):
