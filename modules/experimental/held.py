@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from hybridsim.modules.limits import Interlock
+from hybridsim.wire.daemons_folders import process_alive
 
 
 def _folder() -> Path:
@@ -28,22 +29,12 @@ def _key(config: Path) -> str:
     return hashlib.sha256(str(Path(config).resolve()).encode()).hexdigest()[:24]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _notices(config: Path) -> list[tuple[Path, int, str]]:
     """(file, process, address) of every notice of ``config``; those of ended processes removed."""
     found = []
     for path in _folder().glob(f"{_key(config)}-*.hold"):
         _, pid, address = path.name.removesuffix(".hold").split("-", 2)
-        if _alive(int(pid)):
+        if process_alive(int(pid)):
             found.append((path, int(pid), address))
         else:
             path.unlink(missing_ok=True)

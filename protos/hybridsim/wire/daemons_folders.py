@@ -54,13 +54,13 @@ def sweep_stale() -> list[Path]:
                 continue
         except OSError:
             continue
-        if not _alive(int(match.group(1))):
+        if not process_alive(int(match.group(1))):
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(Path(entry.path))
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether a process ``pid`` exists (another user's counts)."""
     try:
         os.kill(pid, 0)
