@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +56,8 @@ def run_one(experiment: str, run: Run, out_dir: str) -> Row:
 def run_campaign(experiment: str | Path, runs: list[Run], out_dir: str | Path, executor: str = "serial",
                  resources: Resources = Resources(), progress: Progress = None) -> list[Row]:
     """Every run of the campaign on ``executor`` (a name of EXECUTORS), the rows in the runs' order.
-
-    The process pool forks this process: start a pool campaign before any run in it (a run starts the
-    results writer's fork server, which a forked worker cannot wait for: ChildProcessError)."""
+    A process pool's workers are spawned, not forked: a forked worker inherits the results writer's fork
+    server of a run made earlier in this process, which it cannot wait for (ChildProcessError)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     jobs = [(str(experiment), run, str(out_dir)) for run in runs]
-    return EXECUTORS[executor](run_one, jobs, resources, progress)
+    return EXECUTORS[executor](run_one, jobs, replace(resources, start_method="spawn"), progress)

@@ -12,6 +12,7 @@ installed on every worker), a process pool for ``workers`` > 1, else serial.
 from __future__ import annotations
 
 import concurrent.futures
+import multiprocessing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -25,10 +26,12 @@ Progress = Callable[[Any], None] | None
 
 @dataclass(frozen=True)
 class Resources:
-    """Where a campaign runs: ``workers`` processes on this machine, or the Dask cluster at ``scheduler``."""
+    """Where a campaign runs: ``workers`` processes on this machine (started by ``start_method`` of
+    :mod:`multiprocessing`), or the Dask cluster at ``scheduler``."""
 
     workers: int = 1
     scheduler: str | None = None
+    start_method: str = "fork"
 
 
 def serial(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, progress: Progress) -> list[R]:
@@ -45,7 +48,8 @@ def process_pool(task: Callable[..., R], jobs: Sequence[tuple], resources: Resou
     """Every job on a pool of ``resources.workers`` processes (multiprocessing's temporary files in this process's
     own folder, swept after a kill -9, not a ``pymp-*`` one)."""
     multiprocessing_folder()
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(resources.workers, len(jobs))) as pool:
+    context = multiprocessing.get_context(resources.start_method)
+    with concurrent.futures.ProcessPoolExecutor(min(resources.workers, len(jobs)), mp_context=context) as pool:
         futures = [pool.submit(task, *job) for job in jobs]
         for future in concurrent.futures.as_completed(futures):
             if progress:

@@ -18,8 +18,8 @@ def _displacements(rows):
 
 
 def test_pool_equals_serial_bit_for_bit_and_a_second_pass_makes_nothing(tmp_path):
+    serial = run_campaign(EXAMPLE, RUNS, tmp_path / "serial")  # first: its runs start a fork server here
     pool = run_campaign(EXAMPLE, RUNS, tmp_path / "pool", "pool", Resources(workers=2))
-    serial = run_campaign(EXAMPLE, RUNS, tmp_path / "serial")
     assert [r.status for r in serial + pool] == ["completed"] * 6
     for a, b in zip(_displacements(serial), _displacements(pool)):
         assert np.array_equal(a, b)
