@@ -63,7 +63,7 @@ from hybridsim.coordinator.bench_wan import wan_figures
 from hybridsim.coordinator.partition import ModuleSlot, Partition
 from hybridsim.wire.remote import RemoteModule
 from hybridsim.coordinator.simulation import run_experiment
-from hybridsim.coordinator.recorder.cost import writer_checksums
+from hybridsim.coordinator.recorder.cost import lateness_with_and_without, writer_checksums
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
 from hybridsim.wire.contract import Module, Session
@@ -373,7 +373,8 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
     long = section("long_run", lambda: long_run_figures(2.0 if quick else 8.0, 5.0 if quick else 20.0))
     clock = section("site_clock", lambda: site_clock_figures(duration))
     wan = section("wan", lambda: wan_figures(3.0 if quick else 10.0, 1.0 if quick else 8.0))
-    writer = section("writer_checksums", lambda: writer_checksums(16384 if quick else 65536))
+    writer = section("writer_checksums", lambda: {**writer_checksums(16384 if quick else 65536), "realtime":
+                                                   lateness_with_and_without(lambda: realtime_late_steps(duration))})
     large = section("large_model", lambda: large_model(((18, 19),), ((4, 8), (18, 19)), 256, 2.0) if quick
                     else large_model())
     from hybridsim.coordinator.bench_floor import floor_figures  # (it measures with this module's step and echo)

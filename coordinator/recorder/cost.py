@@ -5,13 +5,17 @@ A writer process writes ``rows`` rows of the maRTHS frame's layout (29 DOFs, thr
 file of the reference problems) in blocks of 1024 rows, as a run's loop sends them, into a file with Fletcher32
 on every dataset and into one without, alternately, ``repeats`` times each; the figure is the writer process's CPU
 time (user + system, from /proc) per row (median of the repeats), and the file's size per row.
+:func:`lateness_with_and_without` runs a real-time run (bench's design card, its site loop at 1024 Hz) with the
+results file written without and with checksums, one after the other in one bench run: late steps (%) and step p99.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,16 @@ def writer_cpu_s(recorder: Recorder) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def checksums_set(on: bool) -> Iterator[None]:
+    """Results files created in this block carry the per-chunk checksums or not (``on``)."""
+    kept, layout.CHECKSUMS = layout.CHECKSUMS, on
+    try:
+        yield
+    finally:
+        layout.CHECKSUMS = kept
+
+
 def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
     """(writer CPU us per row, file bytes per row) of ``rows`` rows written in blocks."""
     columns = results_columns(DOFS, MODULES)
@@ -40,11 +54,8 @@ def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
     for values in window.arrays.values():
         values[...] = rng.standard_normal(values.shape) if values.dtype.kind == "f" else np.arange(values.shape[0])
     path = folder / f"rows_{checksums}.h5"
-    kept, layout.CHECKSUMS = layout.CHECKSUMS, checksums
-    try:
+    with checksums_set(checksums):
         recorder = Recorder(path, columns, dofs=[f"d{i}" for i in range(DOFS)])
-    finally:
-        layout.CHECKSUMS = kept
     recorder.start(window)
     before = writer_cpu_s(recorder)
     for stop in range(BLOCK, rows + 1, BLOCK):
@@ -70,4 +81,16 @@ def writer_checksums(rows: int = 65536, repeats: int = 3) -> dict[str, Any]:
                "runs_us_per_row": [round(r[0], 2) for r in values],
                "bytes_per_row": statistics.median(r[1] for r in values)} for name, values in runs.items()}
     figures["load_average"] = os.getloadavg()
+    return figures
+
+
+def lateness_with_and_without(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``run()`` (a real-time run's summary figures) without and with checksums: its late steps (%) and step p50 and
+    p99 (us) each, and the load average before and after."""
+    figures: dict[str, Any] = {"load_average_before": os.getloadavg()}
+    for name, on in (("without", False), ("with", True)):
+        with checksums_set(on):
+            late = run()
+        figures[name] = {key: late[key] for key in ("late_steps_pct", "steps", "step_p50_us", "step_p99_us")}
+    figures["load_average_after"] = os.getloadavg()
     return figures
