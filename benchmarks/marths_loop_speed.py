@@ -23,6 +23,7 @@ import pstats
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from hybridsim.coordinator.problems.marths import daemons, loop
 
@@ -40,7 +41,7 @@ def measure(record: str, duration: float | None) -> dict[str, dict[str, float]]:
     timings: dict[str, float] = {}
     original = loop.simulate
 
-    def timed(*args, **kwargs):
+    def timed(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         try:
             return original(*args, **kwargs)
