@@ -8,6 +8,7 @@ import operator
 import os
 import subprocess
 import sys
+import tempfile
 
 from hybridsim.coordinator.cli import build_parser, main
 from hybridsim.coordinator.cli.problems import COMMANDS
@@ -59,17 +60,20 @@ def test_every_executor_returns_the_results_in_the_jobs_order() -> None:
     assert forked == [True]
 
 
-def test_a_pool_keeps_its_temporary_files_in_a_folder_of_its_process_not_pymp(tmp_path) -> None:
+def test_a_pool_keeps_its_temporary_files_in_a_folder_of_its_process_not_pymp() -> None:
     """forkserver (Python 3.14's default on Linux) keeps its socket in multiprocessing's temporary folder: the pool's
-    is the process's own hsmpPID-* (swept after a kill -9), no pymp-* during the run or after it."""
-    script = ("import multiprocessing, os, sys; multiprocessing.set_start_method('forkserver')\n"
+    is the process's own hsmpPID-* (swept after a kill -9), no pymp-* during the run or after it.  The temporary
+    folder is a short one of its own: a socket's path holds at most 107 bytes, which pytest's tmp_path under
+    xdist can leave no room for (multiprocessing then keeps its pymp-* folder, as it must)."""
+    script = ("import os, sys\n"
               "from hybridsim.coordinator.problems.executors import Resources, execute\n"
-              "print(execute(os.listdir, [(sys.argv[1],)] * 2, Resources(workers=2))[0])")
-    run = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "TMPDIR": str(tmp_path)}, check=True)
-    during = ast.literal_eval(run.stdout)
-    assert len(during) == 1 and during[0].startswith("hsmp"), during
-    assert os.listdir(tmp_path) == []
+              "print(execute(os.listdir, [(sys.argv[1],)] * 2, Resources(workers=2, start_method='forkserver'))[0])")
+    with tempfile.TemporaryDirectory(prefix="hs") as folder:
+        run = subprocess.run([sys.executable, "-c", script, folder], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "TMPDIR": folder}, check=True)
+        during = ast.literal_eval(run.stdout)
+        assert len(during) == 1 and during[0].startswith("hsmp"), during
+        assert os.listdir(folder) == []
 
 
 def test_a_study_duration_that_ends_before_the_record_moves_is_refused_before_anything_starts(capsys) -> None:
