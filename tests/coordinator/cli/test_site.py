@@ -267,3 +267,14 @@ def test_a_protocol_port_beside_a_token_is_refused_at_start(capsys, config, tmp_
                     "--token-file", str(token))
     assert line.startswith(f"hybridsim site: error: {protocol} with --token-file: the site asks its gRPC clients for "
                            "a credential and this protocol carries none")
+
+
+@pytest.mark.parametrize("key", ["increment", "velocity", "start"])
+def test_a_gate_value_of_the_wrong_length_names_the_key(capsys, tmp_path, key):
+    site = Path(__file__).parents[3] / "examples" / "setups" / "one_actuator_site.toml"
+    path = tmp_path / "site.toml"
+    path.write_text(site.read_text().replace("[backend.plant]", f"[gate]\n{key} = [0.001, 0.002]\n\n[backend.plant]",
+                                             1))
+    line = error_of(capsys, "experimental", "--config", str(path), "--listen", "127.0.0.1:0")
+    assert line.endswith(f"gate.{key}: the setup has 1 actuator: give one value for all of them or one per actuator, "
+                         "not 2"), line
