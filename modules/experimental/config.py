@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hybridsim.modules.config_schema import Key, Names, Number, Numbers, Schema, Table, Tables, Text
 from hybridsim.modules.experimental import (clock, command_generation, force_control, guards, kinematics,
                                             physical_frame, relaxation)
@@ -102,6 +104,16 @@ def actuator_tables(config: Mapping[str, Any], count: int) -> list[Mapping[str, 
         raise ModuleError(f"experimental module: the setup has {count} actuator{'s' if count != 1 else ''}: give one "
                           f"table per actuator (actuators = [...]), not {len(tables)}")
     return tables
+
+
+def per_actuator(gate: Mapping[str, Any], key: str, default: float, actuators: int) -> np.ndarray:
+    """``gate.<key>``: one value for every actuator or one per actuator, as ``actuators`` values."""
+    values = np.atleast_1d(np.asarray(gate.get(key, default), float))
+    if values.shape not in ((1,), (actuators,)):
+        raise ModuleError(f"experimental module: gate.{key}: the setup has {actuators} actuator"
+                          f"{'s' if actuators != 1 else ''}: give one value for all of them or one per actuator, "
+                          f"not {values.size}")
+    return np.broadcast_to(values, (actuators,))
 
 
 def interface_dofs(config: Mapping[str, Any], setup: Setup) -> tuple[Dof, ...]:

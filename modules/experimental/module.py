@@ -81,7 +81,7 @@ import numpy as np
 from hybridsim.modules.base import StepLedger
 from hybridsim.modules.experimental.clock import ClockSettings, SiteClock
 from hybridsim.modules.experimental.config import (CONFIG, actuator_tables, command_generator, interface_dofs,
-                                                   output_path, site_setup, step_samples)
+                                                   output_path, per_actuator, site_setup, step_samples)
 from hybridsim.modules.experimental.controls import OpenContext, check_control, named, open_control
 from hybridsim.modules.experimental.forces import CANNOT_PROBE
 from hybridsim.modules.experimental.gate import Interlock
@@ -114,6 +114,8 @@ class ExperimentalModule(StepLedger):
         rig = site_setup(self.config)
         self.dofs = interface_dofs(self.config, rig)
         actuator_tables(self.config, rig.actuators)
+        for key in ("increment", "velocity", "start"):
+            per_actuator(self.config.get("gate", {}), key, 0.0, rig.actuators)
         self.actuators = rig.actuators
         self.control_dt = float(self.config["dt"])
         self.record_path = None if "record" not in self.config else output_path(base_dir, self.config["record"])

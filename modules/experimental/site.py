@@ -23,7 +23,7 @@ import numpy as np
 
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.compensators.kinds import build_compensator
-from hybridsim.modules.experimental.config import actuator_tables, interface_dofs, site_setup
+from hybridsim.modules.experimental.config import actuator_tables, interface_dofs, per_actuator, site_setup
 from hybridsim.modules.experimental.controls import Control
 from hybridsim.modules.experimental.controls.at_rest import AtRest
 from hybridsim.modules.experimental.force_control import ForceControlled
@@ -142,7 +142,7 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
                                      i) for i, t in enumerate(tables, start=1)]
         limits = {key: [float(t.get(key, np.inf)) for t in tables] for key in ("stroke", "force")}
         gate_table = config.get("gate", {})
-        limits.update({key: _per_actuator(gate_table, key, np.inf, setup.actuators)
+        limits.update({key: per_actuator(gate_table, key, np.inf, setup.actuators)
                        for key in ("increment", "velocity")})
         if np.any(np.isfinite(limits["force"])) and not setup.actuator_cells:
             raise ValueError("actuators[].force: this rig's load cells are not the actuators' (it reads "
@@ -150,7 +150,7 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
         gate = Gate(backend, setup.actuators, dt, interlock=interlock,
                     start_tolerance=float(gate_table.get("start_tolerance", 1e-3)),
                     restore_tolerance=float(gate_table.get("restore_tolerance", 1e-3)),
-                    start=_per_actuator(gate_table, "start", 0.0, setup.actuators),
+                    start=per_actuator(gate_table, "start", 0.0, setup.actuators),
                     **limits)
         dofs = len(interface_dofs(config, setup))
         if "frame" in config:
@@ -165,15 +165,6 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
         raise ModuleError(f"experimental module: {exc.args[0]!r} is missing from the config") from None
     except (TypeError, ValueError) as exc:
         raise ModuleError(f"experimental module: {exc}") from None
-
-
-def _per_actuator(gate: Mapping[str, Any], key: str, default: float, actuators: int) -> np.ndarray:
-    """``gate.<key>``: one value for every actuator or one per actuator, as ``actuators`` values."""
-    values = np.atleast_1d(np.asarray(gate.get(key, default), float))
-    if values.shape not in ((1,), (actuators,)):
-        raise ValueError(f"gate.{key}: the setup has {actuators} actuator{'s' if actuators != 1 else ''}: give one "
-                         f"value for all of them or one per actuator, not {values.size}")
-    return np.broadcast_to(values, (actuators,))
 
 
 def _stiffness(config: Mapping[str, Any], dofs: int) -> np.ndarray | None:
