@@ -225,7 +225,7 @@ def check_vector(step: int, name: str, values: np.ndarray, n: int) -> np.ndarray
     vec = np.asarray(values, dtype=float)
     if vec.shape != (n,):
         raise StepRefused(step, f"{name} has {vec.size} values, the module has {n} DOFs")
-    if not np.isfinite(vec).all():
-        bad = [i for i, v in enumerate(vec) if not math.isfinite(v)]
+    if not math.isfinite(vec @ vec) and not np.isfinite(vec).all():  # the dot product is NaN or inf if one value
+        bad = [i for i, v in enumerate(vec) if not math.isfinite(v)]  # is; the exact test where the sum overflows
         raise StepRefused(step, f"{name} has non-finite values at DOF indices {bad}")
     return vec

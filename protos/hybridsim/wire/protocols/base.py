@@ -43,17 +43,24 @@ def quickack(connection: socket.socket) -> None:
 def receive(connection: socket.socket, count: int, what: str) -> bytes | None:
     """Exactly ``count`` bytes (TCP_QUICKACK re-armed after each receive); None when the peer closed the
     connection before the first byte; ConnectionError when it closed in the middle of ``what``."""
-    data = bytearray()
-    while len(data) < count:
-        chunk = connection.recv(count - len(data))
+    data = bytearray(count)
+    return bytes(data) if receive_into(connection, memoryview(data), what) else None
+
+
+def receive_into(connection: socket.socket, buffer: memoryview, what: str) -> bool:
+    """Fill ``buffer`` (a message's bytes, read in place: no copy, one ``recv_into`` when the message is there
+    whole), re-arming TCP_QUICKACK after each receive; False when the peer closed the connection before the first
+    byte; ConnectionError when it closed in the middle of ``what``."""
+    count, got = len(buffer), 0
+    while got < count:
+        chunk = connection.recv_into(buffer[got:])
         quickack(connection)
         if not chunk:
-            if not data:
-                return None
-            raise ConnectionError(f"the client closed the connection in the middle of {what} "
-                                  f"({len(data)} of {count} bytes)")
-        data += chunk
-    return bytes(data)
+            if not got:
+                return False
+            raise ConnectionError(f"the client closed the connection in the middle of {what} ({got} of {count} bytes)")
+        got += chunk
+    return True
 
 
 def connect(address: str, deadline_s: float, label: str) -> socket.socket:

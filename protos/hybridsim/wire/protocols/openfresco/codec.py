@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybridsim.wire.protocols.base import receive
+from hybridsim.wire.protocols.base import receive_into
 
 OPEN, SETUP, SET_TRIAL, EXECUTE, COMMIT, GET_DAQ = 1, 2, 3, 4, 5, 6
 GET_DISP, GET_VEL, GET_ACCEL, GET_FORCE, GET_TIME = 7, 8, 9, 10, 11
@@ -91,10 +91,13 @@ class Sizes:
         return None
 
 
-def read_vector(connection: socket.socket, data_size: int, what: str = "a message") -> np.ndarray | None:
-    """The next message of ``data_size`` doubles; None when the client closed the connection before it."""
-    data = receive(connection, 8 * data_size, what)
-    return None if data is None else np.frombuffer(data, dtype=DOUBLE).astype(float)
+def read_vector(connection: socket.socket, data_size: int, what: str = "a message",
+                into: bytearray | None = None) -> np.ndarray | None:
+    """The next message of ``data_size`` doubles; None when the client closed the connection before it.  ``into``: a
+    buffer of ``8 data_size`` bytes that every message of a connection is read into (the array is a view of it, valid
+    until the next read: a step's messages cost no allocation); None: a new one."""
+    buffer = bytearray(8 * data_size) if into is None else into
+    return np.frombuffer(buffer, dtype=DOUBLE) if receive_into(connection, memoryview(buffer), what) else None
 
 
 def padded(values: np.ndarray, data_size: int) -> bytes:
@@ -111,9 +114,9 @@ def matrix_message(matrix: np.ndarray, data_size: int) -> bytes:
 
 def unpack_parts(message: np.ndarray, sizes: tuple[int, ...], offset: int) -> dict[str, np.ndarray]:
     """The parts of a message packed ``[disp | vel | accel | force | time]`` from ``offset``, by name (empty: absent)."""
-    parts, at = {}, offset
+    values, parts, at = message[offset:offset + sum(sizes)].copy(), {}, 0  # one copy: the parts outlive the message
     for name, size in zip(RESPONSES, sizes):
-        parts[name] = message[at:at + size].copy()
+        parts[name] = values[at:at + size]
         at += size
     return parts
 
