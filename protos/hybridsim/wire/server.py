@@ -48,6 +48,12 @@ from hybridsim.wire.security import SiteAccess, is_loopback
 
 log = logging.getLogger("hybridsim.site")
 
+MAX_CONNECTIONS = 64
+"""gRPC connections a site accepts at once (gRPC closes any more at once): a coordinator, the monitor, site-control
+and health probes need a few; a client opening many cannot exhaust the site's file descriptors"""
+HANDSHAKE_TIMEOUT_S = 120.0
+"""a gRPC connection that completes no handshake within this long (s) is closed (gRPC's own default, named)"""
+
 ModuleFactory = Callable[[], Module]
 
 
@@ -417,14 +423,18 @@ class SiteServer:
     beside the service, with the site's token, on TCP and on a Unix socket in
     a folder private to this user; Describe tells clients where.  A site with
     mutual TLS serves no link.  A link connection that sends nothing for
-    ``link_idle_timeout_s`` (s) is closed (its client reconnects at its next step).
+    ``link_idle_timeout_s`` (s) is closed (its client reconnects at its next step).  At most ``max_connections``
+    gRPC connections at once; one with no call in flight for ``idle_timeout_s`` (s) is closed (a client reconnects
+    at its next call), one without a handshake after ``min(idle_timeout_s, HANDSHAKE_TIMEOUT_S)``, and keepalive
+    pings close one whose peer vanished during a call.  gRPC's accept loop tries again after EMFILE.
     """
 
     def __init__(self, factory: ModuleFactory, site: str, listen: str = "127.0.0.1:0",
                  max_message_bytes: int = codec.DEFAULT_MAX_MESSAGE_BYTES, max_workers: int = 8,
                  interceptors: Sequence[grpc.ServerInterceptor] = (), access: SiteAccess = SiteAccess(),
                  health_listen: str | None = None, link_listen: str | None = "127.0.0.1:0",
-                 link_idle_timeout_s: float = IDLE_TIMEOUT_S, describe_info: Mapping[str, str] | None = None) -> None:
+                 link_idle_timeout_s: float = IDLE_TIMEOUT_S, describe_info: Mapping[str, str] | None = None,
+                 max_connections: int = MAX_CONNECTIONS, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         refusal = access.listen_refusal(listen)
         if refusal:
             raise ModuleError(refusal)
@@ -437,7 +447,10 @@ class SiteServer:
                    ("grpc.max_send_message_length", max_message_bytes),
                    ("grpc.so_reuseport", 0),
                    # ping idle clients so that a vanished coordinator's stream frees its worker
-                   ("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
+                   ("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000),
+                   ("grpc.max_allowed_incoming_connections", max_connections),
+                   ("grpc.max_connection_idle_ms", round(1000 * idle_timeout_s)),
+                   ("grpc.server_handshake_timeout_ms", round(1000 * min(idle_timeout_s, HANDSHAKE_TIMEOUT_S)))]
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
                                    interceptors=(*access.interceptors(site), *interceptors), options=options)
         handlers = _method_handlers(self.servicer)

@@ -1,7 +1,8 @@
-"""A lab protocol's listener (hybridsim.wire.protocols.base.ProtocolServer) and the step link's (hybridsim.wire.link)
-under a client that opens too many connections and a process out of file descriptors (issue 31): a protocol's
-refuses what is over its cap, and on both an accept that fails for want of descriptors is tried again instead of
-ending the listener for good."""
+"""A site's listeners under a client that opens too many connections, connections that send nothing and a process
+out of file descriptors (issue 31): a lab protocol's (hybridsim.wire.protocols.base.ProtocolServer), the step link's
+(hybridsim.wire.link) and the gRPC port's (hybridsim.wire.server.SiteServer, which also serves site-control and
+health).  Each refuses what is over its cap, closes a silent connection after its idle timeout, and tries an accept
+that failed for want of descriptors again instead of ending the listener for good."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ import socket
 import threading
 import time
 
-import pytest
+from functools import partial
 
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from hybridsim.modules.registry import build_module
 from hybridsim.wire import link
+from hybridsim.wire.protocols import base
 from hybridsim.wire.protocols.base import MAX_CONNECTIONS, ProtocolServer
+from hybridsim.wire.server import SiteServer
+
+LINEAR = partial(build_module, "linear", {"dofs": ["x"], "stiffness": [[1.0]]})
 
 
 def greeting(connection: socket.socket, peer: str) -> None:
@@ -78,14 +88,23 @@ def test_an_accept_without_file_descriptors_is_tried_again(server) -> None:
     assert served(address)
 
 
+def test_a_protocol_connection_that_sends_nothing_is_closed_after_the_idle_timeout(monkeypatch) -> None:
+    """A half-open connection (its peer gone without a word) must not hold one of the listener's slots for ever."""
+    monkeypatch.setattr(base, "IDLE_TIMEOUT_S", 0.3)  # read at each accept
+    listening = ProtocolServer("test protocol", "127.0.0.1:0", greeting)
+    try:
+        with socket.create_connection(("127.0.0.1", listening.port), timeout=5.0) as silent:
+            start = time.monotonic()
+            assert silent.recv(2) == b"ok"
+            assert silent.recv(64) == b""  # closed by the site: a TimeoutError after 5 s if it were not
+            assert 0.25 < time.monotonic() - start < 4.0
+    finally:
+        listening.stop()
+
+
 def test_the_step_link_accepts_again_after_a_shortage_of_descriptors() -> None:
     """Before: the step link's accept loop ended at the first EMFILE; a client then waited for ever."""
-    from functools import partial
-
-    from hybridsim.modules.registry import build_module
-    from hybridsim.wire.server import SiteServer
-
-    site = SiteServer(partial(build_module, "linear", {"dofs": ["x"], "stiffness": [[1.0]]}), "s", "127.0.0.1:0")
+    site = SiteServer(LINEAR, "s", "127.0.0.1:0")
     try:
         host, _, port = site._link.address.rpartition(":")  # type: ignore[union-attr]
         connected_without_descriptors((host, int(port))).close()  # the accept (or the next) meets EMFILE
@@ -94,3 +113,49 @@ def test_the_step_link_accepts_again_after_a_shortage_of_descriptors() -> None:
             assert b"INVALID_ARGUMENT" in client.recv(4096)  # never accepted: TimeoutError after 5 s
     finally:
         site.stop()
+
+
+def grpc_answer(address: str, timeout_s: float = 2.0) -> str:
+    """The site's health check over a new channel: SERVING, or the gRPC status of the failed call."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=timeout_s)
+        except grpc.RpcError as exc:
+            return exc.code().name
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
+@pytest.fixture
+def site():
+    serving = SiteServer(LINEAR, "listener", link_listen=None, max_connections=2, idle_timeout_s=0.5)
+    yield serving
+    serving.stop()
+
+
+def test_grpc_connections_over_the_cap_are_closed_and_the_site_serves_on(site) -> None:
+    address = ("127.0.0.1", site.port)
+    held = [socket.create_connection(address, timeout=5.0) for _ in range(2)]
+    assert all(c.recv(9) for c in held)  # the site's SETTINGS frame: accepted, each holds one of the 2 places
+    with socket.create_connection(address, timeout=5.0) as extra:
+        assert extra.recv(9) == b""  # closed at once: over the cap
+    assert grpc_answer(site.address) == "UNAVAILABLE"
+    for c in held:
+        c.close()
+    deadline = time.monotonic() + 5.0
+    while (answer := grpc_answer(site.address)) != "SERVING" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert answer == "SERVING"
+
+
+def test_a_grpc_connection_that_sends_nothing_is_closed_after_the_idle_timeout(site) -> None:
+    with socket.create_connection(("127.0.0.1", site.port), timeout=5.0) as silent:
+        start, received = time.monotonic(), b""
+        while chunk := silent.recv(4096):  # a TimeoutError after 5 s if the site kept it
+            received += chunk
+        assert 0.4 < time.monotonic() - start < 4.0
+    assert b"connection idle" in received  # gRPC's GOAWAY before it closed
+
+
+def test_the_grpc_port_accepts_again_after_a_shortage_of_descriptors(site) -> None:
+    connected_without_descriptors(("127.0.0.1", site.port)).close()
+    assert grpc_answer(site.address, 5.0) == "SERVING"
