@@ -21,6 +21,8 @@ from hybridsim.coordinator.monitor.frames import is_terminal
 from hybridsim.coordinator.monitor.publisher import Publisher, TooManyObservers
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
+from hybridsim.wire.link import IDLE_TIMEOUT_S
+from hybridsim.wire.server import connection_limits
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +100,14 @@ def listen_address(text: str, option: str = "--monitor") -> str:
 
 
 class MonitorServer:
-    """A gRPC server of hybridsim.v1.Monitor for one run."""
+    """A gRPC server of hybridsim.v1.Monitor for one run, with the site's connection cap and idle timeout."""
 
     def __init__(self, address: str, publisher: Publisher, control: RunControl, token: str) -> None:
         self.requested = listen_address(address)
-        self._server = grpc.server(ThreadPoolExecutor(publisher.max_observers + CONTROL_WORKERS,
-                                                      thread_name_prefix="hybridsim-monitor"))
+        workers = publisher.max_observers + CONTROL_WORKERS
+        # a connection per observer or control client, twice over for reconnections whose old one is closing
+        self._server = grpc.server(ThreadPoolExecutor(workers, thread_name_prefix="hybridsim-monitor"),
+                                   options=connection_limits(2 * workers, IDLE_TIMEOUT_S))
         pb_grpc.add_MonitorServicer_to_server(MonitorServicer(publisher, control, token), self._server)
         self.address = ""
 

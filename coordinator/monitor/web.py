@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import socket
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +34,7 @@ from hybridsim.coordinator.monitor.jsonview import frame_json, info_json, progre
 from hybridsim.coordinator.monitor.page import render_page
 from hybridsim.v1 import monitor_pb2 as pb
 from hybridsim.v1 import monitor_pb2_grpc as pb_grpc
+from hybridsim.wire.link import accept
 from hybridsim.wire.security import is_loopback
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,12 @@ RECONNECT_BACKOFF_MS = 500
 within about a second (gRPC's default backoff grows to two minutes, and the page kept showing the last run)"""
 BROWSER_QUEUE = 256
 """events a browser may fall behind before it is disconnected"""
+MAX_CONNECTIONS = 32
+"""connections the page serves at once; another is closed at once (logged): a client opening many cannot exhaust
+the coordinator's threads and file descriptors (a browser holds two or three)"""
+IDLE_TIMEOUT_S = 60.0
+"""a connection that sends nothing (or takes nothing of the events stream, which sends a keep-alive every
+15 s) for this long (s) is closed: a half-open one whose peer is gone without a word"""
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 _STATUS_OF_CODE = {grpc.StatusCode.UNAUTHENTICATED: HTTPStatus.UNAUTHORIZED,
                    grpc.StatusCode.FAILED_PRECONDITION: HTTPStatus.CONFLICT}
@@ -163,9 +171,13 @@ class CoordinatorLink:
 
 
 class MonitorWebServer(ThreadingHTTPServer):
+    """The page's HTTP server: at most :data:`MAX_CONNECTIONS` connections at once, an accept that fails for
+    want of file descriptors or memory tried again (never a busy loop, never the end of the listener)."""
+
     daemon_threads = True
 
     def __init__(self, listen: tuple[str, int], coordinator: str) -> None:
+        self._places = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.feed = RunFeed()
         self.link = CoordinatorLink(coordinator, self.feed)  # before the bind: a failed one closes it
         super().__init__(listen, MonitorHandler)
@@ -178,6 +190,26 @@ class MonitorWebServer(ThreadingHTTPServer):
         self.link.close()
         super().server_close()
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        accepted = accept(self.socket, "monitor page")
+        if accepted is None:
+            raise OSError("the monitor page's listener is closed")
+        return accepted
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._places.acquire(blocking=False):
+            log.warning("monitor page: connection from %s refused: %d connections are open, the most it serves",
+                        client_address[0], MAX_CONNECTIONS)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._places.release()
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
@@ -187,6 +219,7 @@ class MonitorWebServer(ThreadingHTTPServer):
 class MonitorHandler(BaseHTTPRequestHandler):
     server: MonitorWebServer
     protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("%s %s", self.address_string(), format % args)
@@ -250,7 +283,7 @@ class MonitorHandler(BaseHTTPRequestHandler):
                 if item is None:
                     return
                 self._event(*item)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):  # gone, or took nothing for IDLE_TIMEOUT_S
             return
         finally:
             self.server.feed.leave(browser)

@@ -410,6 +410,14 @@ def _method_handlers(servicer: ModuleServicer) -> dict[str, grpc.RpcMethodHandle
     return handlers
 
 
+def connection_limits(max_connections: int, idle_timeout_s: float) -> list[tuple[str, int]]:
+    """gRPC server options: at most ``max_connections`` connections (more are closed at once); one with no call in
+    flight for ``idle_timeout_s`` (s) is closed, one without a handshake after min(that, HANDSHAKE_TIMEOUT_S)."""
+    return [("grpc.max_allowed_incoming_connections", max_connections),
+            ("grpc.max_connection_idle_ms", round(1000 * idle_timeout_s)),
+            ("grpc.server_handshake_timeout_ms", round(1000 * min(idle_timeout_s, HANDSHAKE_TIMEOUT_S)))]
+
+
 class SiteServer:
     """A running site: the Module service, grpc.health.v1 and reflection on ``listen``.
 
@@ -448,9 +456,7 @@ class SiteServer:
                    ("grpc.so_reuseport", 0),
                    # ping idle clients so that a vanished coordinator's stream frees its worker
                    ("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000),
-                   ("grpc.max_allowed_incoming_connections", max_connections),
-                   ("grpc.max_connection_idle_ms", round(1000 * idle_timeout_s)),
-                   ("grpc.server_handshake_timeout_ms", round(1000 * min(idle_timeout_s, HANDSHAKE_TIMEOUT_S)))]
+                   *connection_limits(max_connections, idle_timeout_s)]
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"site-{site}"),
                                    interceptors=(*access.interceptors(site), *interceptors), options=options)
         handlers = _method_handlers(self.servicer)

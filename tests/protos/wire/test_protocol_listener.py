@@ -153,7 +153,8 @@ def test_a_grpc_connection_that_sends_nothing_is_closed_after_the_idle_timeout(s
         while chunk := silent.recv(4096):  # a TimeoutError after 5 s if the site kept it
             received += chunk
         assert 0.4 < time.monotonic() - start < 4.0
-    assert b"connection idle" in received  # gRPC's GOAWAY before it closed
+    # gRPC's GOAWAY before it closed: the idle timeout's or the handshake's, both at 0.5 s here
+    assert b"connection idle" in received or b"handshake timeout" in received
 
 
 def test_the_grpc_port_accepts_again_after_a_shortage_of_descriptors(site) -> None:
