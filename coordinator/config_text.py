@@ -1,6 +1,6 @@
 """A configuration's text (an experiment file, a module's ``config_file``, a site's ``--config``): its size capped,
 parsed as TOML or JSON, every failure one line (a nesting deeper than the parsers' recursion included); the number
-of modules a run accepts (:data:`MAX_MODULES`).
+of modules and of structure DOFs a run accepts (:data:`MAX_MODULES`, :data:`MAX_DOFS`).
 
 The cap is measured (TOML of 16-number rows, one core of a 2-core VM, load 2.6): 16 MiB parses in 4.3 s with a peak
 of 62 MiB; 64 MiB took 20 s and 211 MiB, and a 1 GiB file 2.2 GB.  The largest configuration hybridsim ships is
@@ -24,6 +24,16 @@ metadata cache ('Child entry doesn't have a flush dependency parent array' on th
 SIGSEGV closing the file), with checkpoints or without: what fails is the number of per-step datasets written
 together (two a module: 4,010 at 2,000 modules wrote, 5,010 at 2,500 did not), not the file's datasets (8,028 at
 2,000 modules with their checkpoint slots wrote, 5,028 at 2,500 without did not)"""
+
+MAX_DOFS = 12_000
+"""the most structure DOFs a run accepts: what breaks first is the memory a run keeps for its rows, not HDF5.  A run
+keeps 8,192 rows twice (its window and the ring shared with the writer) of 4 numbers per structure DOF and 2 per
+module DOF, 8 bytes each: 0.75 MiB per DOF (:func:`hybridsim.coordinator.recorder.dof_cost.kept_bytes`), 8.8 GiB at
+12,000 DOFs, 36.6 GiB at 50,000, beyond the 23 GiB of the 2-core VM the figures come from.  A real write through the
+writer (``python benchmarks/writer_dofs.py``: 256 rows of one module owning every DOF, a window of 64 rows) did not
+break: 50,000 DOFs 45 ms a row, 100,000 107 ms, 200,000 147 ms, 500,000 611 ms (file 5.9 GB, writer peak 3.5 GB),
+load 5.7-8; past the memory, the writer's time per row is the limit (HDF5's own is a chunk of 4 GiB: 2.1 million
+DOFs at 256 rows a chunk).  The cap keeps the 10,092-DOF sparse frame of the long test in."""
 
 
 def read_config_text(path: Path) -> str:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import Scale
 from hybridsim.coordinator.stages.base import Plan, StageConfigError
 from hybridsim.coordinator.stages.program import Program
-from hybridsim.coordinator.config_text import MAX_MODULES, parse_config_text, read_config_text
+from hybridsim.coordinator.config_text import MAX_DOFS, MAX_MODULES, parse_config_text, read_config_text
 from hybridsim.wire.network import Network
 from hybridsim.wire.remote import Transport
 from hybridsim.modules import matrices
@@ -238,7 +239,11 @@ def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> Non
 
 # -- values that span keys -----------------------------------------------------
 def _dofs(dofs: list[str]) -> tuple[str, ...]:
-    twice = sorted({d for d in dofs if dofs.count(d) > 1})
+    if len(dofs) > MAX_DOFS:
+        raise ExperimentError(f"structure.dofs: {len(dofs)} DOFs, more than the {MAX_DOFS} a run accepts "
+                              "(its rows in memory grow 0.75 MiB a DOF); keep a module's inner DOFs inside the module (only the "
+                              "DOFs it shares with the structure need be structure DOFs)")
+    twice = sorted(d for d, n in Counter(dofs).items() if n > 1)
     if twice:
         raise ExperimentError(f"structure.dofs: DOF named twice: {', '.join(twice)} (each DOF needs a unique name)")
     return tuple(dofs)

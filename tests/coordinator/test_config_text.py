@@ -1,7 +1,7 @@
 """Configuration text past what hybridsim reads is one line, never a traceback (issue 32): nesting deeper than the
 parsers follow (RecursionError before), a site's --config past the 16 MiB cap (read whole before), a results file in
 a folder where its lock cannot be made (OSError before), more modules than the results file is measured to hold (the
-writer crashed before).  The long test runs the cap's modules: `pytest -m long -k cap_s_modules`."""
+writer crashed before), more DOFs than a run's rows in memory are measured to hold.  The long test runs the cap's modules: `pytest -m long -k cap_s_modules`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import os
 import pytest
 
 from hybridsim.coordinator.cli import main
-from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_MODULES
+from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_DOFS, MAX_MODULES
 from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
+from tests.coordinator.test_resume_after_coordinator_crash import _toml
 
 EXPERIMENT = f"""
 [experiment]
@@ -106,3 +107,18 @@ def test_a_run_of_the_cap_s_modules_is_written_and_read_back_whole(tmp_path):
     assert stored["attrs"]["completed_steps"] == 21 and stored["attrs"]["status"] == "completed"
     assert stored[f"modules/m{MAX_MODULES - 1}/force"].shape == (21, 1)
     assert read_checkpoint(result.output).step == 20
+
+
+def test_one_dof_past_the_measured_cap_is_refused_in_one_line_before_anything_starts(tmp_path, capsys):
+    """The DOF count is refused at the experiment's parse (no module, no results file); the refusal names the count,
+    the cap and the fix, exit code 2."""
+    table = modules_experiment(tmp_path, 1)
+    n = MAX_DOFS + 1
+    table["structure"].update(dofs=[f"x{i}" for i in range(n)], mass_diagonal=[1000.0] * n, influence=[1.0] * n)
+    config = tmp_path / "wide.toml"
+    config.write_text(_toml(table))
+    assert main(["run", str(config), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and f"structure.dofs: {n} DOFs, more than the {MAX_DOFS} a run" in err, err
+    assert "keep a module's inner DOFs inside the module" in err
+    assert not (tmp_path / "many.h5").exists()
