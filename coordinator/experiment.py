@@ -240,8 +240,8 @@ def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> Non
 # -- values that span keys -----------------------------------------------------
 def _dofs(dofs: list[str]) -> tuple[str, ...]:
     if len(dofs) > MAX_DOFS:
-        raise ExperimentError(f"structure.dofs: {len(dofs)} DOFs, more than the {MAX_DOFS} a run accepts "
-                              "(its rows in memory grow 0.75 MiB a DOF); keep a module's inner DOFs inside the module (only the "
+        raise ExperimentError(f"structure.dofs: {len(dofs)} DOFs, more than the {MAX_DOFS} a run accepts (its rows "
+                              "in memory grow 0.75 MiB a DOF); keep a module's inner DOFs inside the module (only the "
                               "DOFs it shares with the structure need be structure DOFs)")
     twice = sorted(d for d, n in Counter(dofs).items() if n > 1)
     if twice:

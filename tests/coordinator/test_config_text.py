@@ -1,7 +1,8 @@
 """Configuration text past what hybridsim reads is one line, never a traceback (issue 32): nesting deeper than the
 parsers follow (RecursionError before), a site's --config past the 16 MiB cap (read whole before), a results file in
 a folder where its lock cannot be made (OSError before), more modules than the results file is measured to hold (the
-writer crashed before), more DOFs than a run's rows in memory are measured to hold.  The long test runs the cap's modules: `pytest -m long -k cap_s_modules`."""
+writer crashed before), more structure DOFs than the cap (the experiment's parse took a minute at 50,000 before).  The
+long test runs the cap's modules: `pytest -m long -k cap_s_modules`."""
 
 from __future__ import annotations
 
