@@ -83,10 +83,22 @@ class Gate:
         self.pose_limits: np.ndarray | None = None
         """|target| per interface DOF (m, rad: the site's ``[limits]`` displacement), checked on every sample's
         target, the site clock's predictions included; None: none"""
-        self.probe = getattr(control, "probe", None)
+        self._probe = getattr(control, "probe", None)
         """the control's quasi-static probe (a virtual lab's specimen), if it has one: nothing moves"""
 
     # -- the control's verbs, gated -------------------------------------------------------------------------------
+    @property
+    def probes(self) -> bool:
+        """Whether the control can answer a pre-test (:meth:`probe`)."""
+        return self._probe is not None
+
+    def probe(self, strokes: np.ndarray) -> np.ndarray:
+        """The load cells (N) the control's quasi-static probe (a virtual lab's specimen) finds at ``strokes`` (m):
+        nothing moves.  Only for a control that :attr:`probes`."""
+        assert self._probe is not None
+        loads: np.ndarray = self._probe(strokes)
+        return loads
+
     def read(self) -> tuple[np.ndarray, np.ndarray]:
         """The strokes (m) and loads (N) now, by the control's read request (nothing moves)."""
         strokes, loads = self._control.read()
@@ -257,6 +269,8 @@ class Gate:
         return self._control.state() if own is None else own()
 
     @property
-    def plant(self) -> Any:
-        """The plant module a plant daemon control steps (its figures; None for other controls)."""
-        return getattr(self._control, "module", None)
+    def plant_stats(self) -> dict[str, Any]:
+        """The figures of the plant module a plant daemon control steps (empty for other controls): a copy, never
+        the module (nothing but the gate holds what moves the actuators)."""
+        plant = getattr(self._control, "module", None)
+        return {} if plant is None else dict(plant.stats)

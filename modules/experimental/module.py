@@ -159,9 +159,9 @@ class ExperimentalModule(StepLedger):
         return -1 if self.stepping is None else self.stepping.committed_sample
 
     @property
-    def _plant(self) -> Any:
-        """The plant module a plant daemon control drives (None: no such control)."""
-        return None if self.site is None or self.site.backend is None else self.site.backend.plant
+    def _plant_stats(self) -> dict[str, Any]:
+        """The figures of the plant module a plant daemon control drives (empty: no such control)."""
+        return {} if self.site is None or self.site.backend is None else self.site.backend.plant_stats
 
     def describe(self) -> Description:
         return Description(kind=self.kind, dofs=self.dofs, own_clock=self.clock_settings is not None,

@@ -156,7 +156,7 @@ def build_site(config: Mapping[str, Any], backend: Control, compensators: Sequen
         if "frame" in config:
             forces: ForceSource = FrameFeedback.of(config, setup, dt)
         else:
-            forces = LoadCells(setup, gate.probe, _stiffness(config, dofs))
+            forces = LoadCells(setup, gate.probe if gate.probes else None, _stiffness(config, dofs))
         if "force_control" in config:
             forces = ForceControlled.of(config["force_control"], forces)
         signs = config.get("signs", (1.0,) * dofs)

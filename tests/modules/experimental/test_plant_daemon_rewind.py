@@ -85,9 +85,9 @@ def test_a_discarded_one_sample_trial_costs_the_plant_daemon_no_call():
     daemon = _module("daemon", iterating=True)
     try:
         step_id = _rest(daemon)
-        before = daemon._plant.stats["wire_round_trips"]
+        before = daemon._plant_stats["wire_round_trips"]
         _iterate(daemon, range(1, 21), step_id)
-        assert daemon._plant.stats["wire_round_trips"] - before == 3 * 20
+        assert daemon._plant_stats["wire_round_trips"] - before == 3 * 20
     finally:
         daemon.close()
 
