@@ -56,6 +56,7 @@ from hybridsim.v1 import module_pb2 as pb
 from hybridsim.wire import codec
 from hybridsim.wire.contract import Command, StepResult
 from hybridsim.wire.security import _digest, is_loopback
+from hybridsim.wire.sockets import Receiver, kernel_timeout, timed_out
 
 log = logging.getLogger("hybridsim.site")
 
@@ -246,6 +247,18 @@ def read_frame(connection: socket.socket, max_bytes: int, deadline: float | None
     return _read_exactly(connection, length, deadline) if length else b""
 
 
+def next_frame(receiver: Receiver, max_bytes: int) -> bytes | None:
+    """The next frame's payload from ``receiver`` (in one ``recv_into`` when it arrived whole); None at a clean
+    end of the connection before a frame."""
+    header = receiver.take(_LENGTH.size, at_start=True)
+    if header is None:
+        return None
+    (length,) = _LENGTH.unpack(header)
+    if length > max_bytes:
+        raise MalformedFrame(f"a frame of {length} bytes is over the limit of {max_bytes} bytes")
+    return receiver.take(length) if length else b""
+
+
 def _read_exactly(connection: socket.socket, count: int, deadline: float | None,
                   at_start: bool = False) -> bytes | None:
     data = b""
@@ -380,9 +393,10 @@ class LinkServer:
                                                f"{self._max_connections} step link connections at once", None))
                 return
             connection.sendall(_framed(bytes((WELCOME,))))
-            connection.settimeout(self._idle_timeout_s)  # a timeout (an OSError) ends the connection below
+            kernel_timeout(connection, self._idle_timeout_s)  # a timeout ends the connection below
+            receiver = Receiver(connection)
             while True:
-                payload = read_frame(connection, self._max_frame_bytes)
+                payload = next_frame(receiver, self._max_frame_bytes)
                 if payload is None:
                     return
                 try:
@@ -400,10 +414,11 @@ class LinkServer:
         except MalformedFrame as exc:
             log.warning("site %s: step link from %s: %s", self.site, peer, exc)
             _send_quietly(connection, error_frame("INVALID_ARGUMENT", f"malformed frame: {exc}", None))
-        except TimeoutError:
-            log.info("site %s: step link connection from %s closed: it sent nothing within its timeout", self.site, peer)
-        except OSError:
-            pass  # the client went away (or the link is stopping): nothing to answer
+        except OSError as exc:
+            if timed_out(exc):
+                log.info("site %s: step link connection from %s closed: it sent nothing within its timeout",
+                         self.site, peer)
+            # else the client went away (or the link is stopping): nothing to answer
         finally:
             with self._lock:
                 self._connections.discard(connection)

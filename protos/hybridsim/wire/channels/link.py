@@ -19,11 +19,14 @@ from hybridsim.wire.channels.base import Call, Endpoints, Retry, StepMessage
 from hybridsim.wire.channels.stream import StreamChannel
 from hybridsim.wire.contract import StepResult
 from hybridsim.wire.security import is_loopback
+from hybridsim.wire.sockets import Receiver, kernel_timeout
 
 log = logging.getLogger(__name__)
 
 _MIN_TIMEOUT_S = 1e-4
 """the shortest socket timeout a client sets (s): a timeout of 0 would make the socket non-blocking"""
+TIMEOUT_KEPT = 0.9
+"""a step keeps the socket's timeout while it is between this fraction of the step's timeout and all of it"""
 
 
 class LinkConnection:
@@ -47,11 +50,11 @@ class LinkConnection:
             self._socket = socket.create_connection((host.strip("[]"), int(port)),
                                                     timeout=max(timeout_s, _MIN_TIMEOUT_S))
             self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._receiver = Receiver(self._socket)
+        self._timeout_s = max(timeout_s, _MIN_TIMEOUT_S)
         try:
-            self._socket.sendall(link.hello_frame(token, session_id))
-            reply = link.read_frame(self._socket, max_frame_bytes)
-            if reply is None:
-                raise ConnectionError("the site closed the step link at its HELLO")
+            kernel_timeout(self._socket, self._timeout_s)
+            reply = self._round_trip(link.hello_frame(token, session_id))
             if reply != bytes((link.WELCOME,)):
                 link.parse_reply(reply)  # an ERROR raises link.LinkError
                 raise link.MalformedFrame("the site answered the HELLO with a step reply")
@@ -60,13 +63,26 @@ class LinkConnection:
             raise
 
     def exchange(self, frame: bytes, timeout_s: float) -> StepResult | int:
-        """Send a STEP frame; its reply (see :func:`hybridsim.wire.link.parse_reply`), or TimeoutError after ``timeout_s`` (s)."""
-        self._socket.settimeout(max(timeout_s, _MIN_TIMEOUT_S))
-        self._socket.sendall(frame)
-        reply = link.read_frame(self._socket, self._max_frame_bytes)
+        """Send a STEP frame; its reply (see :func:`hybridsim.wire.link.parse_reply`), or TimeoutError after at most
+        ``timeout_s`` (s) and at least :data:`TIMEOUT_KEPT` of it (the socket's timeout is set again only
+        outside that band: a step's send and receive are then one system call each)."""
+        timeout_s = max(timeout_s, _MIN_TIMEOUT_S)
+        if not TIMEOUT_KEPT * timeout_s <= self._timeout_s <= timeout_s:
+            self._timeout_s = TIMEOUT_KEPT * timeout_s
+            kernel_timeout(self._socket, self._timeout_s)
+        return link.parse_reply(self._round_trip(frame))
+
+    def _round_trip(self, frame: bytes) -> bytes:
+        """Send ``frame``; the site's next frame, or TimeoutError when the send or the reply took longer than the
+        socket's timeout."""
+        try:
+            self._socket.sendall(frame)
+            reply = link.next_frame(self._receiver, self._max_frame_bytes)
+        except BlockingIOError:  # a blocking socket's kernel timeout (hybridsim.wire.sockets)
+            raise TimeoutError("the step link's send or reply did not finish in time") from None
         if reply is None:
             raise ConnectionError("the site closed the step link")
-        return link.parse_reply(reply)
+        return reply
 
     def close(self) -> None:
         link.close_socket(self._socket)

@@ -23,6 +23,7 @@ import numpy as np
 
 from hybridsim.wire.contract import Command, Description, ModuleError, Session, StepResult
 from hybridsim.wire.link import accept, close_socket
+from hybridsim.wire.sockets import kernel_timeout, timed_out
 
 log = logging.getLogger("hybridsim.site")
 
@@ -122,7 +123,7 @@ class ProtocolServer:
                             self.name, peer[0], peer[1], MAX_CONNECTIONS)
                 close_socket(connection)
                 continue
-            connection.settimeout(IDLE_TIMEOUT_S)
+            kernel_timeout(connection, IDLE_TIMEOUT_S)  # no poll before each receive and send of a message
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             quickack(connection)
             threading.Thread(target=self._serve, args=(connection, f"{peer[0]}:{peer[1]}"),
@@ -132,7 +133,8 @@ class ProtocolServer:
         try:
             self._handle(connection, peer)
         except OSError as exc:
-            log.warning("%s: connection from %s lost: %s", self.name, peer, exc)
+            log.warning("%s: connection from %s lost: %s", self.name, peer,
+                        f"nothing arrived for {IDLE_TIMEOUT_S:g} s" if timed_out(exc) else exc)
         except Exception:  # noqa: BLE001 - one connection's failure must not stop the site
             log.exception("%s: connection from %s failed", self.name, peer)
         finally:
