@@ -269,6 +269,17 @@ def test_a_protocol_port_beside_a_token_is_refused_at_start(capsys, config, tmp_
                            "a credential and this protocol carries none")
 
 
+def test_a_protocol_port_beside_mutual_tls_is_refused_at_start(capsys, config, tmp_path):
+    """The same with the other credential, a client certificate of the site's CA."""
+    make_certificates(tmp_path / "pki", ["left"])
+    pki = tmp_path / "pki"
+    line = error_of(capsys, "linear", "--config", str(config), "--listen", "127.0.0.1:0", "--simcor", "127.0.0.1:0",
+                    "--tls-cert", str(pki / "left.crt"), "--tls-key", str(pki / "left.key"), "--tls-ca",
+                    str(pki / "ca.crt"))
+    assert line.startswith("hybridsim site: error: --simcor with --tls-ca: the site asks its gRPC clients for a "
+                           "credential and this protocol carries none")
+
+
 @pytest.mark.parametrize("key", ["increment", "velocity", "start"])
 def test_a_gate_value_of_the_wrong_length_names_the_key(capsys, tmp_path, key):
     site = Path(__file__).parents[3] / "examples" / "setups" / "one_actuator_site.toml"
