@@ -432,7 +432,7 @@ class SiteServer:
     a folder private to this user; Describe tells clients where.  A site with
     mutual TLS serves no link.  A link connection that sends nothing for
     ``link_idle_timeout_s`` (s) is closed (its client reconnects at its next step).  At most ``max_connections``
-    gRPC connections at once; one with no call in flight for ``idle_timeout_s`` (s) is closed (a client reconnects
+    gRPC connections at once (on ``listen``, and on ``health_listen``); one with no call in flight for ``idle_timeout_s`` (s) is closed (a client reconnects
     at its next call), one without a handshake after ``min(idle_timeout_s, HANDSHAKE_TIMEOUT_S)``, and keepalive
     pings close one whose peer vanished during a call.  gRPC's accept loop tries again after EMFILE.
     """
@@ -472,7 +472,8 @@ class SiteServer:
         self._health_server: grpc.Server | None = None
         self.health_address = ""
         if health_listen is not None:
-            self._health_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-health"))
+            self._health_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-health"),
+                                              options=connection_limits(max_connections, idle_timeout_s))
             health_pb2_grpc.add_HealthServicer_to_server(self._health, self._health_server)
             self.health_address = f"{health_listen.rpartition(':')[0]}:{_bind(self._health_server, health_listen, None)}"
             self._health_server.start()

@@ -125,30 +125,35 @@ def grpc_answer(address: str, timeout_s: float = 2.0) -> str:
     return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
 
 
-@pytest.fixture
-def site():
-    serving = SiteServer(LINEAR, "listener", link_listen=None, max_connections=2, idle_timeout_s=0.5)
-    yield serving
+@pytest.fixture(params=["address", "health_address"])
+def grpc_port(request) -> Iterator[str]:
+    """HOST:PORT of a site with a cap of 2 gRPC connections and an idle timeout of 0.5 s: its own gRPC port
+    (Module, SiteControl, health) or its plaintext health port."""
+    serving = SiteServer(LINEAR, "listener", link_listen=None, health_listen="127.0.0.1:0", max_connections=2,
+                         idle_timeout_s=0.5)
+    yield getattr(serving, request.param)
     serving.stop()
 
 
-def test_grpc_connections_over_the_cap_are_closed_and_the_site_serves_on(site) -> None:
-    address = ("127.0.0.1", site.port)
+def test_grpc_connections_over_the_cap_are_closed_and_the_site_serves_on(grpc_port) -> None:
+    port = grpc_port
+    address = ("127.0.0.1", int(port.rpartition(":")[2]))
     held = [socket.create_connection(address, timeout=5.0) for _ in range(2)]
     assert all(c.recv(9) for c in held)  # the site's SETTINGS frame: accepted, each holds one of the 2 places
     with socket.create_connection(address, timeout=5.0) as extra:
         assert extra.recv(9) == b""  # closed at once: over the cap
-    assert grpc_answer(site.address) == "UNAVAILABLE"
+    assert grpc_answer(port) == "UNAVAILABLE"
     for c in held:
         c.close()
     deadline = time.monotonic() + 5.0
-    while (answer := grpc_answer(site.address)) != "SERVING" and time.monotonic() < deadline:
+    while (answer := grpc_answer(port)) != "SERVING" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert answer == "SERVING"
 
 
-def test_a_grpc_connection_that_sends_nothing_is_closed_after_the_idle_timeout(site) -> None:
-    with socket.create_connection(("127.0.0.1", site.port), timeout=5.0) as silent:
+def test_a_grpc_connection_that_sends_nothing_is_closed_after_the_idle_timeout(grpc_port) -> None:
+    port = grpc_port
+    with socket.create_connection(("127.0.0.1", int(port.rpartition(":")[2])), timeout=5.0) as silent:
         start, received = time.monotonic(), b""
         while chunk := silent.recv(4096):  # a TimeoutError after 5 s if the site kept it
             received += chunk
@@ -157,6 +162,7 @@ def test_a_grpc_connection_that_sends_nothing_is_closed_after_the_idle_timeout(s
     assert b"connection idle" in received or b"handshake timeout" in received
 
 
-def test_the_grpc_port_accepts_again_after_a_shortage_of_descriptors(site) -> None:
-    connected_without_descriptors(("127.0.0.1", site.port)).close()
-    assert grpc_answer(site.address, 5.0) == "SERVING"
+def test_the_grpc_port_accepts_again_after_a_shortage_of_descriptors(grpc_port) -> None:
+    port = grpc_port
+    connected_without_descriptors(("127.0.0.1", int(port.rpartition(":")[2]))).close()
+    assert grpc_answer(port, 5.0) == "SERVING"
