@@ -1,7 +1,7 @@
 """The campaign table: one row per run, one column per varied key and figure, in one HDF5 file.
 
 Columns (1-D datasets of group ``/campaign``, equal length; strings UTF-8):
-the varied dotted keys, ``seed``, ``status``, ``how`` (made, resumed, found),
+the varied dotted keys, the drawn ones (``[campaign.random]``), ``seed``, ``status``, ``how`` (made, resumed, found),
 ``wall_s`` (s), ``output`` (the run's results file), ``late_steps``, and the
 numeric leaves of the summary's ``peak_displacement`` and ``evaluation``
 tables as ``peak_displacement.<dof>`` and ``evaluation.<name>`` (NaN where a
@@ -35,7 +35,7 @@ def columns(rows: Sequence[Row]) -> dict[str, list]:
     """The table's columns, in the rows' order."""
     records = []
     for row in rows:
-        record: dict[str, Any] = {**dict(row.run.values), "seed": row.run.seed, "status": row.status,
+        record: dict[str, Any] = {**dict(row.run.values), **dict(row.run.drawn), "seed": row.run.seed, "status": row.status,
                                   "how": row.how, "wall_s": row.wall_s, "output": row.output,
                                   "late_steps": row.summary.get("late_steps", np.nan)}
         for name in FIGURES:
