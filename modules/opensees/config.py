@@ -164,11 +164,14 @@ RESUME = Schema("resume", "What a stopped run (its coordinator died or stopped) 
                         "after that is refused", default=ResumeSettings.path_files_s),
 })
 DYNAMIC = Schema("opensees module's dynamic table", "The model carries its mass; OpenSees assembles M and K of the "
-                 "linear model, C = a M + b K, and the module integrates them between the coordinator's steps "
-                 "(docs/dynamic_modules.md; needs path_independent = true).", {
+                 "linear model, C = a M + b K, and the module (or OpenSees' transient analysis) integrates them "
+                 "between the coordinator's steps (docs/dynamic_modules.md; needs path_independent = true).", {
                      "direction": Key(Integer(1, 6), "the OpenSees DOF the record excites (uniform excitation)",
                                       default=1),
                      "rayleigh": Key(Numbers("1/s, s"), "[a, b]: C = a M + b K", default=[0.0, 0.0]),
+                     "integrator": Key(Text(choices=("module", "opensees")), "who integrates the internal DOFs: "
+                                       "the module (the assembled matrices) or OpenSees (a transient analysis with "
+                                       "the interface imposed)", default="module"),
                      **SCHEME_KEYS,
                  }, exactly_one=RECORD_KEYS)
 CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "

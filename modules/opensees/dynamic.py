@@ -6,9 +6,10 @@ constraints, ``printA``), and C = a M + b K (``dynamic.rayleigh``).  The control
 DOFs, every other free equation an internal DOF, the record reaches the translations along
 ``dynamic.direction`` (uniform excitation, relative coordinates), and
 :class:`hybridsim.modules.dynamic.DynamicSubstructure` integrates them with the coordinator's alpha-OS
-(docs/dynamic_modules.md).  The domain is released after the assembly: the module keeps numbers, not a model.
-Linear models only (``path_independent = true``): a yielding model's transient analysis inside OpenSees, with
-its interface DOFs imposed, is not built.
+(docs/dynamic_modules.md); the domain is then released (the module keeps numbers, not a model).  With
+``dynamic.integrator = "opensees"`` the module keeps the model and OpenSees' transient analysis takes the internal
+DOFs' steps (:mod:`.transient`).  Linear models only (``path_independent = true``): a yielding model's state
+cannot be returned to a settled step here (docs/dynamic_modules.md, "Not built").
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hybridsim.modules.opensees import domain
 from hybridsim.modules.opensees.config import OpenSeesSpec
 from hybridsim.modules.opensees.imposed import dof_kind
 from hybridsim.modules.opensees.lazy import ops
+from hybridsim.modules.opensees.transient import OpenSeesTransient
 from hybridsim.wire.contract import Dof, ModuleError
 
 def _assembled(m: float, k: float) -> np.ndarray:
@@ -42,8 +44,9 @@ def _assembled(m: float, k: float) -> np.ndarray:
     return matrix.reshape(n, n)
 
 
-def _equations(spec: OpenSeesSpec, direction: int, size: int) -> tuple[list[int], np.ndarray]:
-    """The control DOFs' equation numbers (in control order) and the influence of every equation."""
+def _equations(spec: OpenSeesSpec, direction: int, size: int) -> tuple[list[int], np.ndarray, list[tuple[int, int]]]:
+    """The control DOFs' equation numbers (in control order), the influence of every equation and its (node,
+    dof)."""
     controls = []
     for control in spec.controls:
         equations = ops.nodeDOFs(control.node)
@@ -53,32 +56,52 @@ def _equations(spec: OpenSeesSpec, direction: int, size: int) -> tuple[list[int]
                               "is not a free DOF of the model; a dynamic module drives free DOFs only")
         controls.append(equation)
     influence = np.zeros(size)
+    pairs = [(0, 0)] * size
     for node in ops.getNodeTags():
         equations = ops.nodeDOFs(node)
+        for dof, equation in enumerate(equations, start=1):
+            if equation >= 0:
+                pairs[equation] = (node, dof)
         if len(equations) >= direction and equations[direction - 1] >= 0:
             influence[equations[direction - 1]] = 1.0
-    return controls, influence
+    return controls, influence, pairs
+
+
+class _Model:
+    """The holder of this process's OpenSees domain while a transient module keeps its model there."""
 
 
 def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any], base_dir: Path) -> DynamicModule:
     """The ``opensees`` module of ``spec`` as a dynamic substructure (its ``dynamic`` table; files relative to
-    ``base_dir``)."""
+    ``base_dir``): the module integrates the assembled matrices, or (``integrator = "opensees"``) OpenSees runs
+    the transient analysis in a domain the module keeps (:mod:`.transient`)."""
     if not spec.path_independent:
         raise ModuleError("opensees module: a dynamic module integrates the matrices OpenSees assembles at rest: "
                           "declare path_independent = true (a linear model); a yielding one is not built yet")
     a, b = (list(table.get("rayleigh", [0.0, 0.0])) + [0.0, 0.0])[:2]
-    with domain.held(f"the dynamic OpenSees module of {spec.model.name}"):
+    direction = int(table.get("direction", 1))
+    in_opensees = table.get("integrator", "module") == "opensees"
+    owner = _Model()
+    domain.claim(owner, f"the dynamic OpenSees module of {spec.model.name}")
+    try:
         domain.build_model(domain.load_builder(spec.model), spec.parameters, spec.model)
         try:
             mass, stiffness = _assembled(1.0, 0.0), _assembled(0.0, 1.0)
         except Exception as exc:  # noqa: BLE001 - OpenSees' own failure, named
             raise ModuleError(f"opensees module: OpenSees could not assemble the model's M and K ({exc}); a dynamic "
                               "module needs a model without multi-point constraints (Plain handler)") from None
-        controls, influence = _equations(spec, int(table.get("direction", 1)), mass.shape[0])
+        controls, influence, pairs = _equations(spec, direction, mass.shape[0])
         dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
+    finally:
+        if not in_opensees:
+            domain.release(owner)
     order = controls + [e for e in range(mass.shape[0]) if e not in set(controls)]
     mass, stiffness = mass[np.ix_(order, order)], stiffness[np.ix_(order, order)]
     scheme, ground = scheme_and_ground(dict(table), base_dir)
-    substructure = DynamicSubstructure(mass, a * mass + b * stiffness, stiffness, len(controls), influence[order],
-                                       ground, scheme)
+    matrices = (mass, a * mass + b * stiffness, stiffness, len(controls), influence[order], ground, scheme)
+    if in_opensees:
+        substructure: DynamicSubstructure = OpenSeesTransient(*matrices, [pairs[e] for e in order], direction, (a, b),
+                                                              owner)
+    else:
+        substructure = DynamicSubstructure(*matrices)
     return DynamicModule("opensees", dofs, substructure, info={"model": spec.model.name})

@@ -1,0 +1,41 @@
+"""OpenSees' own transient analysis (HHT, the interface DOFs imposed by imposedMotion, the record as UniformExcitation)
+integrates a dynamic module's internal DOFs as the module's HHT-alpha of the assembled matrices does, the oracle
+that matches one OpenSees model under AlphaOS (docs/dynamic_modules.md): the SSI study's soil with its mass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hybridsim.coordinator.problems.ssi import cases
+from hybridsim.modules.registry import build_module
+
+DT, STEPS = 0.01, 60
+
+
+def _run(integrator: str, substeps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The interface force G of every trial (N) and the settled state's accelerations at the end (m/s^2), for
+    the pre-test's probe from rest and then a smooth interface motion under a sine record."""
+    ground = 2.0 * np.sin(3.0 * np.pi * DT * np.arange(2 * STEPS))
+    config = cases.soil_module(cases.CASES["soil-mass-module"], "", ground)["config"]
+    config["dynamic"].update(integrator=integrator, substeps=substeps)
+    substructure = build_module("opensees", config, base_dir=cases.FOLDER).substructure
+    substructure.open(DT)
+    forces = [substructure.trial(DT, np.full(6, 1e-5), 0)]
+    substructure.open(DT)
+    for n in range(1, STEPS + 1):
+        command = 1e-3 * (n * DT) * np.sin(3.0 * n * DT * np.arange(1, 7))
+        forces.append(substructure.trial(n * DT, command, n))
+        substructure.commit(n * DT, command, n)
+    return np.array(forces), substructure.settled.a
+
+
+@pytest.mark.parametrize("substeps", [1, 3])
+def test_opensees_transient_analysis_equals_the_modules_integration(substeps: int) -> None:
+    forces, accelerations = _run("opensees", substeps)
+    oracle, oracle_accelerations = _run("module", substeps)
+    difference = np.max(np.abs(forces - oracle)) / np.max(np.abs(oracle))
+    internal = np.max(np.abs(accelerations - oracle_accelerations)) / np.max(np.abs(oracle_accelerations))
+    print(f"{substeps} sub-steps: interface force {difference:.1e}, internal accelerations {internal:.1e}")
+    assert np.max(np.abs(oracle_accelerations[6:])) > 1e-2
+    assert difference < 1e-10 and internal < 1e-10
