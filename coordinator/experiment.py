@@ -63,6 +63,7 @@ from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.security import CredentialError
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.excitation import Component, on_grid
+from hybridsim.coordinator.integrity.rules import Rule, site_rules
 from hybridsim.coordinator.experiment_schema import (EXCITATION, EXPERIMENT, GROUND_MOTION, INTEGRATOR, MODULE, OUTPUT,
                                                      PRETEST, RUN, SCALE, STRUCTURE, default)
 from hybridsim.coordinator.motion import GroundMotion, MotionError, read_motion
@@ -156,6 +157,8 @@ class Experiment:
     """the excitation's other components ([[excitation]] after the first), on the run's grid"""
     program: Program | None = None
     """the test program's stages ([[stages]]; None: one dynamic stage, today's run)"""
+    integrity: dict[str, Rule] = field(default_factory=dict)
+    """each watched module's thresholds and action ([integrity]; empty: no indicators computed)"""
 
     @property
     def steps(self) -> int:
@@ -226,7 +229,8 @@ def parse_experiment(table: dict[str, Any], *, base_dir: Path, source: str = "")
                       default(PRETEST, table.get("pretest", {}), "amplitude"),
                       default(STRUCTURE, structure, "condense_massless"), checkpoint_every,
                       _evaluation(table.get("evaluation"), {m.name for m in modules}), base_dir, source, table,
-                      records=default(OUTPUT, output, "records"), first=first, more_components=more, program=program)
+                      records=default(OUTPUT, output, "records"), first=first, more_components=more, program=program,
+                      integrity=site_rules(table.get("integrity", {}), [(m.name, m.kind) for m in modules]))
 
 
 def _checked(schema: Schema, table: Any, path: str = "", where: str = "") -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hybridsim.coordinator.integrators import CONFIG as INTEGRATOR
+from hybridsim.coordinator.integrity.rules import INTEGRITY
 from hybridsim.coordinator.motion import ACCELERATION_UNITS
 from hybridsim.coordinator.stages import CONFIG as STAGE
 from hybridsim.modules.config_schema import (Flag, Free, Integer, Key, Names, Number, Numbers, Schema, Table, Tables,
@@ -166,6 +167,7 @@ EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybri
                         "output": Key(Table(OUTPUT), "the results file"),
                         "pretest": Key(Table(PRETEST), "the pre-test"),
                         "evaluation": Key(Table(EVALUATION), "a reference problem's criteria after the run"),
+                        "integrity": Key(Table(INTEGRITY), "the indicators' thresholds and actions while it runs"),
                         "rehearse": Key(Table(REHEARSE), "the rehearsal's trials (`hybridsim rehearse`)"),
                     }, at_most_one=(("ground_motion", "excitation"),))
 

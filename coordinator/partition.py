@@ -116,6 +116,8 @@ class Partition:
         parallel = len(self.slots) > 1 and any(getattr(s.module, "is_remote", False) for s in self.slots)
         self._pool = ThreadPoolExecutor(len(self.slots), thread_name_prefix="module") if parallel else None
         self.last_results: list[StepResult] = []
+        self.sent = np.zeros(ndof)
+        """the displacement last sent to the modules (m, rad): the commands at their interfaces"""
 
     def _each(self, step: int, call: Callable[..., T], *per_slot: Sequence[object], parallel: bool = True) -> list[T]:
         """``call(slot, *args)`` for every slot (in parallel when remote); failures name the module."""
@@ -156,6 +158,7 @@ class Partition:
 
     def restoring_force(self, step: int, time: float, displacement: np.ndarray) -> np.ndarray:
         """Propose and execute ``step`` at every module; the summed global restoring force (N)."""
+        self.sent = displacement
         results = self.evaluate(step, time, [displacement[s.index] for s in self.slots])
         force = np.zeros(self.ndof)
         for slot, result in zip(self.slots, results):

@@ -28,6 +28,7 @@ from hybridsim.coordinator.control import RunControl, StepListener
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
+from hybridsim.coordinator.integrity.monitor import integrity_monitor
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import ScaledModule
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
@@ -416,6 +417,10 @@ class _Run:
             start.recorder.on_stall = observers.stalled  # (a writer stalled as it starts; the loop adds the monitor)
             start.recorder.start(start.window, start.figures.observe, paced=clock.pacer is not None)
             with recorder_closed(start.recorder, start.window) as status:
+                monitor = integrity_monitor(exp.integrity, partition, start.reduction.model, exp.dt,
+                                            lambda text, n, t, name: status.stopped(text, step=n, time_s=t,
+                                                                                    module=name, cause=text))
+                observers.listeners += (monitor,) if monitor else ()
                 try:
                     self._pipeline(start, status, clock, observers).run(start.step + 1, exp.steps)
                 except BaseException as exc:
@@ -424,6 +429,7 @@ class _Run:
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"), since=self.records.rows)
                 figures = self._completed(start, status, clock, time.perf_counter() - wall_start)
+                figures.update(monitor.summary() if monitor else {})
         finally:
             if not self.closed:
                 partition.close()

@@ -1,0 +1,128 @@
+"""The indicators watched as the run goes: a step listener fed each committed row, O(1) a step.
+
+From row n of the run's window (:mod:`hybridsim.coordinator.window`) it takes the structure's state and ground
+acceleration (the energy balance, :class:`EnergyBalance`) and, at each watched module's interface, the command
+(the structure's displacement at its DOFs), the measurement and the measured force (its energy error, and per DOF
+the tracking indicator and the online delay). A threshold crossed acts once per module and indicator, as its
+:class:`~hybridsim.coordinator.integrity.rules.Rule` says: warn, hold the site's gate, or stop the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.integrity.delay import DelayEstimate
+from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError
+from hybridsim.coordinator.integrity.rules import Rule
+from hybridsim.coordinator.integrity.tracking import TrackingIndicator
+
+log = logging.getLogger(__name__)
+
+Stop = Callable[[str, int, float, str], None]
+"""the run's status told of a stop: the reason, the step, its time (s), the module"""
+
+
+@dataclass
+class Watched:
+    """One module's indicators: where its DOFs sit in the structure's, its rule, how its site is held."""
+
+    name: str
+    index: np.ndarray
+    rule: Rule
+    dt: float
+    hold: Callable[[str], None] | None = None
+    """the site's interlock (``Interlock.hold``); None when the site is not in this process"""
+    energy: EnergyError = field(default_factory=EnergyError)
+    tracking: list[TrackingIndicator] = field(default_factory=list)
+    delay: list[DelayEstimate] = field(default_factory=list)
+    steps: int = 0
+    crossed: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.tracking = [TrackingIndicator() for _ in self.index]
+        self.delay = [DelayEstimate(self.dt) for _ in self.index]
+
+    def observe(self, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
+        """One row: commanded and measured displacement [m], measured force [N] over the module's DOFs."""
+        self.energy.observe(command, measured, force)
+        for tracking, delay, c, m in zip(self.tracking, self.delay, command, measured):
+            tracking.observe(float(c), float(m))
+            delay.observe(float(c), float(m))
+        self.steps += 1
+
+    def values(self, input_energy: float) -> dict[str, float]:
+        """The indicators as they stand: energy_error (1), tracking (m^2), delay (s; 0 until its memory passed)."""
+        settled = self.steps * (1.0 - self.delay[0].forgetting) > 1.0 if self.delay else False
+        return {"energy_error": self.energy.relative(input_energy),
+                "tracking": max((abs(t.value) for t in self.tracking), default=0.0),
+                "delay": max((abs(d.delay) for d in self.delay), default=0.0) if settled else 0.0}
+
+
+class IntegrityMonitor:
+    """A :data:`~hybridsim.coordinator.control.StepListener`: the structure's energy balance and each watched
+    module's indicators, compared with their thresholds after every step."""
+
+    def __init__(self, watched: list[Watched], partition: Any, model: Any, stop: Stop) -> None:
+        """``partition``: its ``sent`` are the commands; ``model``: M, C and -M r (N per m/s^2, a column per
+        excitation component); ``stop``: tells the status."""
+        shape = np.asarray(model.load_shape(), float)
+        self.watched, self.partition, self.stop = watched, partition, stop
+        self.load_shape = shape.reshape(shape.shape[0], -1)
+        mass, damping = model.mass, model.damping
+        self.balance = EnergyBalance(mass=mass, damping=damping)
+        self.ground = "ground_components" if shape.ndim == 2 else "ground_acceleration"
+        self.crossings: list[dict[str, Any]] = []
+        """every threshold crossed: module, indicator, value, threshold, step, time (s), action"""
+
+    def __call__(self, n: int, view: Mapping[str, Any]) -> None:
+        self.balance.observe(view["displacement"][n], view["velocity"][n], self.load_shape @ np.atleast_1d(view[self.ground][n]),
+                             view["restoring_force"][n])
+        sent = self.partition.sent
+        for site in self.watched:
+            site.observe(sent[site.index], view[f"modules/{site.name}/displacement"][n],
+                         view[f"modules/{site.name}/force"][n])
+            self._compare(site, n, float(view["time"][n]))
+
+    def summary(self) -> dict[str, Any]:
+        """The run's figures: the energy balance [J], each module's indicators and energy error [J], the crossings."""
+        b = self.balance
+        return {"integrity": {
+            "balance_j": {"input": b.input, "kinetic": b.kinetic, "damped": b.damped, "restoring": b.restoring,
+                          "residual": b.residual},
+            "modules": {s.name: {**s.values(b.input), "energy_error_j": s.energy.value} for s in self.watched},
+            "crossings": self.crossings}}
+
+    def _compare(self, site: Watched, n: int, time_s: float) -> None:
+        values = site.values(self.balance.input)
+        for indicator, threshold in site.rule.thresholds.items():
+            value = values[indicator]
+            if value <= threshold or indicator in site.crossed:
+                continue
+            site.crossed.add(indicator)
+            action = "stop" if site.rule.action == "hold" and site.hold is None else site.rule.action
+            reason = (f"integrity: {site.name}'s {indicator.replace('_', ' ')} {value:.4g} passed its threshold "
+                      f"{threshold:.4g} at step {n} (t = {time_s:.6g} s)")
+            self.crossings.append({"module": site.name, "indicator": indicator, "value": value,
+                                   "threshold": threshold, "step": n, "time_s": time_s, "action": action})
+            log.warning("%s: %s", reason, action)
+            if action == "hold":
+                site.hold(reason)  # type: ignore[misc]  (not None: a site out of reach is stopped instead)
+            elif action == "stop":
+                self.stop(reason, n, time_s, site.name)
+                raise RunStopped(reason)
+
+
+def integrity_monitor(rules: Mapping[str, Rule], partition: Any, model: Any, dt: float, stop: Stop
+                      ) -> IntegrityMonitor | None:
+    """The run's monitor over its modules (:class:`~hybridsim.coordinator.partition.Partition`) and the
+    structure (:class:`~hybridsim.coordinator.model.StructuralModel`); None when no module is watched.  A site in
+    this process is held through its interlock; one the coordinator cannot hold is stopped instead."""
+    watched = [Watched(s.name, s.index, rules[s.name], dt, getattr(getattr(s.module, "interlock", None), "hold", None))
+               for s in partition.slots if s.name in rules]
+    return IntegrityMonitor(watched, partition, model, stop) if watched else None
