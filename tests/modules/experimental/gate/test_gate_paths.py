@@ -275,3 +275,25 @@ def test_a_session_opened_over_an_own_clock_session_stops_its_clock_first(contro
     at_rest(module, 10)
     module.close()
     assert np.abs(received(log)).max() <= STROKE and largest_jump(log) <= 0.01
+
+
+@pytest.mark.parametrize("guard, refusal", [
+    ({"command": 5.0}, "command 8 beyond its bound 5"),
+    ({"volts": 1.999, "volts_per_unit": 0.25}, "servo input 2.000 V beyond +-1.999 V")])
+def test_move_to_keeps_within_the_actuators_runaway_guards(controller, guard, refusal) -> None:
+    """The guard's command bound and servo volts (on the site's mm) hold for `--move-to` too: 8 mm (0.25 V/mm x 8 mm
+    = 2 V) is refused before anything is sent; 4 mm is within them and ramps there, 1 mm a sample."""
+    from hybridsim.modules.experimental.move import move_to
+
+    address, log = controller
+    config = {"dt": 0.01, "setup": {"kind": "one-actuator", "dof": "u"},
+              "actuators": [{"stroke": 0.05, "force": 1e4, "guard": guard}],
+              "gate": {"increment": INCREMENT, "move_speed": 0.1}, "initial_stiffness": [[1e5]],
+              "backend": {"generic_tcp": address, "channels": 1}}
+    with pytest.raises(ModuleError) as refused:
+        move_to(config, [0.008])
+    assert str(refused.value) == ("experimental module: --move-to 8 mm is beyond actuator 1's runaway guard: "
+                                  f"{refusal}; nothing was sent")
+    assert received(log).size == 0
+    assert move_to(config, [0.004]) == ["actuator 1: 0 mm -> 4 mm in 4 samples (0.04 s at 100 mm/s)"]
+    assert received(log).tolist() == pytest.approx([0.001, 0.002, 0.003, 0.004], rel=1e-12)
