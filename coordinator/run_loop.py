@@ -110,6 +110,21 @@ class Start:
     """a resumed run's: the step of the checkpoint it began at (``step`` then)"""
     periods: tuple[float, ...] = ()
     """the structure's first natural periods (s) from M and the pre-test's K_I (:mod:`hybridsim.coordinator.periods`)"""
+    origin: np.ndarray | None = None
+    """a test program's: the displacement where its current stage began (m, rad), kept with every checkpoint"""
+
+
+STAGE_ORIGIN = "stage_origin"
+"""the checkpoint's array of a test program's :attr:`Start.origin`"""
+
+
+def checkpoint_state(integrator: Integrator, origin: np.ndarray | None) -> dict[str, np.ndarray]:
+    """What a checkpoint keeps of the loop: the integrator's committed state and, in a test program, where its
+    current stage began (a static stage resumed inside ramps from it)."""
+    state = integrator.state()
+    if origin is not None:
+        state[STAGE_ORIGIN] = origin.copy()
+    return state
 
 
 class Holds:
@@ -251,7 +266,7 @@ class Checkpoints:
 
     def __init__(self, start: Start, partition: Partition, every: int, status: "Status") -> None:
         self.recorder, self.window, self.integrator = start.recorder, start.window, start.integrator
-        self.partition, self.every, self.status = partition, every, status
+        self.partition, self.every, self.status, self.origin = partition, every, status, start.origin
 
     def after(self, n: int, step_id: int) -> bool:
         """After step n (module step ID ``step_id``): whether it queued rows or a checkpoint."""
@@ -273,7 +288,7 @@ class Checkpoints:
                 modules[slot.name] = slot.module.checkpoint()
             except ModuleError as exc:
                 raise ModuleStepError(slot, step_id, exc) from exc
-        self.recorder.checkpoint(n, step_id, self.integrator.state(), modules)
+        self.recorder.checkpoint(n, step_id, checkpoint_state(self.integrator, self.origin), modules)
 
 
 class Records:

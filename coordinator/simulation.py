@@ -43,7 +43,8 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileErr
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
 from hybridsim.coordinator.run_end import Status, recorder_closed, summary, with_network_stats
 from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, Integration, Observers, Pipeline,
-                                            Records, Rows, Start, raise_on_failure)
+                                            Records, Rows, STAGE_ORIGIN, Start, checkpoint_state,
+                                            raise_on_failure)
 from hybridsim.coordinator.stages.base import StageContext
 from hybridsim.coordinator.stages.program import StagedIntegration
 from hybridsim.coordinator.site_config import checked_config, description_record
@@ -333,6 +334,7 @@ class _Run:
         periods = self._announced(natural_periods(measured.stiffness, model.mass))
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
                          reduction.force(model.ground_load(self.row_ground[0])), reduction.force(measured.rest_force))
+        origin = np.zeros(reduction.ndof) if exp.program is not None else None
         widths = {s.name: s.ndof for s in partition.slots}
         window = RowWindow(results_columns(model.ndof, widths, len(exp.components), exp.program is not None), widths)
         window.descriptions = self.descriptions
@@ -346,13 +348,13 @@ class _Run:
                    "modules": {s.name: s.where for s in partition.slots},
                    "module_descriptions": self.descriptions, INPUTS: self.inputs()},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
-            checkpoint_state=integrator.state() if exp.checkpoint_every else None,
+            checkpoint_state=checkpoint_state(integrator, origin) if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
             | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {}),
             streamed=self.records.streamed()))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
-                      Figures(Peaks(model.ndof), 0), periods=periods)
+                      Figures(Peaks(model.ndof), 0), periods=periods, origin=origin)
         self._rows(start).put(0, self.row_ground[0], 0.0, start.step_id)
         return start
 
@@ -378,6 +380,8 @@ class _Run:
         reduction = DofReduction(model, model_matrix(stored, "initial_stiffness", n), exp.condense_massless)
         integrator = self._integrator(reduction)
         integrator.set_state(checkpoint.integrator)
+        origin = None if exp.program is None else np.array(  # (a file written before it was kept ramped from 0)
+            checkpoint.integrator.get(STAGE_ORIGIN, np.zeros(reduction.ndof)), float)
         window.load(stored, first, rows)
         figures = Figures(Peaks(model.ndof), checkpoint.step)
         scan_rows(self.output, rows, figures.observe)
@@ -388,7 +392,7 @@ class _Run:
         table = {"experiment_table": json.dumps(exp.table), **inputs}  # as resumed (its network may be another)
         recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
         return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
-                     resumed_from=checkpoint.step, periods=periods)
+                     resumed_from=checkpoint.step, periods=periods, origin=origin)
 
     def _announced(self, periods: tuple[float, ...]) -> tuple[float, ...]:
         """``periods`` (s), said before the first step."""
@@ -457,7 +461,7 @@ class _Run:
         stiffness = start.reduction.stiffness
         context = StageContext(partition, start.integrator, start.reduction.model,
                                stiffness.toarray() if sp.issparse(stiffness) else stiffness, start.step_id,
-                               dt=exp.dt, start=start, status=status)
+                               dt=exp.dt, start=start, status=status, origin=start.origin)
         return StagedIntegration(exp.program, context, status)
 
     def _rows(self, start: Start) -> Rows:

@@ -16,8 +16,8 @@ STAGES: dict[str, str] = {
     "free-vibration": "hybridsim.coordinator.stages.dynamic:FreeVibrationStage",
 }
 
-CONFIG = Schema("[[stages]]", "One stage of the test program, in order; the forces of a static stage are held in "
-                "every later stage (gravity stays on). Absent: one dynamic stage (the excitation).", {
+CONFIG = Schema("[[stages]]", "One stage of the test program, in order; the forces of a static stage and the last "
+                "value of a quasi-static force history are held in every later stage (gravity stays on). Absent: one dynamic stage (the excitation).", {
                     "name": Key(Text(), "the stage's name in the results and messages (default: its kind and "
                                 "number)"),
                 }, variants=Variants("kind", STAGES, doc="the stage"))

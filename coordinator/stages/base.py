@@ -57,6 +57,9 @@ class StageContext:
     """the module step ID committed last"""
     held: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """forces of the earlier static stages, held (N, N*m)"""
+    origin: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """the displacement where the current stage began (m, rad); kept with every checkpoint (a resumed run's comes
+    from it), so a stage resumed inside ramps from the same place"""
     row: int = 0
     """the results row being stepped"""
     dt: float = 0.0

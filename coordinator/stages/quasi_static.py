@@ -1,7 +1,8 @@
 """A quasi-static stage: displacement or force histories at DOFs (one, or several side by side: a lateral
 displacement ladder beside an axial force history), each step solved to static equilibrium with the modules over
 the held forces (:mod:`.equilibrium`); a history given step by step or generated as a cyclic protocol
-(:mod:`.protocols`: FEMA 461, ATC-24).  A row's time is its step in the stage (a pseudo-time).
+(:mod:`.protocols`: FEMA 461, ATC-24).  A row's time is its step in the stage (a pseudo-time).  A force history's
+last value is held in every later stage, as a static stage's forces; the displacements are released.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ class QuasiStaticStage(Stage):
                                    f"{', '.join(str(h.size) for h in histories)})")
         return cls(name, np.array(dofs), np.array(force), np.column_stack(histories),
                    newton_options(table, where, plan))
+
+    def holds(self, ndof: int) -> np.ndarray:
+        """Each force history's last value, held in the later stages (gravity stays on; OpenSees' ``loadConst``)."""
+        held = np.zeros(ndof)
+        held[self.dofs[self.force]] = self.history[-1, self.force]
+        return held
 
     def enter(self, context: StageContext, resumed: bool) -> None:
         self.newton = make_newton(context, self.newton_options, self.dofs[~self.force])

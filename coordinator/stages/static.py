@@ -1,9 +1,10 @@
 """A static stage: forces and/or displacements at named DOFs ramped in N increments, each solved to equilibrium
 with the modules (:mod:`.equilibrium`), as OpenSees' ``LoadControl`` static analysis of a gravity stage.
 
-Increment k of N applies the held forces plus k/N of the stage's forces and k/N of its displacements (ramped
-from 0, the structure's rest position); its row's time is the load factor k/N.  The forces stay on in every later
-stage (``loadConst``); the prescribed displacements are released.
+Increment k of N applies the held forces plus k/N of the stage's forces, and moves each prescribed DOF k/N of the
+way from where the stage began (the state the stage before left, :attr:`StageContext.origin`) to its target, as
+OpenSees' ``DisplacementControl`` after ``loadConst``; its row's time is the load factor k/N.  The forces stay on in
+every later stage (``loadConst``); the prescribed displacements are released.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class StaticStage(Stage):
                     "static equilibrium with the modules (Newton).", {
                         "forces": Key(Free(), "DOF name -> force (N, N*m on rotations), e.g. { y = -1.5e6 }; held "
                                       "in every later stage"),
-                        "displacements": Key(Free(), "DOF name -> displacement (m, rad), ramped from 0; released "
-                                             "after the stage"),
+                        "displacements": Key(Free(), "DOF name -> displacement (m, rad), ramped from where the "
+                                             "stage begins; released after the stage"),
                         "increments": Key(Integer(1), "the ramp's increments (one results row each)", default=10),
                         **TANGENT_KEYS,
                     })
@@ -41,7 +42,9 @@ class StaticStage(Stage):
     def __init__(self, name: str, forces: np.ndarray, targets: dict[int, float], increments: int,
                  newton: dict[str, Any]) -> None:
         super().__init__(name, increments)
-        self.forces, self.targets, self.newton_options = forces, targets, newton
+        self.forces, self.newton_options = forces, newton
+        self.prescribed = np.array(sorted(targets), int)
+        self.targets = np.array([targets[i] for i in self.prescribed])
         self.newton: Newton | None = None
 
     @classmethod
@@ -61,11 +64,15 @@ class StaticStage(Stage):
         return self.forces
 
     def enter(self, context: StageContext, resumed: bool) -> None:
-        self.newton = make_newton(context, self.newton_options, np.array(sorted(self.targets), int))
+        """A fresh entry takes the stage's start from the committed row; a resumed one has it from the checkpoint."""
+        if not resumed:
+            context.origin[...] = context.integrator.displacement
+        self.newton = make_newton(context, self.newton_options, self.prescribed)
 
     def step(self, context: StageContext, k: int) -> None:
         factor = k / self.rows
-        values = np.array([self.targets[i] for i in sorted(self.targets)]) * factor
+        start = context.origin[self.prescribed]
+        values = start + factor * (self.targets - start)
         self.newton.solve(context, context.held + factor * self.forces, values,
                           f"static stage {self.name!r}, increment {k} of {self.rows}")
 
