@@ -1,6 +1,7 @@
 """A configuration's text (an experiment file, a module's ``config_file``, a site's ``--config``): its size capped,
 parsed as TOML or JSON, every failure one line (a nesting deeper than the parsers' recursion included); the number
-of modules and of structure DOFs a run accepts (:data:`MAX_MODULES`, :data:`MAX_DOFS`).
+of modules, of structure DOFs and of a module's streamed records a run accepts (:data:`MAX_MODULES`, :data:`MAX_DOFS`,
+:data:`MAX_RECORDS`).
 
 The cap is measured (TOML of 16-number rows, one core of a 2-core VM, load 2.6): 16 MiB parses in 4.3 s with a peak
 of 62 MiB; 64 MiB took 20 s and 211 MiB, and a 1 GiB file 2.2 GB.  The largest configuration hybridsim ships is
@@ -34,6 +35,12 @@ writer (``python benchmarks/writer_dofs.py``: 256 rows of one module owning ever
 break: 50,000 DOFs 45 ms a row, 100,000 107 ms, 200,000 147 ms, 500,000 611 ms (file 5.9 GB, writer peak 3.5 GB),
 load 5.7-8; past the memory, the writer's time per row is the limit (HDF5's own is a chunk of 4 GiB: 2.1 million
 DOFs at 256 rows a chunk).  The cap keeps the 10,092-DOF sparse frame of the long test in."""
+
+MAX_RECORDS = 2000
+"""the most streamed records a module may give a run (each one dataset the writer fills during the run, one module's
+at a time, then flushes): a real write (``python benchmarks/writer_records.py``: one module, 4 columns a record,
+1,024 rows in 4 blocks with a checkpoint each, load 2.4-2.6) of 2,000 records took 5.8 s and read back whole, 3,000
+9.5 s; 4,000 crashed the writer (SIGSEGV, HDF5's metadata cache as past :data:`MAX_MODULES`)"""
 
 
 def read_config_text(path: Path) -> str:

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hybridsim.coordinator.control import RunAborted, RunControl, StepListener
-from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.config_text import MAX_RECORDS
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.integrators import Integrator, IntegratorError
 from hybridsim.coordinator.interrupts import stop_point
 from hybridsim.coordinator.lateness import LateCauses
@@ -307,6 +308,11 @@ class Records:
             return {}
         blocks = self.partition.streamed(0, {s.name: 0 for s in self.partition.slots})
         streamed = {name: [r for r in records if r.first_row is not None] for name, records in blocks.items()}
+        for name, records in streamed.items():
+            if len(records) > MAX_RECORDS:
+                raise UsageError(f"module {name!r}: {len(records)} streamed records, more than the {MAX_RECORDS} a "
+                                 "results file is measured to hold for one module; record fewer signals in the module, "
+                                 "or set output.records = false")
         self.rows = {name: 0 for name, records in streamed.items() if records}
         return {name: streamed[name] for name in self.rows}
 

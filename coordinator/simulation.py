@@ -327,6 +327,7 @@ class _Run:
     def fresh_start(self) -> Start:
         """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
         exp, partition = self.experiment, self.partition
+        streamed = self.records.streamed()  # (a module past the records cap is refused before the pre-test moves it)
         measured = pretest(partition, exp.pretest_amplitude, sparse=sp.issparse(exp.mass))
         model = self._assemble_model(measured.stiffness)
         reduction = DofReduction(model, measured.stiffness, exp.condense_massless)
@@ -352,7 +353,7 @@ class _Run:
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
             | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {}),
-            streamed=self.records.streamed()))
+            streamed=streamed))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                       Figures(Peaks(model.ndof), 0), periods=periods, origin=origin)
         self._rows(start).put(0, self.row_ground[0], 0.0, start.step_id)
