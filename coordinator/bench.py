@@ -88,6 +88,23 @@ while True:
     connection.sendall(data)
 """
 
+TCP_RELAY = """
+import socket, sys
+echo = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+echo.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+connection, _ = server.accept()
+connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+while data := connection.recv(65536):
+    echo.sendall(data)
+    back = b""
+    while len(back) < len(data):
+        back += echo.recv(65536)
+    connection.sendall(back)
+"""
+"""relays each message to an echo server (its port the first argument) and its answer back: two hops, no work"""
+
 
 def p50_us(calls: int, call: Callable[[int], object]) -> float:
     """Median wall time of ``call(i)`` in microseconds, after a warm-up."""
@@ -133,11 +150,17 @@ def grpc_aio_echo_us(address: str, calls: int) -> float:
     return asyncio.run(measure())
 
 
-def tcp_echo_us(calls: int) -> float:
-    """Round trip of the same payload through a raw TCP echo in another process."""
+def tcp_echo_us(calls: int, relayed: bool = False) -> float:
+    """Round trip of the same payload through a raw TCP echo in another process (``relayed``: through a
+    :data:`TCP_RELAY` process in front of it, two hops)."""
     server = subprocess.Popen([sys.executable, "-c", _TCP_ECHO_SERVER], stdout=subprocess.PIPE, text=True)
+    processes = [server]
     try:
         port = int(server.stdout.readline())  # type: ignore[union-attr]
+        if relayed:
+            processes.append(subprocess.Popen([sys.executable, "-c", TCP_RELAY, str(port)], stdout=subprocess.PIPE,
+                                              text=True))
+            port = int(processes[-1].stdout.readline())  # type: ignore[union-attr]
         with socket.create_connection(("127.0.0.1", port)) as client:
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             payload = bytes(8 * SITE_DOFS)
@@ -150,8 +173,9 @@ def tcp_echo_us(calls: int) -> float:
 
             return p50_us(calls, round_trip)
     finally:
-        server.kill()
-        server.wait()
+        for process in processes:
+            process.kill()
+            process.wait()
 
 
 def partition_step_us(modules: Sequence[Module], calls: int) -> float:

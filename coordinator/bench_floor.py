@@ -13,11 +13,16 @@ kind of socket, so its floor is measured in the same run as the step:
   (the same springs) and, for its first storey, at a ``hybridsim site experimental`` (one actuator, the virtual
   lab of ``examples/setups/one_actuator_site.toml``, ten control samples a step); floor = the local step + a raw
   TCP echo, and ``protocol_floor``: the local step + :data:`REPLIES` echoes, the answers genericClient waits for
-  in each AlphaOS step (OpenSees' protocol, not the site's choice).
+  in each AlphaOS step (OpenSees' protocol, not the site's choice); ``zero_work``: the same peer against a server
+  that speaks the protocol and does nothing else (:data:`ZERO_WORK_SERVER`: it reads each of the step's six
+  2 KiB requests, re-arms TCP_QUICKACK as the site must for OpenSees' Nagle-on socket, answers the three that
+  wait with zeros), the protocol's own floor in this run.
 
 - ``marths_loop``: the maRTHS benchmark loop per 1024 Hz tick in process (after a first run's one-time work) and
   with its experimental site and plant as daemons (the loop alone, on the step links: each tick crosses two
-  hops, loop to site and site to plant); floor = the in-process tick + two raw TCP echoes.
+  hops, loop to site and site to plant); floor = the in-process tick + two raw TCP echoes, ``chain_floor`` = the
+  in-process tick + one round trip through a relay process to an echo (:data:`hybridsim.coordinator.bench.TCP_RELAY`: the same three processes
+  and four wake-ups a tick, no work).
 
 Each ``over_floor`` is a step over its floor.  ``python benchmarks/step_floors.py`` prints them; `hybridsim bench`
 has them as ``step_floors``.
@@ -47,6 +52,37 @@ adds, asked by the integrator's residual and its effective matrix) and getForce;
 (the same trial twice) and its commitState are sent without an answer"""
 
 
+ZERO_WORK_SERVER = """
+import socket, struct, sys
+quickack = getattr(socket, "TCP_QUICKACK", None)
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+connection, _ = server.accept()
+connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def fill(view):
+    got = 0
+    while got < len(view):
+        n = connection.recv_into(view[got:])
+        if quickack is not None:
+            connection.setsockopt(socket.IPPROTO_TCP, quickack, 1)
+        if not n:
+            return False
+        got += n
+    return True
+sizes = bytearray(44)
+fill(memoryview(sizes))
+message = bytearray(8 * struct.unpack_from("=11i", sizes)[10])
+reply = bytes(len(message))
+while fill(memoryview(message)):
+    action = struct.unpack_from("=d", message)[0]
+    if 6 <= action <= 15:
+        connection.sendall(reply)
+    elif action >= 98:
+        break
+"""
+"""a SimApp element server that does no work: requests 6-15 (those a client waits on) answered with zeros"""
+
+
 def start_site(kind: str, config: dict[str, Any], folder: Path,
                options: tuple[str, ...] = ("--openfresco", "127.0.0.1:0")) -> tuple[subprocess.Popen, dict[str, str]]:
     """``hybridsim site KIND`` serving ``config`` with ``options``; its process and its servers' addresses by
@@ -62,6 +98,17 @@ def start_site(kind: str, config: dict[str, Any], folder: Path,
         process.kill()
         raise RuntimeError(f"hybridsim site {kind} did not start")
     return process, dict(re.findall(r"(\w+) on (127\.0\.0\.1:\d+)", line))
+
+
+def zero_work_step_us(served: str, steps: int) -> float:
+    """The openseespy peer's genericClient step (us) against :data:`ZERO_WORK_SERVER` standing for ``served``."""
+    server = subprocess.Popen([sys.executable, "-c", ZERO_WORK_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())  # type: ignore[union-attr]
+        return peer_step_us({"element": "genericClient", "port": port, "served": served, "steps": steps})
+    finally:
+        server.kill()
+        server.wait()
 
 
 def peer_step_us(args: dict[str, Any]) -> float:
@@ -110,12 +157,14 @@ def generic_client(folder: Path, steps: int) -> dict[str, float]:
         finally:
             process.terminate()
             process.wait(10)
+        figures[f"{kind}_zero_work_us"] = zero_work_step_us(served, steps)
     figures["tcp_echo_us"] = tcp_echo_us(2000)
     figures["floor_us"] = figures["local_us"] + figures["tcp_echo_us"]
     figures["protocol_floor_us"] = figures["local_us"] + REPLIES * figures["tcp_echo_us"]
     for site in ("linear", "experimental"):
         figures[f"{site}_over_floor"] = figures[f"{site}_site_us"] / figures["floor_us"]
         figures[f"{site}_over_protocol_floor"] = figures[f"{site}_site_us"] / figures["protocol_floor_us"]
+        figures[f"{site}_over_zero_work"] = figures[f"{site}_site_us"] / figures[f"{site}_zero_work_us"]
     return figures
 
 
@@ -137,6 +186,9 @@ def marths_loop(duration: float) -> dict[str, float]:
     figures["tcp_echo_us"] = tcp_echo_us(2000)
     figures["floor_us"] = figures["in_process_us"] + 2 * figures["tcp_echo_us"]
     figures["over_floor"] = figures["daemons_us"] / figures["floor_us"]
+    figures["relayed_echo_us"] = tcp_echo_us(2000, relayed=True)
+    figures["chain_floor_us"] = figures["in_process_us"] + figures["relayed_echo_us"]
+    figures["over_chain_floor"] = figures["daemons_us"] / figures["chain_floor_us"]
     return figures
 
 
@@ -158,12 +210,17 @@ def format_floors(figures: dict[str, Any]) -> list[str]:
             f"openseespy AlphaOS step (mean): local elements {client['local_us']:.0f} us, genericClient at a linear "
             f"site {client['linear_site_us']:.0f} us, at an experimental site {client['experimental_site_us']:.0f} "
             f"us; floor {client['floor_us']:.0f} us (protocol's floor, {REPLIES} answers a step: "
-            f"{client['protocol_floor_us']:.0f} us): linear / floor {client['linear_over_floor']:.2f} (/ protocol's "
-            f"{client['linear_over_protocol_floor']:.2f}), experimental / floor "
-            f"{client['experimental_over_floor']:.2f} (/ protocol's {client['experimental_over_protocol_floor']:.2f})",
+            f"{client['protocol_floor_us']:.0f} us; a server that does no work: {client['linear_zero_work_us']:.0f} "
+            f"and {client['experimental_zero_work_us']:.0f} us): linear / floor {client['linear_over_floor']:.2f} "
+            f"(/ protocol's {client['linear_over_protocol_floor']:.2f}, / no work "
+            f"{client['linear_over_zero_work']:.2f}), experimental / floor {client['experimental_over_floor']:.2f} "
+            f"(/ protocol's {client['experimental_over_protocol_floor']:.2f}, / no work "
+            f"{client['experimental_over_zero_work']:.2f})",
             f"maRTHS loop per 1024 Hz tick: in process {figures['marths_loop']['in_process_us']:.0f} us, site and "
             f"plant as daemons {figures['marths_loop']['daemons_us']:.0f} us; floor "
             f"{figures['marths_loop']['floor_us']:.0f} us (+ two echoes): daemons / floor "
-            f"{figures['marths_loop']['over_floor']:.2f}",
+            f"{figures['marths_loop']['over_floor']:.2f}; through a relay to an echo (three processes) "
+            f"{figures['marths_loop']['relayed_echo_us']:.0f} us, chain floor {figures['marths_loop']['chain_floor_us']:.0f}"
+            f" us: daemons / chain floor {figures['marths_loop']['over_chain_floor']:.2f}",
             "load average (1, 5, 15 min) before / after: " + " / ".join(
                 ", ".join(f"{v:.2f}" for v in load) for load in figures["load_average"])]
