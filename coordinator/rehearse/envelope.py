@@ -1,7 +1,9 @@
 """The envelope of one limited quantity over a rehearsal's trials, against its limit.
 
-A site's ``limits`` table (hybridsim.modules.limits: displacement, velocity, force, one number for every DOF
-or one per DOF) names what the run will refuse; each trial's peak |value| of that quantity at that DOF is
+The limits are the site's own, the ones its gate will enforce (hybridsim.modules.limits and the experimental
+site's configuration): ``limits`` (displacement, velocity, force per interface DOF), ``gate.increment`` and
+``gate.velocity`` (per actuator, the command from the measured stroke) and each actuator's ``stroke`` and
+``force``; each a number for every DOF or actuator, or one each.  Each trial's peak |value| of that quantity is
 set against it.  The probability of exceeding is the fraction of trials whose peak is above the limit (an
 estimate from N trials: with none exceeding, below about 3 / N at 95 % confidence, the rule of three).
 """
@@ -12,32 +14,42 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-LIMITED = {"displacement": "m or rad", "velocity": "m/s or rad/s", "force": "N or N*m"}
-"""the site's limits a rehearsal sets the trials' peaks against, with their units"""
+UNITS = {("limits", "displacement"): "m or rad", ("limits", "velocity"): "m/s or rad/s",
+         ("limits", "force"): "N or N*m", ("gate", "increment"): "m", ("gate", "velocity"): "m/s",
+         ("actuators", "stroke"): "m", ("actuators", "force"): "N"}
+"""(table, key) of the site's configuration a rehearsal sets the trials' peaks against, with its unit"""
 
 
 @dataclass(frozen=True)
 class Limit:
-    """One limit of the site: ``limits.<kind>`` at the interface DOF ``dof``."""
+    """One limit of the site: ``<table>.<kind>`` at the interface DOF or actuator ``dof`` (number ``index``)."""
 
+    table: str
     kind: str
     dof: str
+    index: int
     value: float
 
     @property
     def name(self) -> str:
-        return f"limits.{self.kind} at {self.dof}"
+        return f"{self.table}.{self.kind} at {self.dof}"
 
 
-def site_limits(table: Mapping[str, Any] | None, dofs: Sequence[str]) -> list[Limit]:
-    """The limits of a site's ``limits`` table, one per kind of :data:`LIMITED` and DOF."""
+def _per(value: Any, count: int) -> list[float]:
+    return [float(value)] * count if isinstance(value, (int, float)) else [float(v) for v in value]
+
+
+def site_limits(site: Mapping[str, Any], dofs: Sequence[str], actuators: Sequence[str]) -> list[Limit]:
+    """Every limit a site's configuration declares (see the module's docstring), in :data:`UNITS`' order."""
     found = []
-    for kind in LIMITED:
-        value = (table or {}).get(kind)
-        if value is None:
-            continue
-        values = [float(value)] * len(dofs) if isinstance(value, (int, float)) else [float(v) for v in value]
-        found += [Limit(kind, dof, v) for dof, v in zip(dofs, values)]
+    tables = {"limits": site.get("limits") or {}, "gate": site.get("gate") or {}}
+    for table, kind in UNITS:
+        names = dofs if table == "limits" else actuators
+        if table == "actuators":
+            values = [(a.get(kind) if isinstance(a, Mapping) else None) for a in site.get("actuators") or ()]
+        else:
+            values = [None] * len(names) if tables[table].get(kind) is None else _per(tables[table][kind], len(names))
+        found += [Limit(table, kind, name, i, v) for i, (name, v) in enumerate(zip(names, values)) if v is not None]
     return found
 
 
@@ -47,7 +59,7 @@ def envelope(limit: Limit, peaks: Sequence[float | None], trial_names: Sequence[
     known = [(p, name) for p, name in zip(peaks, trial_names) if p is not None]
     over = [name for p, name in known if p > limit.value]
     return {"limit": limit.name, "kind": limit.kind, "dof": limit.dof, "value": limit.value,
-            "unit": LIMITED[limit.kind], "peaks": list(peaks),
+            "unit": UNITS[limit.table, limit.kind], "peaks": list(peaks),
             "max": max((p for p, _ in known), default=None), "ratio": max((p for p, _ in known), default=0.0)
             / limit.value, "probability": len(over) / len(known) if known else None, "exceeded_in": over,
             "measured": bool(known)}

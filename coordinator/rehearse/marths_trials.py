@@ -72,15 +72,26 @@ def gain_margin(spec: loop.RunSpec, tolerance: float) -> float:
     return largest_stable(completes, *GAIN_LOSS_BRACKET, tolerance)
 
 
-def site_peaks(history: loop.History) -> dict[str, list[float | None]]:
-    """Peak |value| at the site's three interface DOFs: displacement (m, rad), velocity (m/s, rad/s), force (N,
-    N*m); None where the loop does not log it."""
+ACTUATORS = ("actuator 1", "actuator 2")
+"""how the sheet names the site's actuators (its limits of gate and actuators tables)"""
+
+
+def site_peaks(history: loop.History) -> dict[tuple[str, str], list[float | None]]:
+    """Peak |value| of each quantity a site limits (envelope.UNITS), None where the loop does not log it: at the
+    three interface DOFs displacement (m, rad), velocity (m/s, rad/s), force (N, N*m); per actuator the command's
+    stroke (m), its increment from the stroke measured before it (m; the site's record logs that reading in the
+    command's row) and that over the sample (m/s), as the gate measures them.  The maRTHS site has no load cells: actuator forces None."""
     dt = 1.0 / parts.SAMPLE_RATE
     shown = np.column_stack([history.numerical[:, 0] * MM, history.numerical[:, 1]])
     displacement = np.max(np.abs(shown), axis=0).tolist()
     velocity = (np.max(np.abs(np.diff(shown, axis=0)), axis=0) / dt).tolist()
-    return {"displacement": [*displacement, None], "velocity": [*velocity, None],
-            "force": np.max(np.abs(history.feedback), axis=0).tolist()}
+    commands, measured = history.commands * MM, history.measured_strokes * MM
+    increment = np.max(np.abs(commands - measured), axis=0)
+    return {("limits", "displacement"): [*displacement, None], ("limits", "velocity"): [*velocity, None],
+            ("limits", "force"): np.max(np.abs(history.feedback), axis=0).tolist(),
+            ("gate", "increment"): increment.tolist(), ("gate", "velocity"): (increment / dt).tolist(),
+            ("actuators", "stroke"): np.max(np.abs(commands), axis=0).tolist(),
+            ("actuators", "force"): [None] * commands.shape[1]}
 
 
 def actuator_figures(history: loop.History, piston_area: Sequence[float] | None) -> list[dict[str, float | None]]:

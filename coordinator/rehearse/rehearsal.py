@@ -13,7 +13,7 @@ from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import Experiment, load_experiment
 from hybridsim.coordinator.experiment_schema import REHEARSE, default
 from hybridsim.coordinator.rehearse import marths_trials, sheet
-from hybridsim.coordinator.rehearse.envelope import envelope, site_limits
+from hybridsim.coordinator.rehearse.envelope import UNITS, envelope, site_limits
 
 
 def _site_config(experiment: Experiment) -> dict[str, Any]:
@@ -42,10 +42,9 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
     ran = [name for name, o in zip(names, outcomes) if not isinstance(o, str)]
     site = _site_config(experiment)
     peaks = [marths_trials.site_peaks(r.history) for r in results]
-    dofs = list(site.get("dofs", ()))
-    rows = [envelope(limit, [p[limit.kind][dofs.index(limit.dof)] for p in peaks], ran)
-            for limit in site_limits(site.get("limits"), dofs)]
-    go, why = sheet.verdict(rows, stopped)
+    rows = [envelope(limit, [p[limit.table, limit.kind][limit.index] for p in peaks], ran)
+            for limit in site_limits(site, list(site.get("dofs", ())), marths_trials.ACTUATORS)]
+    go, why = sheet.verdict(rows, stopped, f"site {experiment.evaluation.get('site')!r}")
     tolerance = default(REHEARSE, table, "gain_margin_tolerance")
     margin = marths_trials.gain_margin(specs[0], tolerance) if default(REHEARSE, table, "gain_margin") else None
     area = _piston_area(table, 2)
@@ -53,7 +52,9 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
             "stopped": [f"{name}: {reason}" for name, reason in stopped],
             "gain_margin": None if margin is None else {"loss": margin, "tolerance": tolerance,
                                                         "trial": names[0]},
-            "limits": rows, "unchecked": [r["limit"] for r in rows if not r["measured"]],
+            "limits": rows, "peaks": {f"{table}.{kind}": sheet.distribution([p[table, kind] for p in peaks])
+                                      for table, kind in UNITS} if peaks else {},
+            "unchecked": [r["limit"] for r in rows if not r["measured"]],
             "actuators": _actuators(results, area), "piston_area": area,
             "criteria": {name: sheet.distribution([r.criteria[name] for r in results])
                          for name in (results[0].criteria if results else {})},

@@ -1,7 +1,7 @@
 """The rehearsal's sheet: GO or NO-GO and why, as JSON and as an HTML page.
 
 NO-GO when a trial's peak exceeds one of the site's limits: the sheet names the first such limit and trial
-(every one is in its rows).  Beside the verdict: each limit's envelope and probability of exceeding, the limits
+(every one is in its rows); NO-GO too when the site declares no limit the trials measure (nothing to sign off).  Beside the verdict: each limit's envelope and probability of exceeding, the limits
 the trials cannot check (a quantity the run does not log), per actuator the peak command velocity and the
 hydraulic flow it implies (Q = A v, A the piston area when declared), the tracking error and the benchmark's
 J criteria over the trials (min, mean, max).
@@ -18,8 +18,11 @@ from typing import Any
 import numpy as np
 
 
-def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] = ()) -> tuple[str, str]:
-    """("GO" | "NO-GO", why): ``stopped`` the trials a guard or divergence stopped, with why."""
+def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] = (),
+            site: str = "the site") -> tuple[str, str]:
+    """("GO" | "NO-GO", why): ``stopped`` the trials a guard or divergence stopped, with why; ``site`` names the
+    site in the why.  A site that declares no limit, or none the trials measure, is not signed off: a GO says
+    every limit the gate will enforce held, and there is none to hold."""
     if stopped:
         return "NO-GO", f"{stopped[0][0]} stopped: {stopped[0][1]}"
     for row in rows:
@@ -27,9 +30,13 @@ def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] =
             return "NO-GO", (f"{row['limit']} = {row['value']:.6g} {row['unit']} exceeded in {row['exceeded_in'][0]} "
                              f"(peak {max(p for p in row['peaks'] if p is not None):.6g}, probability "
                              f"{row['probability']:.2f})")
+    if not rows:
+        return "NO-GO", (f"no limits declared at {site}: nothing to sign the test off against (declare the limits "
+                         "its gate enforces: limits.displacement/velocity/force, gate.increment/velocity, an "
+                         "actuator's stroke/force; the sheet has the envelopes)")
     checked = [row for row in rows if row["measured"]]
     if not checked:
-        return "GO", "no limit of the site is declared or measured: nothing to exceed"
+        return "NO-GO", f"no limit declared at {site} is measured by the trials: {', '.join(r['limit'] for r in rows)}"
     worst = max(checked, key=lambda row: row["ratio"])
     return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.1f} %"
 
@@ -84,6 +91,8 @@ def page(sheet: dict[str, Any]) -> str:
                        [[i + 1, a["stroke"]["max"], a["velocity"]["max"], a["flow"] and a["flow"]["max"],
                          a["tracking_rms_percent"]["max"], a["tracking_peak"]["max"]]
                         for i, a in enumerate(sheet["actuators"])])
+    peaks = _table(["quantity (site's key)", "min", "mean", "max"],
+                   [[name, d["min"], d["mean"], d["max"]] for name, d in sheet["peaks"].items()])
     criteria = _table(["criterion", "min", "mean", "max"],
                       [[name, d["min"], d["mean"], d["max"]] for name, d in sheet["criteria"].items()])
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Rehearsal of {html.escape(sheet['experiment'])}"
@@ -92,5 +101,5 @@ def page(sheet: dict[str, Any]) -> str:
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
             f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
             f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>{_margin(sheet['gain_margin'])}"
-            f"<h2>Limits</h2>{limits}<h2>Actuators (max over trials)</h2>{actuators}"
+            f"<h2>Limits</h2>{limits}<h2>Peaks over trials, per DOF or actuator</h2>{peaks}<h2>Actuators (max over trials)</h2>{actuators}"
             f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")
