@@ -422,7 +422,7 @@ class _Run:
             start.recorder.on_stall = observers.stalled  # (a writer stalled as it starts; the loop adds the monitor)
             start.recorder.start(start.window, start.figures.observe, paced=clock.pacer is not None)
             with recorder_closed(start.recorder, start.window) as status:
-                monitor = integrity_monitor(exp.integrity, partition, start.reduction.model, exp.dt,
+                monitor = integrity_monitor(exp.integrity, partition, start, exp.dt,
                                             lambda text, n, t, name: status.stopped(text, step=n, time_s=t,
                                                                                     module=name, cause=text))
                 observers.listeners += (monitor,) if monitor else ()

@@ -25,7 +25,7 @@ from hybridsim.coordinator.integrity.tracking import TrackingIndicator
 log = logging.getLogger(__name__)
 
 Stop = Callable[[str, int, float, str], None]
-"""the run's status told of a stop: the reason, the step, its time (s), the module"""
+"""the run's status told of a stop: the reason, the first step not run, its time (s), the module"""
 
 
 @dataclass
@@ -80,14 +80,27 @@ class IntegrityMonitor:
         self.crossings: list[dict[str, Any]] = []
         """every threshold crossed: module, indicator, value, threshold, step, time (s), action"""
 
+    def begin(self, n: int, view: Mapping[str, Any]) -> None:
+        """Row n, where the loop begins (the pre-test's or a checkpoint's): the state the first step starts from;
+        its command is the structure's displacement (the pre-test's last probe is not a step's command)."""
+        x = self._state(n, view)
+        for site in self.watched:
+            site.observe(x[site.index], view[f"modules/{site.name}/displacement"][n], view[f"modules/{site.name}/force"][n])
+
     def __call__(self, n: int, view: Mapping[str, Any]) -> None:
-        self.balance.observe(view["displacement"][n], view["velocity"][n], self.load_shape @ np.atleast_1d(view[self.ground][n]),
-                             view["restoring_force"][n])
+        self._state(n, view)
         sent = self.partition.sent
         for site in self.watched:
             site.observe(sent[site.index], view[f"modules/{site.name}/displacement"][n],
                          view[f"modules/{site.name}/force"][n])
             self._compare(site, n, float(view["time"][n]))
+
+    def _state(self, n: int, view: Mapping[str, Any]) -> np.ndarray:
+        """Row n into the energy balance; its displacement [m]."""
+        x = view["displacement"][n]
+        self.balance.observe(x, view["velocity"][n], self.load_shape @ np.atleast_1d(view[self.ground][n]),
+                             view["restoring_force"][n])
+        return x
 
     def summary(self) -> dict[str, Any]:
         """The run's figures: the energy balance [J], each module's indicators and energy error [J], the crossings."""
@@ -114,15 +127,20 @@ class IntegrityMonitor:
             if action == "hold":
                 site.hold(reason)  # type: ignore[misc]  (not None: a site out of reach is stopped instead)
             elif action == "stop":
-                self.stop(reason, n, time_s, site.name)
+                self.stop(reason, n + 1, time_s + site.dt, site.name)  # the status's step: the first not run
                 raise RunStopped(reason)
 
 
-def integrity_monitor(rules: Mapping[str, Rule], partition: Any, model: Any, dt: float, stop: Stop
+def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt: float, stop: Stop
                       ) -> IntegrityMonitor | None:
-    """The run's monitor over its modules (:class:`~hybridsim.coordinator.partition.Partition`) and the
-    structure (:class:`~hybridsim.coordinator.model.StructuralModel`); None when no module is watched.  A site in
+    """The run's monitor over its modules (:class:`~hybridsim.coordinator.partition.Partition`) from where the loop
+    starts (:class:`~hybridsim.coordinator.run_loop.Start`: the structure, its window and step); None when no
+    module is watched.  A site in
     this process is held through its interlock; one the coordinator cannot hold is stopped instead."""
     watched = [Watched(s.name, s.index, rules[s.name], dt, getattr(getattr(s.module, "interlock", None), "hold", None))
                for s in partition.slots if s.name in rules]
-    return IntegrityMonitor(watched, partition, model, stop) if watched else None
+    if not watched:
+        return None
+    monitor = IntegrityMonitor(watched, partition, start.reduction.model, stop)
+    monitor.begin(start.step, start.window.view)
+    return monitor
