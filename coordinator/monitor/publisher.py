@@ -124,6 +124,11 @@ class Publisher:
     def ended(self) -> bool:
         return self._final_state is not None
 
+    @property
+    def final_state(self) -> str:
+        """The run's final state ("completed", "stopped: ..."); empty while it runs."""
+        return self._final_state or ""
+
     # -- observers (their own threads) -------------------------------------------------------------
     def watch(self, timeout_s: float) -> tuple[pb.RunInfo, list[pb.Frame], Subscription] | None:
         """Wait up to ``timeout_s`` (s) for the first step; then the run's info, the history so far (a few

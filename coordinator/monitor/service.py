@@ -44,6 +44,9 @@ class MonitorServicer(pb_grpc.MonitorServicer):
         except TooManyObservers as exc:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if watched is None:
+            if self.publisher.ended:  # no step to show: the observer still learns why the run ended
+                context.abort(grpc.StatusCode.ABORTED, f"the run ended before its first step: "
+                                                       f"{self.publisher.final_state}")
             return
         info, backlog, subscription = watched
         context.add_callback(subscription.close)

@@ -142,10 +142,12 @@ class CoordinatorLink:
         self._channel.close()
 
     def _watch(self) -> None:
+        ended = ""  # why the last run ended before its first step (shown until the next run starts)
         while not self._stop.is_set():
             try:
                 for event in self._stub.Watch(pb.WatchRequest()):
                     if event.HasField("info"):
+                        ended = ""
                         self.feed.set_link(f"watching the coordinator at {self.address}", True)
                         self.feed.start_run(event.info)
                     else:
@@ -154,7 +156,12 @@ class CoordinatorLink:
             except grpc.RpcError as exc:
                 if self._stop.is_set():
                     return
-                self.feed.set_link(f"no coordinator at {self.address} ({exc.code().name.lower()}); retrying", False)
+                if exc.code() == grpc.StatusCode.ABORTED:
+                    ended = f"{exc.details()}; "
+                    self.feed.set_link(f"{ended}waiting for a new run at {self.address}", False)
+                else:
+                    self.feed.set_link(f"{ended}no coordinator at {self.address} ({exc.code().name.lower()}); "
+                                       "retrying", False)
             except ValueError:  # the channel was closed
                 return
             self._stop.wait(RETRY_S)
