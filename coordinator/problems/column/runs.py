@@ -1,7 +1,8 @@
-"""The two runs of `hybridsim study column`: the hybrid (the column in an `opensees` module whose axial DOF holds
-the gravity load by force control, the top's two lateral DOFs and their mass in the coordinator, integrated by
-its Newmark under two [[excitation]] components) and one OpenSees model (the gravity stage, ``loadConst -time
-0.0``, then Newmark's average acceleration with Newton under two UniformExcitation patterns)."""
+"""The runs of `hybridsim study column`: the hybrid (the column in an `opensees` module whose axial DOF holds the
+gravity load by force control, or as the virtual-lab specimen of an experimental site whose vertical actuator
+holds it; the top's two lateral DOFs and their mass in the coordinator, integrated by its Newmark under two
+[[excitation]] components) and one OpenSees model (the gravity stage, ``loadConst -time 0.0``, then Newmark's
+average acceleration with Newton under two UniformExcitation patterns)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ CASES = {"elastic": {"section": "elastic", "gravity": 1.5e6, "scale": 1.0},
          "steel01": {"section": "fibre", "gravity": 0.5e6, "scale": 1.5}}
 """the section, the gravity load (N; 27 % of the elastic column's Euler load, 15 % of the tube's squash load) and
 the records' scale of each case"""
+LAB = "lab-"
+"""a case's prefix: the column as the virtual-lab specimen behind an experimental site"""
+LAB_SAMPLES = 4
+"""the site's control samples a step"""
+AXIAL_STIFFNESS = 200e9 * 0.0096 / 3.0
+"""N/m: E A / L of model.py's column, the site's force loop's stiffness along z"""
 
 
 def records() -> np.ndarray:
@@ -33,14 +40,11 @@ def records() -> np.ndarray:
 
 
 def hybrid(folder: Path, case: str, dt: float) -> np.ndarray:
-    """The hybrid's top displacements (rows x [x, y], m) from the transient's start."""
-    spec, record = CASES[case], records()
+    """The hybrid's top displacements (rows x [x, y], m) from the transient's start; ``case``: a key of CASES, or
+    one prefixed LAB."""
+    spec, record = CASES[case.removeprefix(LAB)], records()
     np.savetxt(folder / "H1.csv", np.column_stack([RECORD_DT * np.arange(record.size), spec["scale"] * record]),
                delimiter=",", fmt="%.17g")
-    config = {"model": MODEL.name, "path_independent": spec["section"] == "elastic",
-              "parameters": {"section": spec["section"]},
-              "control": [{"name": "x", "node": 2, "dof": 1}, {"name": "y", "node": 2, "dof": 2}],
-              "force_control": [{"name": "axial", "node": 2, "dof": 3, "force": -spec["gravity"]}]}
     table: dict[str, Any] = {
         "experiment": {"name": f"column-{case}", "dt": dt, "duration": DURATION},
         "structure": {"dofs": ["x", "y"], "mass_diagonal": [MASS, MASS], "damping": {"rayleigh": [RAYLEIGH_A, 0.0]}},
@@ -48,9 +52,30 @@ def hybrid(folder: Path, case: str, dt: float) -> np.ndarray:
                        {"name": "H2", "file": str(folder / "H1.csv"), "influence_dofs": ["y"], "scale": SCALE_Y,
                         "start_s": START_Y}],
         "integrator": {"kind": "newmark", "tolerance": 1e-12},
-        "modules": [{"name": "column", "kind": "opensees", "config": config}],
+        "modules": [column_module(case, dt)],
         "output": {"file": str(folder / f"{case}-{dt:g}.h5")}}
     return run_experiment(parse_experiment(table, base_dir=MODEL.parent), overwrite=True).displacement
+
+
+def column_module(case: str, dt: float) -> dict[str, Any]:
+    """The column's module: an `opensees` module holding the axial force by its own load pattern, or (a LAB case)
+    an experimental site whose virtual lab drives the same model through three ideal actuators at the top, the
+    vertical one held at the gravity load by the site's force loop (docs/force_control.md)."""
+    spec = CASES[case.removeprefix(LAB)]
+    model = {"model": MODEL.name, "path_independent": spec["section"] == "elastic",
+             "parameters": {"section": spec["section"]},
+             "control": [{"name": "x", "node": 2, "dof": 1}, {"name": "y", "node": 2, "dof": 2}]}
+    if not case.startswith(LAB):
+        axial = {"name": "axial", "node": 2, "dof": 3, "force": -spec["gravity"]}
+        return {"name": "column", "kind": "opensees", "config": {**model, "force_control": [axial]}}
+    model["control"].append({"name": "z", "node": 2, "dof": 3})
+    sample = dt / LAB_SAMPLES
+    site = {"dt": sample, "setup": {"kind": "none", "dofs": ["x", "y", "z"]},
+            "force_control": [{"dof": "z", "force": -spec["gravity"], "stiffness": AXIAL_STIFFNESS,
+                               "tolerance": 1e-3}],
+            "backend": {"plant": {"dt": sample, "dofs": ["a1", "a2", "a3"], "actuators": [{"model": "ideal"}] * 3,
+                                  "specimen": {"kind": "opensees", **model}}}}
+    return {"name": "column", "kind": "experimental", "config": site}
 
 
 def one_model(case: str, dt: float, gravity: float | None = None) -> np.ndarray:
@@ -60,7 +85,7 @@ def one_model(case: str, dt: float, gravity: float | None = None) -> np.ndarray:
 
     from hybridsim.coordinator.problems.column.model import build
 
-    spec, record = CASES[case], records()
+    spec, record = CASES[case.removeprefix(LAB)], records()
     ops.wipe()
     build(ops, section=spec["section"], top_mass=MASS, gravity=spec["gravity"] if gravity is None else gravity)
     ops.rayleigh(RAYLEIGH_A, 0.0, 0.0, 0.0)
