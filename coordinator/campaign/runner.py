@@ -4,8 +4,8 @@
 experiment file, the runs (:func:`hybridsim.coordinator.campaign.grid.expand`),
 an output folder and an executor of :mod:`hybridsim.coordinator.problems.executors`.
 A run whose file says ``completed`` is not run again (its summary is read
-back); a run whose file was left ``running`` or stopped is resumed from its
-last checkpoint; otherwise it starts afresh at ``OUT/<run id>.h5``.
+back); a run whose file was left ``running`` or stopped (its process or Dask worker killed) is resumed
+from its last checkpoint; otherwise it starts afresh at ``OUT/<run id>.h5``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from typing import Any
 
 from hybridsim.coordinator.campaign.grid import Run, apply
 from hybridsim.coordinator.config_text import parse_config_text, read_config_text
+from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.problems.executors import EXECUTORS, Progress, Resources
-from hybridsim.coordinator.simulation import resume_run, run_experiment, stored_attributes
+from hybridsim.coordinator.recorder import read_checkpoint
+from hybridsim.coordinator.simulation import UNREADABLE, resume_run, run_experiment, stored_attributes
 
 
 @dataclass(frozen=True)
@@ -36,21 +38,39 @@ class Row:
 
 
 def run_one(experiment: str, run: Run, out_dir: str) -> Row:
-    """Make, resume or find the run's results file ``out_dir/<run id>.h5``."""
+    """Make, resume or find the run's results file ``out_dir/<run id>.h5`` (made afresh when a file left by a
+    run that died has no checkpoint or cannot be read; a file a live run holds is refused, never made twice)."""
     path = Path(out_dir) / f"{run.run_id}.h5"
     start = time.perf_counter()
+    result = None
     if path.exists():
-        attrs = stored_attributes(path)
+        attrs = _attributes(path)
         if attrs.get("status") == "completed":
             return Row(run, "completed", "found", 0.0, str(path), json.loads(attrs.get("summary", "{}")))
-        result, how = resume_run(path), "resumed"
-    else:
+        result, how = (resume_run(path), "resumed") if _checkpointed(path) else (None, "made")
+    if result is None:
         source = read_config_text(Path(experiment))
         table = apply(parse_config_text(source, "TOML"), run)
         parsed = parse_experiment(table, base_dir=Path(experiment).resolve().parent, source=source)
-        result, how = run_experiment(parsed, output=path), "made"
+        result, how = run_experiment(parsed, output=path, overwrite=True), "made"
     status = str(stored_attributes(path).get("status", "?"))
     return Row(run, status, how, time.perf_counter() - start, str(path), dict(result.summary))
+
+
+def _attributes(path: Path) -> dict[str, Any]:
+    """A results file's attributes, or none when a run that died left it unreadable."""
+    try:
+        return stored_attributes(path)
+    except UsageError:
+        return {}
+
+
+def _checkpointed(path: Path) -> bool:
+    """Whether the file holds a checkpoint to resume from."""
+    try:
+        return read_checkpoint(path) is not None
+    except UNREADABLE:
+        return False
 
 
 def run_campaign(experiment: str | Path, runs: list[Run], out_dir: str | Path, executor: str = "serial",

@@ -24,8 +24,10 @@ def register(sub: Any) -> None:
     parser.add_argument("campaign", type=Path, help="the campaign file (TOML, a [campaign] table)")
     parser.add_argument("--executor", choices=tuple(EXECUTORS), default="serial",
                         help="where the runs run (default: %(default)s)")
-    parser.add_argument("--scheduler", help="tcp://HOST:PORT of a Dask scheduler (--executor dask)")
-    parser.add_argument("--workers", type=int, default=2, help="processes of --executor pool (default: %(default)s)")
+    parser.add_argument("--scheduler", help="tcp://HOST:PORT of a Dask scheduler (--executor dask; default: a local "
+                        "cluster of --workers processes, its dashboard address printed)")
+    parser.add_argument("--workers", type=int, default=2, help="processes of --executor pool or of the local Dask "
+                        "cluster (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="folder of the runs' files and the table (default: the campaign "
                         "file's name beside it)")
     parser.add_argument("--json", action="store_true", help="print the runs as one JSON object")
@@ -44,8 +46,9 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--scheduler needs --executor dask")
     campaign = load(args.campaign)
     out = args.out or args.campaign.with_suffix("")
+    slots = None if args.scheduler else 1 if args.executor == "serial" else args.workers
     rows = run_campaign(campaign.experiment, campaign.runs, out, args.executor,
-                        Resources(workers=args.workers, scheduler=args.scheduler), Counter(len(campaign.runs)))
+                        Resources(workers=args.workers, scheduler=args.scheduler), Counter(len(campaign.runs), slots))
     table = write_table(rows, Path(out) / "campaign.h5")
     failed = [row for row in rows if row.status != "completed"]
     if args.json:
@@ -63,13 +66,17 @@ def _entry(row: Any) -> dict[str, Any]:
 
 
 class Counter:
-    """The progress line on stderr: runs done and failed of all, and the ETA from the mean time of a run so far."""
+    """The progress line on stderr after each run: done of all, running (the runs in flight on ``slots`` workers;
+    unknown on a remote scheduler), failed, and the ETA from the wall time per run so far."""
 
-    def __init__(self, total: int) -> None:
-        self.total, self.done, self.failed, self.start = total, 0, 0, time.monotonic()
+    def __init__(self, total: int, slots: int | None) -> None:
+        self.total, self.slots, self.done, self.failed, self.start = total, slots, 0, 0, time.monotonic()
 
     def __call__(self, row: Any) -> None:
         self.done += 1
         self.failed += row.status != "completed"
-        eta = (time.monotonic() - self.start) / self.done * (self.total - self.done)
-        print(f"campaign: {self.done}/{self.total} done, {self.failed} failed, ETA {eta:.0f} s", file=sys.stderr)
+        left = self.total - self.done
+        running = f"{min(self.slots, left)} running, " if self.slots else ""
+        eta = (time.monotonic() - self.start) / self.done * left
+        print(f"campaign: {self.done}/{self.total} done, {running}{self.failed} failed, ETA {eta:.0f} s",
+              file=sys.stderr)

@@ -7,13 +7,16 @@ result as it arrives.  :data:`EXECUTORS` is the table; :func:`execute`
 chooses from it: Dask when a scheduler is given (``--scheduler
 tcp://HOST:PORT``; the optional extra ``hybridsim[dask]``, hybridsim
 installed on every worker), a process pool for ``workers`` > 1, else serial.
+The ``dask`` executor without a scheduler makes a LocalCluster of ``workers`` processes.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -58,20 +61,42 @@ def process_pool(task: Callable[..., R], jobs: Sequence[tuple], resources: Resou
 
 
 def dask(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, progress: Progress) -> list[R]:
-    """Every job as a task on the Dask cluster whose scheduler is at ``resources.scheduler``."""
+    """Every job as a task on the Dask cluster at ``resources.scheduler``, or on a LocalCluster of
+    ``resources.workers`` processes; ``progress`` is called as each result arrives.  A job whose worker dies is
+    given to another by the scheduler (a task that dies with three workers fails: ``KilledWorker``)."""
     try:
-        from distributed import Client
+        from distributed import Client, as_completed
     except ImportError:
-        raise UsageError("--scheduler needs Dask: pip install 'hybridsim[dask]'") from None
-    try:
-        client = Client(resources.scheduler, timeout="20s")
-    except OSError as exc:
-        raise UsageError(f"--scheduler: cannot reach a Dask scheduler at {resources.scheduler}: {exc}") from None
-    with client:
-        results = client.gather([client.submit(task, *job, pure=False) for job in jobs])
-    for result in results if progress else ():
-        progress(result)
-    return results
+        raise UsageError("--executor dask needs Dask: pip install 'hybridsim[dask]'") from None
+    with _cluster(resources) as address:
+        try:
+            client = Client(address, timeout="20s")
+        except OSError as exc:
+            raise UsageError(f"--scheduler: cannot reach a Dask scheduler at {address}: {exc}") from None
+        with client:
+            services = client.scheduler_info().get("services", {})
+            dashboard = client.dashboard_link if "dashboard" in services else "none (pip install bokeh)"
+            print(f"dask: scheduler {address}, dashboard {dashboard}", file=sys.stderr)
+            futures = [client.submit(task, *job, pure=False) for job in jobs]
+            for future in as_completed(futures):
+                if progress:
+                    progress(future.result())
+            return client.gather(futures)
+
+
+@contextlib.contextmanager
+def _cluster(resources: Resources) -> Iterator[str]:
+    """The scheduler's address: ``resources.scheduler``, or a LocalCluster's made for the campaign and closed
+    after it.  Its workers are not daemonic: a run's results writer is a child process of the worker."""
+    if resources.scheduler is not None:
+        yield resources.scheduler
+        return
+    import dask as dask_config
+    from distributed import LocalCluster
+
+    with dask_config.config.set({"distributed.worker.daemon": False}), LocalCluster(
+            n_workers=resources.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
 
 
 EXECUTORS: dict[str, Callable[..., list]] = {"serial": serial, "pool": process_pool, "dask": dask}
