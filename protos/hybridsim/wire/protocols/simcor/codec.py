@@ -3,7 +3,8 @@
 One message per line, tokens separated by tabs, ending in ``\\n`` (``\\r\\n`` is accepted).  A reply
 starts with ``OK`` (then ``0`` and the transaction or session ID) or, for a failure, ``NOT OK``.
 A control point's values are triples ``axis quantity value``: axis x, y or z; quantity displacement or
-rotation (what is commanded and measured) and force or moment (what is measured).  hybridsim writes
+rotation (what is commanded and measured) and force or moment (what is measured; commanded at an axis mapped to
+a DOF the site declares force-controlled, as OpenFresco's ExpForceControl over SimApp).  hybridsim writes
 numbers with 17 significant digits (``%.16e``), so that a double crosses the line unchanged; UI-SIMCOR
 itself writes ``%.10e``.
 """
@@ -76,13 +77,20 @@ class LineReader:
 
 @dataclass(frozen=True)
 class ControlPoints:
-    """Control points by name, each an ordered mapping of axis -> DOF index of the module."""
+    """Control points by name, each an ordered mapping of axis -> DOF index: of the module's DOFs (0 .. n - 1),
+    then of its force-controlled ones (n ..)."""
 
     points: dict[str, dict[str, int]]
+    n: int = 0
+    """the module's (displacement-controlled) DOFs"""
+    forced: tuple[str, ...] = ()
+    """the force-controlled DOFs the control points map (all the module declares, or none)"""
 
     @classmethod
-    def from_table(cls, table: Any, dofs: Sequence[str], where: str) -> "ControlPoints":
-        """``{ "MDL-00-01" = { x = "u1", z = "r1" } }`` over the module's DOF names ``dofs``."""
+    def from_table(cls, table: Any, dofs: Sequence[str], where: str,
+                   declared: Sequence[str] = ()) -> "ControlPoints":
+        """``{ "MDL-00-01" = { x = "u1", z = "r1" } }`` over the module's DOF names ``dofs`` and the DOFs it
+        declares force-controlled (``declared``: a client commands their forces when the table maps them)."""
         if not isinstance(table, Mapping) or not table:
             raise ModuleError(f"{where} must be a table of control points, e.g. "
                               "{ \"MDL-00-01\" = { x = \"u1\", z = \"r1\" } }")
@@ -95,20 +103,26 @@ class ControlPoints:
             for axis, dof in axes.items():
                 if axis not in AXES:
                     raise ModuleError(f"{where}.{name}: unknown axis {axis!r}; use x, y or z")
-                if dof not in dofs:
-                    raise ModuleError(f"{where}.{name}.{axis}: {dof!r} is not a DOF of the module ({', '.join(dofs)})")
+                every = [*dofs, *declared]
+                if dof not in every:
+                    raise ModuleError(f"{where}.{name}.{axis}: {dof!r} is not a DOF of the module ({', '.join(every)})")
                 if dof in used:
                     raise ModuleError(f"{where}.{name}.{axis}: DOF {dof!r} is mapped twice (also {used[dof]})")
                 used[dof] = f"{name}.{axis}"
-                points[name][axis] = list(dofs).index(dof)
+                points[name][axis] = every.index(dof)
         missing = [d for d in dofs if d not in used]
         if missing:
             raise ModuleError(f"{where}: DOF(s) {', '.join(missing)} belong to no control point; map every DOF")
-        return cls(points)
+        forced = tuple(d for d in declared if d in used)
+        if forced and len(forced) < len(declared):
+            raise ModuleError(f"{where}: map every force-controlled DOF ({', '.join(declared)}) or none (the site "
+                              "then holds their declared targets)")
+        return cls(points, len(dofs), forced)
 
-    def parse(self, tokens: Sequence[str], kinds: Sequence[str], n: int) -> list[float]:
-        """The displacement vector of a propose's tokens (after the transaction ID); LineError if they do not fit."""
-        values: list[float | None] = [None] * n
+    def parse(self, tokens: Sequence[str], kinds: Sequence[str]) -> tuple[list[float], list[float] | None]:
+        """The displacements and the force targets (None: the control points map no force-controlled DOF) of a
+        propose's tokens (after the transaction ID); LineError if they do not fit."""
+        values: list[float | None] = [None] * (self.n + len(self.forced))
         point: str | None = None
         at = 0
         while at < len(tokens):
@@ -131,12 +145,9 @@ class ControlPoints:
             if axis not in self.points[point]:
                 raise LineError(f"control point {point} has no axis {axis} (it has {', '.join(self.points[point])})")
             index = self.points[point][axis]
-            if quantity in ("force", "moment"):
-                raise LineError(f"control point {point} axis {axis}: force control is not supported; "
-                                "command displacement or rotation")
-            if quantity != MOTION[kinds[index]]:
-                raise LineError(f"control point {point} axis {axis}: quantity {quantity!r}, expected "
-                                f"{MOTION[kinds[index]]!r}")
+            expected = ("force", "moment") if index >= self.n else (MOTION[kinds[index]],)
+            if quantity not in expected:
+                raise LineError(self._misplaced(point, axis, quantity, expected))
             try:
                 value = float(text)
             except ValueError:
@@ -145,7 +156,18 @@ class ControlPoints:
         missing = [i for i, v in enumerate(values) if v is None]
         if missing:
             raise LineError(f"the propose gives no value for {', '.join(self.where(i) for i in missing)}")
-        return values  # type: ignore[return-value]
+        return values[:self.n], values[self.n:] if self.forced else None  # type: ignore[return-value]
+
+    def _misplaced(self, point: str, axis: str, quantity: str, expected: tuple[str, ...]) -> str:
+        """Why ``quantity`` cannot be commanded at a control point's axis."""
+        at = f"control point {point} axis {axis}"
+        if quantity in ("force", "moment"):
+            if not self.forced:
+                return f"{at}: force control is not supported here (no force-controlled DOF mapped); command " \
+                       f"{expected[0]}"
+            return f"{at} is displacement-controlled; command {expected[0]} (forces at: " \
+                   f"{', '.join(self.where(self.n + j) for j in range(len(self.forced)))})"
+        return f"{at}: quantity {quantity!r}, expected {' or '.join(map(repr, expected))}"
 
     def where(self, index: int) -> str:
         for name, axes in self.points.items():
@@ -154,15 +176,19 @@ class ControlPoints:
                     return f"{name} axis {axis}"
         return f"DOF {index}"
 
-    def triples(self, name: str, kinds: Sequence[str], displacement: Iterable[float],
-                force: Iterable[float]) -> list[str]:
-        """The ``axis quantity value`` tokens of control point ``name``: its motions, then its forces."""
+    def triples(self, name: str, kinds: Sequence[str], displacement: Iterable[float], force: Iterable[float],
+                held: Sequence[float] = ()) -> list[str]:
+        """The ``axis quantity value`` tokens of control point ``name``: its motions, then its forces; a
+        force-controlled axis gives its force only, the target ``held`` (its displacement is the site's record)."""
         displacement, force = list(displacement), list(force)
-        axes = self.points[name]
+        axes = {axis: i for axis, i in self.points[name].items() if i < self.n}
         tokens: list[str] = []
         for values, quantity in ((displacement, MOTION), (force, FORCE)):
             for axis, index in axes.items():
                 tokens += [axis, quantity[kinds[index]], number(values[index])]
+        for axis, index in self.points[name].items():
+            if index >= self.n:
+                tokens += [axis, "force", number(held[index - self.n])]
         return tokens
 
 

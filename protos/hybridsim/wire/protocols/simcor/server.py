@@ -6,6 +6,10 @@ The site configuration's ``[simcor]`` table names the control points and maps ea
 executes and its reply carries the measured values), and ``dt`` (s: the client's time step; default the
 module's control sample, else 1 s, which no rate limit uses: a site with ``[limits] velocity`` refuses the session).
 
+An axis may map a DOF the site declares force-controlled (an `opensees` module's ``force_control``): a propose
+then commands its force (quantity force or moment), the reply gives that axis's force, the target held; every such
+DOF is mapped or none.  A force at any other axis is answered ``NOT OK``, as before.
+
 A connection is one session of the site's servicer from ``open-session`` to ``close-session``.  The
 protocol has no commit: a new transaction commits the step before it (so every executed transaction
 becomes the committed state), and the k-th transaction commands time k dt.  A repeated propose of the same
@@ -26,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.wire.contract import Command, ModuleError, StepResult
+from hybridsim.wire.contract import FORCE_CONTROLLED, Command, ModuleError, StepResult
 from hybridsim.wire.protocols.base import ChannelSession, ProtocolServer, SessionEnded
 from hybridsim.wire.protocols.simcor import codec
 
@@ -64,8 +68,9 @@ class SimCorServer:
         self._servicer = servicer
         self.options = SimCorOptions.from_table(table)
         description = servicer.describe_module()
+        declared = description.info.get(FORCE_CONTROLLED, "")
         self.points = codec.ControlPoints.from_table(self.options.control_points, description.dof_names,
-                                                     "simcor.control_points")
+                                                     "simcor.control_points", declared.split(",") if declared else ())
         self.dt = self.options.dt or description.control_dt
         """the step the site gives its sessions (s); None: it gives none (the protocol carries none)"""
         self._server = ProtocolServer("simcor", listen, self._connection)
@@ -87,7 +92,8 @@ class _Connection:
         self.session: ChannelSession | None = None
         self.kinds: list[str] = []
         self.transaction = ""
-        self.proposed: list[float] | None = None
+        self.proposed: tuple[list[float], list[float] | None] | None = None
+        """the last propose's displacements and force targets"""
 
     def run(self) -> None:
         reader = codec.LineReader(self.connection)
@@ -157,14 +163,16 @@ class _Connection:
         session = self._open_session()
         if not args:
             raise codec.LineError("propose needs a transaction ID and control points")
-        transaction, values = args[0], self.server.points.parse(args[1:], self.kinds, session.n)
+        transaction, values = args[0], self.server.points.parse(args[1:], self.kinds)
         if transaction == self.transaction and values == self.proposed:
             self._proposed_reply(transaction, session)  # a retry: nothing moves again
             return
         if transaction == self.transaction:
             raise codec.LineError(f"transaction {transaction} was already proposed with other values")
         labview2 = self.server.options.protocol == "LabView2"
-        command = Command((session.step + 1) * session.dt, np.array(values))
+        displacement, force = values
+        command = Command((session.step + 1) * session.dt, np.array(displacement),
+                          force=None if force is None else np.array(force))
         session.propose(command, execute=labview2, commit_first=True)
         self.transaction, self.proposed = transaction, values
         self._proposed_reply(transaction, session)
@@ -203,8 +211,13 @@ class _Connection:
     def _values(self, result: StepResult, names: list[str] | None = None) -> list[str]:
         tokens: list[str] = []
         for name in names or list(self.server.points.points):
-            tokens += [name, *self.server.points.triples(name, self.kinds, result.displacement, result.force)]
+            tokens += [name, *self.server.points.triples(name, self.kinds, result.displacement, result.force,
+                                                         self.held())]
         return tokens
+
+    def held(self) -> list[float]:
+        """The force targets of the last propose (N, N*m; empty: it commanded none)."""
+        return (self.proposed[1] if self.proposed is not None else None) or []
 
     def refuse(self, transaction: str, reason: str) -> None:
         log.warning("site %s: UI-SIMCOR client at %s: refused: %s", self.site, self.peer, reason)
