@@ -125,8 +125,12 @@ class IntegrityMonitor:
                                    "threshold": threshold, "step": n, "time_s": time_s, "action": action})
             log.warning("%s: %s", reason, action)
             if action == "hold":
-                site.hold(reason)  # type: ignore[misc]  (not None: a site out of reach is stopped instead)
-            elif action == "stop":
+                try:
+                    site.hold(reason)  # type: ignore[misc]  (not None: a site out of reach is stopped instead)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a hold that did not reach the site stops the run
+                    reason, action = f"{reason}; its hold failed ({exc})", "stop"
+            if action == "stop":
                 self.stop(reason, n + 1, time_s + site.dt, site.name)  # the status's step: the first not run
                 raise RunStopped(reason)
 
@@ -136,11 +140,16 @@ def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt:
     """The run's monitor over its modules (:class:`~hybridsim.coordinator.partition.Partition`) from where the loop
     starts (:class:`~hybridsim.coordinator.run_loop.Start`: the structure, its window and step); None when no
     module is watched.  A site in
-    this process is held through its interlock; one the coordinator cannot hold is stopped instead."""
-    watched = [Watched(s.name, s.index, rules[s.name], dt, getattr(getattr(s.module, "interlock", None), "hold", None))
-               for s in partition.slots if s.name in rules]
+    this process is held through its interlock, a site daemon through its operator service; a module the
+    coordinator cannot hold is stopped instead."""
+    watched = [Watched(s.name, s.index, rules[s.name], dt, _hold(s.module)) for s in partition.slots if s.name in rules]
     if not watched:
         return None
     monitor = IntegrityMonitor(watched, partition, start.reduction.model, stop)
     monitor.begin(start.step, start.window.view)
     return monitor
+
+
+def _hold(module: Any) -> Callable[[str], None] | None:
+    """How ``module``'s site is held: a site daemon's ``hold`` (over the wire), an in-process site's interlock."""
+    return getattr(module, "hold", None) or getattr(getattr(module, "interlock", None), "hold", None)

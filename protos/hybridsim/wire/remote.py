@@ -36,7 +36,7 @@ import grpc
 
 from hybridsim.v1 import module_pb2 as pb
 from hybridsim.v1 import module_pb2_grpc as pb_grpc
-from hybridsim.wire import codec, link
+from hybridsim.wire import codec, link, site_control
 from hybridsim.wire.channels import CHANNELS, Transport
 from hybridsim.wire.channels.base import Call, Channel, Endpoints, Retry, StepMessage
 from hybridsim.wire.channels.rpc import call_rpc, rpc_failure
@@ -199,6 +199,12 @@ class RemoteModule:
                 raise rpc_failure(exc, call) from None
 
         return self._with_retries("records", None, attempt)
+
+    def hold(self, reason: str) -> None:
+        """Hold the site with ``reason``: its gate refuses every command until an operator clears it (the site's
+        operator service, :mod:`hybridsim.wire.site_control`)."""
+        self._connected()
+        site_control.call(self._grpc, "Hold", {"reason": reason}, self.deadline_s)
 
     def finish(self) -> None:
         """The run completed: the Close tells the site so (see :func:`hybridsim.wire.contract.finish_run`)."""

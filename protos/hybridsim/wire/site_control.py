@@ -8,6 +8,8 @@ caller's address.  The messages are JSON (no protobuf of their own):
 
 ``Status``  ``{}`` -> ``{"site": NAME, "held": REASON or null}``
 ``Clear``   ``{"operator": NAME}`` -> ``{"site": NAME, "held": null, "cleared": REASON or null}``
+``Hold``    ``{"reason": TEXT}`` -> ``{"site": NAME, "held": REASON}``: the coordinator's integrity monitor
+            (:mod:`hybridsim.coordinator.integrity.monitor`) holds the site; a hold already set is kept
 """
 
 from __future__ import annotations
@@ -42,7 +44,18 @@ def handler(servicer: Any) -> grpc.GenericRpcHandler:
                      context.peer(), operator)
         return _reply(servicer.site, held=None, cleared=cleared)
 
-    methods = {"Status": status, "Clear": clear}
+    def hold(request: bytes, context: grpc.ServicerContext) -> bytes:
+        reason = _parsed(request, context).get("reason")
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > 1000:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Hold gives its reason: {\"reason\": TEXT}")
+        interlock = servicer.interlock()
+        if interlock is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"site {servicer.site} has no hold to set")
+        interlock.hold(reason)
+        log.warning("site %s: held by %s: %s", servicer.site, context.peer(), reason)
+        return _reply(servicer.site, held=interlock.reason)
+
+    methods = {"Status": status, "Clear": clear, "Hold": hold}
     return grpc.method_handlers_generic_handler(SERVICE, {
         name: grpc.unary_unary_rpc_method_handler(method) for name, method in methods.items()})
 

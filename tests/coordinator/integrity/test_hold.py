@@ -38,8 +38,10 @@ PULSE, STROKE, THETA = 8.8, 0.05, 20.0
 """m/s^2 over one step (v0 = 0.044 m/s, A0 = v0 / w = 2.0 mm); m; E_err / E_in"""
 
 
-def lagging_sdof(tmp_path: Path, name: str, compensator: dict[str, Any], integrity: dict[str, Any]) -> Any:
-    """The SDOF on an in-process virtual lab, hit by one step of ground acceleration at t = dt."""
+def lagging_sdof(tmp_path: Path, name: str, compensator: dict[str, Any], integrity: dict[str, Any],
+                 **more: Any) -> Any:
+    """The SDOF on a virtual lab (in process, or on a site daemon at ``more["address"]``), hit by one step of ground
+    acceleration at t = dt; ``more["checkpoint_every"]``: steps between checkpoints."""
     ground = np.zeros(int(2.0 / DT) + 1)
     ground[1] = -PULSE
     record = tmp_path / f"{name}.csv"
@@ -54,8 +56,11 @@ def lagging_sdof(tmp_path: Path, name: str, compensator: dict[str, Any], integri
         "structure": {"dofs": ["x"], "mass_diagonal": [M], "influence": [1.0],
                       "damping": {"matrix": [[2 * ZETA * M * W]]}},
         "ground_motion": {"file": str(record)}, "integrator": {"kind": "alpha-os", "alpha": 0.0},
-        "modules": [{"name": "column", "kind": "experimental", "config": site}],
-        "integrity": integrity, "output": {"file": str(tmp_path / f"{name}.h5")}}, base_dir=tmp_path)
+        "modules": [{"name": "column", "kind": "experimental", "config": site,
+                     **({"address": more["address"]} if "address" in more else {})}],
+        "integrity": integrity, "output": {"file": str(tmp_path / f"{name}.h5"),
+                                           "checkpoint_every": more.get("checkpoint_every", 0)}},
+        base_dir=tmp_path)
 
 
 def crossing_step() -> tuple[int, int]:
