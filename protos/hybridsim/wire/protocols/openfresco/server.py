@@ -193,6 +193,9 @@ class _Client:
         except ConnectionError as exc:
             self.session.close(f"lost: {exc}")
             log.warning("site %s: OpenFresco %s at %s: %s", self.site, self.role, self.peer, exc)
+        except OSError:  # the idle timeout (logged by the listener): the session must not outlive its connection
+            self.session.close(f"the OpenFresco {self.role} at {self.peer} went silent past the idle timeout")
+            raise
 
     def answer(self, action: int | None, message: np.ndarray, sizes: codec.Sizes) -> bool:
         """Act on one request (``action`` its code, None if not a whole number); False ends the connection."""

@@ -117,6 +117,9 @@ class _Connection:
         except ConnectionError as exc:
             self.close(f"lost: {exc}")
             log.warning("site %s: UI-SIMCOR client at %s: %s", self.site, self.peer, exc)
+        except OSError:  # the idle timeout (logged by the listener): the session must not outlive its connection
+            self.close("nothing arrived for the listener's idle timeout")
+            raise
 
     def answer(self, tokens: list[str]) -> bool:
         """Act on one line; False ends the connection."""
