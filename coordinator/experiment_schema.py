@@ -151,6 +151,12 @@ REHEARSE = Schema("[rehearse]", "`hybridsim rehearse FILE`: the experiment's tri
                       "gain_margin_tolerance": Key(Number(minimum=0, maximum=0.5, open_minimum=True), "the "
                                                    "bisection's tolerance, a fraction of the plant's gain",
                                                    default=0.02),
+                      "delay_margin": Key(Flag(), "seek the largest added actuator delay (whole samples) at which the "
+                                          "nominal trial completes tracking within delay_margin_tracking, by "
+                                          "bisection (about 9 more runs)", default=True),
+                      "delay_margin_tracking": Key(Number("%", minimum=0, open_minimum=True), "the RMS tracking "
+                                                   "error (J2, % of the target's RMS) the delay margin holds the "
+                                                   "run under: the tracking a lab accepts", default=10.0),
                   })
 
 EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybridsim run FILE`); examples in "

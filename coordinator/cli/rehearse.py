@@ -59,5 +59,9 @@ def main(args: argparse.Namespace) -> int:
         if margin is not None:
             print(f"gain margin ({margin['trial']}): completes with up to {100 * margin['loss']:.1f} % of the "
                   f"plant's gain lost (to {100 * margin['tolerance']:.1f} %)")
+        delay = result["delay_margin"]
+        if delay is not None:
+            print(f"delay margin ({delay['trial']}): tracks within {delay['tracking_percent']:.3g} % with up to "
+                  f"{delay['samples']} samples ({1e3 * delay['s']:.2f} ms) added to the actuators' delay")
         print(f"sheet: {html_path} and {json_path}")
     return 0 if result["verdict"] == "GO" else 1

@@ -20,11 +20,17 @@ import numpy as np
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
 from hybridsim.coordinator.problems.marths import campaign, loop, parts
+from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.coordinator.rehearse.bisection import largest_stable
+from hybridsim.coordinator.rehearse.delayed_lab import DelayedActuators
+from hybridsim.modules.experimental.module import build_site
 from hybridsim.wire.contract import ModuleError
 
 GAIN_LOSS_BRACKET = (0.0, 0.95)
 """the plant gain losses the gain margin is sought between: none, and 95 % (a plant answering 5 % of its command)"""
+
+DELAY_BRACKET = (0, 256)
+"""the added actuator delays (samples; 0 and 250 ms at 1024 Hz) the delay margin is sought between"""
 
 MM = 1e-3
 """m per mm (the loop logs strokes in mm)"""
@@ -74,6 +80,32 @@ def gain_margin(spec: loop.RunSpec, tolerance: float) -> float:
 
 ACTUATORS = ("actuator 1", "actuator 2")
 """how the sheet names the site's actuators (its limits of gate and actuators tables)"""
+
+
+def delayed_tracking(spec: loop.RunSpec, samples: int) -> float | None:
+    """The largest RMS tracking error of the actuators (%, the benchmark's J2) of ``spec``'s run with its plant
+    ``samples`` samples late (:class:`DelayedActuators`); None when the run stops (its guard, divergence)."""
+    lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise, spec.daq_in_loop,
+                    spec.plant_gain)
+    lab.actuators = DelayedActuators(lab.actuators, samples, len(lab.daq.gains))
+    site = build_site(loop.site_config(spec), lab)
+    try:
+        logs = loop.simulate(spec, loop.InProcessSide(site, iterative=spec.iterative))
+    except (ModuleError, RunStopped):
+        return None
+    record = {name: site.record.array(name) for name in ("measured_strokes", "commands")}
+    return max(criteria(loop.history(spec, logs, record), parts.SAMPLE_RATE)["J2"])
+
+
+def delay_margin(spec: loop.RunSpec, tracking_percent: float) -> int:
+    """The largest added actuator delay (whole samples) at which ``spec``'s run completes with its RMS tracking
+    error (J2) under ``tracking_percent``: the RLS-AC compensator adapts to a delay, so the run keeps going far
+    beyond it, its tracking error growing with the delay; the bisection (to one sample) finds where it crosses."""
+    def tracks(samples: float) -> bool:
+        error = delayed_tracking(spec, int(samples))
+        return error is not None and error < tracking_percent
+
+    return int(largest_stable(tracks, *DELAY_BRACKET, 1.0))
 
 
 def site_peaks(history: loop.History) -> dict[tuple[str, str], list[float | None]]:

@@ -12,6 +12,8 @@ from typing import Any
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import Experiment, load_experiment
 from hybridsim.coordinator.experiment_schema import REHEARSE, default
+from hybridsim.coordinator.problems.marths.loop import RunSpec
+from hybridsim.coordinator.problems.marths.parts import SAMPLE_RATE
 from hybridsim.coordinator.rehearse import marths_trials, sheet
 from hybridsim.coordinator.rehearse.envelope import UNITS, envelope, site_limits
 
@@ -45,20 +47,29 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
     rows = [envelope(limit, [p[limit.table, limit.kind][limit.index] for p in peaks], ran)
             for limit in site_limits(site, list(site.get("dofs", ())), marths_trials.ACTUATORS)]
     go, why = sheet.verdict(rows, stopped, f"site {experiment.evaluation.get('site')!r}")
-    tolerance = default(REHEARSE, table, "gain_margin_tolerance")
-    margin = marths_trials.gain_margin(specs[0], tolerance) if default(REHEARSE, table, "gain_margin") else None
     area = _piston_area(table, 2)
     return {"experiment": str(path), "verdict": go, "why": why, "trials": names,
-            "stopped": [f"{name}: {reason}" for name, reason in stopped],
-            "gain_margin": None if margin is None else {"loss": margin, "tolerance": tolerance,
-                                                        "trial": names[0]},
-            "limits": rows, "peaks": {f"{table}.{kind}": sheet.distribution([p[table, kind] for p in peaks])
-                                      for table, kind in UNITS} if peaks else {},
+            "stopped": [f"{name}: {reason}" for name, reason in stopped], **_margins(specs[0], names[0], table),
+            "limits": rows, "peaks": {f"{t}.{k}": sheet.distribution([p[t, k] for p in peaks])
+                                      for t, k in UNITS} if peaks else {},
             "unchecked": [r["limit"] for r in rows if not r["measured"]],
             "actuators": _actuators(results, area), "piston_area": area,
             "criteria": {name: sheet.distribution([r.criteria[name] for r in results])
                          for name in (results[0].criteria if results else {})},
             "wall_s": [r.wall_s for r in results]}
+
+
+def _margins(nominal: RunSpec, name: str, table: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """The nominal trial's gain and delay margins (None: not sought)."""
+    gain, delay = {"trial": name}, {"trial": name}
+    if default(REHEARSE, table, "gain_margin"):
+        gain["tolerance"] = default(REHEARSE, table, "gain_margin_tolerance")
+        gain["loss"] = marths_trials.gain_margin(nominal, gain["tolerance"])
+    if default(REHEARSE, table, "delay_margin"):
+        delay["tracking_percent"] = default(REHEARSE, table, "delay_margin_tracking")
+        delay["samples"] = marths_trials.delay_margin(nominal, delay["tracking_percent"])
+        delay["s"] = delay["samples"] / SAMPLE_RATE
+    return {"gain_margin": gain if "loss" in gain else None, "delay_margin": delay if "s" in delay else None}
 
 
 def _actuators(results: list, area: list[float] | None) -> list[dict[str, Any]]:

@@ -80,6 +80,14 @@ def _margin(margin: dict[str, Any] | None) -> str:
             f"{100 * margin['loss']:.1f} % of the plant's gain lost (to {100 * margin['tolerance']:.1f} %).</p>")
 
 
+def _delay(margin: dict[str, Any] | None) -> str:
+    if margin is None:
+        return "<p>Delay margin: not sought (rehearse.delay_margin = false).</p>"
+    return (f"<p>Delay margin ({html.escape(margin['trial'])}): the run completes with its RMS tracking error under "
+            f"{margin['tracking_percent']:.3g} % with up to {margin['samples']} samples ({1e3 * margin['s']:.2f} ms) "
+            "of delay added to the actuators.</p>")
+
+
 def page(sheet: dict[str, Any]) -> str:
     """The sheet as one self-contained HTML page."""
     colour = "#1a7f37" if sheet["verdict"] == "GO" else "#b42318"
@@ -101,5 +109,6 @@ def page(sheet: dict[str, Any]) -> str:
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
             f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
             f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>{_margin(sheet['gain_margin'])}"
+            f"{_delay(sheet['delay_margin'])}"
             f"<h2>Limits</h2>{limits}<h2>Peaks over trials, per DOF or actuator</h2>{peaks}<h2>Actuators (max over trials)</h2>{actuators}"
             f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from hybridsim.coordinator.problems.marths import loop
+from hybridsim.coordinator.rehearse.marths_trials import delayed_tracking
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 DURATION = 10.0
@@ -32,14 +33,15 @@ def reference_peak() -> float:
     return float(np.max(np.abs(loop.reference_response(spec.record, spec.scale, spec.ticks())[:, 0]))) * 1e-3
 
 
-def rehearse(tmp_path: Path, floor1_limit: float, gain_margin: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+def rehearse(tmp_path: Path, floor1_limit: float, gain_margin: bool = False,
+             delay_margin: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """The shipped experiment with [rehearse] (2 uncertain plants, DURATION s) and a displacement limit at its
     site (floor1_x; 1 rad at the rotations), rehearsed by the command line."""
     shutil.copy(EXAMPLES / "marths.toml", tmp_path)
     shutil.copytree(EXAMPLES / "marths", tmp_path / "marths")
     with (tmp_path / "marths.toml").open("a") as f:
         f.write(f"\n[rehearse]\ntrials = 2\nduration = {DURATION}\npiston_area = 2e-4\n"
-                f"gain_margin = {str(gain_margin).lower()}\n")
+                f"gain_margin = {str(gain_margin).lower()}\ndelay_margin = {str(delay_margin).lower()}\n")
     site = json.loads((tmp_path / "marths" / "site.json").read_text())
     site["limits"] = {"displacement": [floor1_limit, 1.0, 1.0]}
     (tmp_path / "marths" / "site.json").write_text(json.dumps(site))
@@ -92,3 +94,21 @@ def test_gain_margin_is_where_the_runaway_guard_stops_the_inverted_plant(tmp_pat
     print(f"gain margin: loss {margin['loss']:.4f} (tolerance {margin['tolerance']}), 1 - V/3.8 = {expected:.4f}")
     # the bisection's tolerance, and 1 % for the compensator's adaptation not being exactly 1 / g
     assert expected - margin["tolerance"] - 0.01 <= margin["loss"] <= expected + 0.01
+
+
+@pytest.mark.long
+def test_delay_margin_is_where_the_tracking_error_crosses_the_labs_bound(tmp_path, reference_peak):
+    """The RLS-AC compensator adapts to an added delay, so the nominal run completes far beyond it while its RMS
+    tracking error (J2) grows with the delay: the margin is the largest whole-sample delay keeping J2 under
+    rehearse.delay_margin_tracking (10 %).  The bisection itself is checked against the closed form of a delayed
+    SDOF (test_delayed_sdof.py); here its bracket is checked by the benchmark's J2 of runs either side.
+    `pytest -m long tests/coordinator/rehearse -s` prints the margin."""
+    proc, sheet = rehearse(tmp_path, 1.2 * reference_peak, delay_margin=True)
+    assert proc.returncode == 0, proc.stderr
+    margin = sheet["delay_margin"]
+    print(f"delay margin: {margin['samples']} samples ({1e3 * margin['s']:.2f} ms) at J2 < "
+          f"{margin['tracking_percent']} %")
+    assert "delay margin (trial 0 (nominal plant)): tracks within 10 % with up to" in proc.stdout
+    spec = loop.RunSpec(duration=DURATION)
+    below, above = (delayed_tracking(spec, margin["samples"] + k) for k in (0, 1))
+    assert below < 10.0 and (above is None or above >= 10.0)

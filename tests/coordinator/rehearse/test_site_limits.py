@@ -25,7 +25,7 @@ def rehearse(tmp_path: Path, gate: dict | None = None) -> tuple[subprocess.Compl
     shutil.copy(EXAMPLES / "marths.toml", tmp_path)
     shutil.copytree(EXAMPLES / "marths", tmp_path / "marths")
     with (tmp_path / "marths.toml").open("a") as f:
-        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\ngain_margin = false\n")
+        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\ngain_margin = false\ndelay_margin = false\n")
     if gate is not None:
         site = json.loads((tmp_path / "marths" / "site.json").read_text())
         site["gate"] = gate
