@@ -21,6 +21,7 @@ import numpy as np
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.integrity.report import integrity_card
 from hybridsim.coordinator.monitor.frames import FrameBuilder, merged_chunks, run_info
 from hybridsim.coordinator.monitor.jsonview import frame_json, info_json
 from hybridsim.coordinator.monitor.layout import MAX_POINTS, RunLayout, layout_of_experiment, run_layout
@@ -58,7 +59,10 @@ def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
     frame.progress.eta_s = -1.0
     info = run_info(layout)
     payload = {"info": info_json(info), "frames": [frame_json(f, info) for f in merged_chunks([frame])]}
-    sections = _sections(results, attrs, summary, layout, arrays, rows, module_records(data))
+    sections = _sections(results, attrs, summary, layout, arrays, rows, module_records(data),
+                         integrity_card({**arrays, **{k: data[k] for k in ("model/mass", "model/damping") if k in data}},
+                                        json.loads(attrs.get("experiment_table", "{}")), list(data["dofs"]),
+                                        {m.name: m.dofs for m in layout.modules}, json.loads(attrs.get("stop", "{}"))))
     return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
                        sections=sections, banner=stop_banner(attrs, layout, rows))
 
@@ -159,7 +163,7 @@ def module_records(data: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any], layout: RunLayout,
-              arrays: Mapping[str, np.ndarray], rows: int, records: list[list[str]]) -> str:
+              arrays: Mapping[str, np.ndarray], rows: int, records: list[list[str]], integrity: str = "") -> str:
     wall = arrays["wall_step_s"][1:rows]
     p50, p99, top = np.percentile(wall, [50, 99, 100]) if wall.size else (0.0, 0.0, 0.0)
     run = [["results file", str(results)], ["status", str(attrs.get("status", ""))],
@@ -180,6 +184,7 @@ def _sections(results: Path, attrs: Mapping[str, Any], summary: Mapping[str, Any
         if "clock_steps" in stats:  # a site on its own clock (hybridsim.modules.experimental.clock)
             timing.append([f"site {name}'s own clock", format_site_clock(name, stats).split(": ", 1)[1]])
     parts = [_card("Run", _table(run), "report-run"), _card("Timing", _table(timing), "report-timing")]
+    parts += [integrity] if integrity else []
     if records:
         parts.append(_card("Module records (in the results file; hybridsim export writes them with their units)",
                            _table(records, ["module", "record", "rows x columns"]), "report-records"))

@@ -14,8 +14,10 @@ at ln(S / A0) / sigma.
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ import pytest
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.monitor.report import report_html
 from hybridsim.coordinator.recorder import read_attributes
 from hybridsim.coordinator.simulation import run_experiment
 
@@ -86,6 +89,11 @@ def test_an_uncompensated_lag_is_held_near_the_closed_form_step(tmp_path: Path) 
     assert held < stroke and "integrity: column's energy error" in stop["cause"], stopped.value
     with h5py.File(tmp_path / "held.h5") as f:
         assert np.abs(f["displacement"][()]).max() < 0.2 * STROKE
+    page = report_html(tmp_path / "held.h5")  # the replay from the file: its command is the committed displacement
+    card = page[page.index('id="report-integrity"'):]
+    assert stop["reason"] in html.unescape(card) and "data:image/png;base64," in card
+    replayed = re.search(r"<td>energy_error</td><td>[^<]*</td><td>20</td><td>(\d+)</td>", card)
+    assert replayed is not None and abs(int(replayed.group(1)) - held) <= 2, card[:600]
 
 
 def test_compensated_by_the_lag_the_threshold_is_never_crossed(tmp_path: Path) -> None:
