@@ -77,9 +77,11 @@ class State:
     v: np.ndarray
     a: np.ndarray
     g: np.ndarray
+    resisting: np.ndarray | None = None
+    """C v + R(d) at the interface rows (N) where a model's elements give it (a yielding OpenSees module)"""
 
     def copy(self) -> "State":
-        return State(self.time, self.d.copy(), self.v.copy(), self.a.copy(), self.g.copy())
+        return State(self.time, self.d.copy(), self.v.copy(), self.a.copy(), self.g.copy(), self.resisting)
 
 
 class Record:
@@ -253,14 +255,18 @@ class DynamicSubstructure:
         """The step from ``base`` to ``time`` with the interface ending at ``end`` = (d, v, a); G by (1)."""
         s, w = self.scheme, 1.0 + self.scheme.alpha
         h = (time - base.time) / s.substeps if loaded else self.dt / s.substeps
-        state, path = base.copy(), self._interface_path(base, end)
-        for j in range(s.substeps):
-            t = base.time + (j + 1) * h
-            state = self._substep(state, path[j], t, h, loaded)
+        state = self._integrate(base, self._interface_path(base, end), h, loaded)
         state.time = time
         b = self.b
         q = self.m[b] @ state.a + w * self._static(state, loaded) - s.alpha * self._static(base, loaded)
         state.g = (q + s.alpha * base.g) / w
+        return state
+
+    def _integrate(self, base: State, path: np.ndarray, h: float, loaded: bool) -> State:
+        """The sub-steps of ``h`` s from ``base`` with the interface following ``path`` (substeps, 3, nb)."""
+        state = base.copy()
+        for j in range(self.scheme.substeps):
+            state = self._substep(state, path[j], base.time + (j + 1) * h, h, loaded)
         return state
 
     def _static(self, state: State, loaded: bool) -> np.ndarray:

@@ -25,7 +25,8 @@ from hybridsim.modules.opensees import domain
 from hybridsim.modules.opensees.config import OpenSeesSpec
 from hybridsim.modules.opensees.imposed import dof_kind
 from hybridsim.modules.opensees.lazy import ops
-from hybridsim.modules.opensees.transient import OpenSeesTransient
+from hybridsim.modules.opensees.transient import OpenSeesTransient, Stepper
+from hybridsim.modules.opensees.transient_worker import WorkerStepper
 from hybridsim.wire.contract import Dof, ModuleError
 
 def _assembled(m: float, k: float) -> np.ndarray:
@@ -74,13 +75,20 @@ class _Model:
 def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any], base_dir: Path) -> DynamicModule:
     """The ``opensees`` module of ``spec`` as a dynamic substructure (its ``dynamic`` table; files relative to
     ``base_dir``): the module integrates the assembled matrices, or (``integrator = "opensees"``) OpenSees runs
-    the transient analysis in a domain the module keeps (:mod:`.transient`)."""
-    if not spec.path_independent:
+    the transient analysis (:mod:`.transient`): in this process's domain for a linear model, in a worker process
+    for a yielding one (:mod:`.transient_worker`)."""
+    in_opensees = table.get("integrator", "module") == "opensees"
+    scheme, ground = scheme_and_ground(dict(table), base_dir)
+    if not spec.path_independent and not in_opensees:
         raise ModuleError("opensees module: a dynamic module integrates the matrices OpenSees assembles at rest: "
-                          "declare path_independent = true (a linear model); a yielding one is not built yet")
+                          "declare path_independent = true (a linear model), or set dynamic.integrator = "
+                          "\"opensees\" for a yielding one")
+    if not spec.path_independent and scheme.alpha != 0.0:
+        raise ModuleError(f"opensees module: a yielding dynamic module integrates with alpha = 0 (OpenSees' HHT "
+                          f"commits its elements with the imposed DOFs at t_n+alpha): set dynamic.alpha = 0 and "
+                          f"integrator.alpha = 0, not {scheme.alpha:g}")
     a, b = (list(table.get("rayleigh", [0.0, 0.0])) + [0.0, 0.0])[:2]
     direction = int(table.get("direction", 1))
-    in_opensees = table.get("integrator", "module") == "opensees"
     owner = _Model()
     domain.claim(owner, f"the dynamic OpenSees module of {spec.model.name}")
     try:
@@ -93,15 +101,16 @@ def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any], base_dir: Path)
         controls, influence, pairs = _equations(spec, direction, mass.shape[0])
         dofs = tuple(Dof(c.name, dof_kind(c)) for c in spec.controls)
     finally:
-        if not in_opensees:
+        if not (in_opensees and spec.path_independent):
             domain.release(owner)
     order = controls + [e for e in range(mass.shape[0]) if e not in set(controls)]
     mass, stiffness = mass[np.ix_(order, order)], stiffness[np.ix_(order, order)]
-    scheme, ground = scheme_and_ground(dict(table), base_dir)
     matrices = (mass, a * mass + b * stiffness, stiffness, len(controls), influence[order], ground, scheme)
-    if in_opensees:
-        substructure: DynamicSubstructure = OpenSeesTransient(*matrices, [pairs[e] for e in order], direction, (a, b),
-                                                              owner)
-    else:
-        substructure = DynamicSubstructure(*matrices)
-    return DynamicModule("opensees", dofs, substructure, info={"model": spec.model.name})
+    if not in_opensees:
+        return DynamicModule("opensees", dofs, DynamicSubstructure(*matrices), info={"model": spec.model.name})
+    arguments = ([pairs[e] for e in order], len(controls), direction, (a, b), float(table["ground_acceleration_dt"]),
+                 ground.samples.tolist(), scheme.alpha, not spec.path_independent)
+    stepper = (Stepper(*arguments) if spec.path_independent
+               else WorkerStepper(spec.model, spec.parameters, arguments))
+    return DynamicModule("opensees", dofs, OpenSeesTransient(matrices, stepper, owner),
+                         info={"model": spec.model.name})

@@ -20,9 +20,11 @@ M, C, K of the interface rows.  Units: SI.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from hybridsim.modules.dynamic import DynamicSubstructure, Record, Scheme, State
+from hybridsim.modules.dynamic import DynamicSubstructure, State
 from hybridsim.modules.opensees.imposed import RESERVED_TAG
 from hybridsim.modules.opensees.lazy import ops
 from hybridsim.wire.contract import ModuleError
@@ -33,37 +35,35 @@ IMPOSED = EXCITATION + 1
 """the MultipleSupport pattern's tag; its series and ground motions take the tags after it"""
 
 
-class OpenSeesTransient(DynamicSubstructure):
-    """The model in this process's OpenSees domain (held by ``owner``); ``pairs`` the (node, dof) of every DOF of
-    M, C, K (interface first); ``direction`` the DOF the record excites; ``rayleigh`` (a, b) with C = a M + b K."""
+class Stepper:
+    """OpenSees' side, in the process that holds the model: ``pairs`` the (node, dof) of every DOF (interface
+    first, ``interface`` of them); ``direction`` the DOF the record (``record_dt`` s, ``samples`` m/s^2)
+    excites; ``rayleigh`` (a, b) with C = a M + b K_initial; ``alpha`` the scheme's.  ``forces``: also answer the
+    interface's resisting force C v + R(d) (N) as OpenSees' elements give it."""
 
-    def __init__(self, mass: np.ndarray, damping: np.ndarray, stiffness: np.ndarray, interface: int,
-                 influence: np.ndarray, ground: Record, scheme: Scheme, pairs: list[tuple[int, int]],
-                 direction: int, rayleigh: tuple[float, float], owner: object) -> None:
-        super().__init__(mass, damping, stiffness, interface, influence, ground, scheme)
-        self.pairs, self.direction, self.rayleigh = pairs, direction, rayleigh
-        self.owner = owner
-        """the holder of this process's OpenSees domain (:func:`hybridsim.modules.opensees.domain.claim`)"""
+    def __init__(self, pairs: list[tuple[int, int]], interface: int, direction: int, rayleigh: tuple[float, float],
+                 record_dt: float, samples: list[float], alpha: float, forces: bool) -> None:
+        self.pairs, self.nb, self.direction, self.forces = pairs, interface, direction, forces
+        self._setting = (rayleigh, record_dt, samples, alpha)
         self._excited = False
 
-    def open(self, dt: float) -> None:
-        """The coupling's set-up, then OpenSees' transient analysis (HHT, Newton, Transformation handler)."""
-        super().open(dt)
+    def open(self) -> None:
+        """Set up the transient analysis (again: a session's start)."""
+        rayleigh, record_dt, samples, alpha = self._setting
         ops.wipeAnalysis()
         for tag in (EXCITATION, IMPOSED):
             ops.remove("loadPattern", tag)
-        self._excited = False
         ops.remove("timeSeries", EXCITATION)
-        ops.rayleigh(self.rayleigh[0], 0.0, self.rayleigh[1], 0.0)
-        ops.timeSeries("Path", EXCITATION, "-dt", float(self.ground.times[1] if self.ground.times.size > 1 else dt),
-                       "-values", *self.ground.samples.tolist())
-        self._impose(0.0, dt, np.zeros((3, self.nb)), np.zeros((3, self.nb)))
+        self._excited = False
+        ops.rayleigh(rayleigh[0], 0.0, rayleigh[1], 0.0)
+        ops.timeSeries("Path", EXCITATION, "-dt", record_dt, "-values", *samples)
+        self._impose(0.0, 1.0, np.zeros((3, self.nb)), np.zeros((3, self.nb)))
         ops.constraints("Transformation")
         ops.numberer("RCM")
         ops.system("UmfPack")
-        ops.test("NormDispIncr", 1e-12, 10)
+        ops.test("NormDispIncr", 1e-12, 25)
         ops.algorithm("Newton")
-        ops.integrator("HHT", 1.0 + self.scheme.alpha)
+        ops.integrator("HHT", 1.0 + alpha)
         ops.analysis("Transient")
 
     def _excite(self, on: bool) -> None:
@@ -87,23 +87,69 @@ class OpenSeesTransient(DynamicSubstructure):
             ops.groundMotion(tags[3], "Plain", "-disp", tags[0], "-vel", tags[1], "-accel", tags[2])
             ops.imposedMotion(node, dof, tags[3])
 
-    def _place(self, state: State) -> None:
-        """Every node's d, v, a committed at ``state`` (the whole state of a linear model), its time set."""
+    def _place(self, time: float, d: np.ndarray, v: np.ndarray, a: np.ndarray) -> None:
+        """Every node's d, v, a committed (the whole state of a linear model; a yielding one's elements are
+        already at it), the time set."""
         for k, (node, dof) in enumerate(self.pairs):
-            ops.setNodeDisp(node, dof, float(state.d[k]), "-commit")
-            ops.setNodeVel(node, dof, float(state.v[k]), "-commit")
-            ops.setNodeAccel(node, dof, float(state.a[k]), "-commit")
-        ops.setTime(state.time)
+            ops.setNodeDisp(node, dof, float(d[k]), "-commit")
+            ops.setNodeVel(node, dof, float(v[k]), "-commit")
+            ops.setNodeAccel(node, dof, float(a[k]), "-commit")
+        ops.setTime(time)
 
-    def _substep(self, old: State, interface: np.ndarray, time: float, h: float, loaded: bool) -> State:
-        """One HHT step of OpenSees from ``old`` to ``time`` with the interface's (d, v, a) reaching ``interface``."""
-        self._place(old)
+    def run(self, base: tuple[float, np.ndarray, np.ndarray, np.ndarray], path: np.ndarray, h: float,
+            loaded: bool, keep: bool = True) -> tuple[np.ndarray, ...]:
+        """HHT steps of ``h`` s from ``base`` = (time, d, v, a) with the interface's (d, v, a) reaching
+        ``path[j]`` (substeps, 3, nb) at the j-th: the end's d, v, a over every DOF (and the interface's
+        resisting force with ``forces``); ``keep`` is the worker's (this process's model is linear)."""
+        time, d, v, a = base
+        self._place(time, d, v, a)
         self._excite(loaded)
-        b = self.b
-        self._impose(old.time, time, np.array([old.d[b], old.v[b], old.a[b]]), np.asarray(interface))
-        if ops.analyze(1, h) != 0:
-            raise ModuleError(f"opensees module: OpenSees' transient step to t = {time:.9g} s did not converge")
-        new = State(time, *(np.array([read(n, d) for n, d in self.pairs])
-                            for read in (ops.nodeDisp, ops.nodeVel, ops.nodeAccel)), old.g)
-        new.d[b], new.v[b], new.a[b] = interface
-        return new
+        first = np.array([d[:self.nb], v[:self.nb], a[:self.nb]])
+        for j, last in enumerate(path):
+            self._impose(time + j * h, time + (j + 1) * h, first, last)
+            if ops.analyze(1, h) != 0:
+                raise ModuleError(f"opensees module: OpenSees' transient step to t = {time + (j + 1) * h:.9g} s "
+                                  "did not converge")
+            first = last
+        out = [np.array([read(n, k) for n, k in self.pairs]) for read in (ops.nodeDisp, ops.nodeVel, ops.nodeAccel)]
+        for q in range(3):
+            out[q][:self.nb] = path[-1][q]
+        if self.forces:
+            ops.reactions("-rayleigh")
+            out.append(np.array([ops.nodeReaction(n, k) for n, k in self.pairs[:self.nb]]))
+        return tuple(out)
+
+
+class OpenSeesTransient(DynamicSubstructure):
+    """:class:`DynamicSubstructure` whose sub-steps OpenSees takes: ``stepper`` a :class:`Stepper` in this
+    process (a linear model: every step starts from the state it is handed) or a
+    :class:`hybridsim.modules.opensees.transient_worker.WorkerStepper` (a yielding one); ``owner`` holds this
+    process's domain while the model is in it."""
+
+    def __init__(self, matrices: tuple, stepper: Any, owner: object = None) -> None:
+        super().__init__(*matrices)
+        self.stepper, self.owner = stepper, owner
+        self._settling = False
+
+    def open(self, dt: float) -> None:
+        super().open(dt)
+        self.stepper.open()
+
+    def _settled_by(self, time: float, command: np.ndarray, step: int) -> State:
+        """The settled step (a yielding model's worker keeps it; a trial's runs in a fork)."""
+        self._settling = True
+        try:
+            return super()._settled_by(time, command, step)
+        finally:
+            self._settling = False
+
+    def _integrate(self, base: State, path: np.ndarray, h: float, loaded: bool) -> State:
+        out = self.stepper.run((base.time, base.d, base.v, base.a), path, h, loaded, keep=self._settling)
+        return State(base.time + h * len(path), *out[:3], base.g, out[3] if len(out) > 3 else None)
+
+    def _static(self, state: State, loaded: bool) -> np.ndarray:
+        """(C v + R(d) - f) at the interface rows (N): OpenSees' elements' for a yielding model (at rest: 0)."""
+        if not self.stepper.forces:
+            return super()._static(state, loaded)
+        out = np.zeros(self.nb) if state.resisting is None else state.resisting
+        return out - self._load(state.time)[self.b] if loaded else out
