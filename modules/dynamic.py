@@ -78,7 +78,8 @@ class State:
     a: np.ndarray
     g: np.ndarray
     resisting: np.ndarray | None = None
-    """C v + R(d) at the interface rows (N) where a model's elements give it (a yielding OpenSees module)"""
+    """M a + C v + R(d) - f at the interface rows (N) where a model's elements give it (a yielding OpenSees
+    module's reactions)"""
 
     def copy(self) -> "State":
         return State(self.time, self.d.copy(), self.v.copy(), self.a.copy(), self.g.copy(), self.resisting)

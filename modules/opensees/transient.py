@@ -39,7 +39,7 @@ class Stepper:
     """OpenSees' side, in the process that holds the model: ``pairs`` the (node, dof) of every DOF (interface
     first, ``interface`` of them); ``direction`` the DOF the record (``record_dt`` s, ``samples`` m/s^2)
     excites; ``rayleigh`` (a, b) with C = a M + b K_initial; ``alpha`` the scheme's.  ``forces``: also answer the
-    interface's resisting force C v + R(d) (N) as OpenSees' elements give it."""
+    interface's M a + C v + R(d) - f (N), OpenSees' dynamic reactions there (at the end time: alpha = 0)."""
 
     def __init__(self, pairs: list[tuple[int, int]], interface: int, direction: int, rayleigh: tuple[float, float],
                  record_dt: float, samples: list[float], alpha: float, forces: bool) -> None:
@@ -115,7 +115,7 @@ class Stepper:
         for q in range(3):
             out[q][:self.nb] = path[-1][q]
         if self.forces:
-            ops.reactions("-rayleigh")
+            ops.reactions("-dynamic")
             out.append(np.array([ops.nodeReaction(n, k) for n, k in self.pairs[:self.nb]]))
         return tuple(out)
 
@@ -148,8 +148,10 @@ class OpenSeesTransient(DynamicSubstructure):
         return State(base.time + h * len(path), *out[:3], base.g, out[3] if len(out) > 3 else None)
 
     def _static(self, state: State, loaded: bool) -> np.ndarray:
-        """(C v + R(d) - f) at the interface rows (N): OpenSees' elements' for a yielding model (at rest: 0)."""
+        """(C v + R(d) - f) at the interface rows (N): for a yielding model OpenSees' dynamic reactions less the
+        inertia M a (the mass stays as assembled); 0 at rest."""
         if not self.stepper.forces:
             return super()._static(state, loaded)
-        out = np.zeros(self.nb) if state.resisting is None else state.resisting
-        return out - self._load(state.time)[self.b] if loaded else out
+        if state.resisting is None:
+            return np.zeros(self.nb)
+        return state.resisting - self.m[self.b] @ state.a
