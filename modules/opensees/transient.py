@@ -75,15 +75,17 @@ class Stepper:
         self._excited = on
 
     def _impose(self, start: float, end: float, first: np.ndarray, last: np.ndarray) -> None:
-        """The interface's motion over [start, end] s: (d, v, a) x interface DOFs at both ends, linear between."""
+        """The interface's motion over [start, end] s: (d, v, a) x interface DOFs at both ends, linear between
+        (and on past the end: with alpha = 0 OpenSees evaluates it at its own sum of the sub-steps, which may pass
+        ``end`` by an ulp, where a Path series would answer 0)."""
         ops.remove("loadPattern", IMPOSED)
         ops.pattern("MultipleSupport", IMPOSED)
         for k, (node, dof) in enumerate(self.pairs[:self.nb]):
             tags = [IMPOSED + 1 + 4 * k + q for q in range(4)]
             for q in range(3):
                 ops.remove("timeSeries", tags[q])
-                ops.timeSeries("Path", tags[q], "-time", start, end, "-values", float(first[q, k]),
-                               float(last[q, k]))
+                x0, x1 = float(first[q, k]), float(last[q, k])
+                ops.timeSeries("Path", tags[q], "-time", start, end, 2 * end - start, "-values", x0, x1, 2 * x1 - x0)
             ops.groundMotion(tags[3], "Plain", "-disp", tags[0], "-vel", tags[1], "-accel", tags[2])
             ops.imposedMotion(node, dof, tags[3])
 

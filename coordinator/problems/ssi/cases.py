@@ -76,6 +76,7 @@ class Case:
     model: Path = MODEL      # the model file: ssi_model.py (the soil block) or dam_model.py (an embankment)
     soil: str = "adapter"    # the soil module: adapter (massless, an OpenSees process behind the adapter element)
                              # | dynamic (an opensees site daemon that integrates the soil's mass: docs/dynamic_modules.md)
+    alpha: float = ALPHA     # the coordinator's alpha-OS alpha (a yielding dynamic soil module integrates with 0)
 
     @property
     def reference(self) -> str:
@@ -96,6 +97,8 @@ CASES = {c.key: c for c in (
     Case("soil-mass-module-dt/2", dt=DT / 2, density=SSI.SOIL_DENSITY, soil="dynamic"),
     Case("soil-mass-module-dt/4", dt=DT / 4, density=SSI.SOIL_DENSITY, soil="dynamic"),
     Case("dam-mass-module", density=SSI.SOIL_DENSITY, soil="dynamic", model=DAM),
+    *(Case(f"soil-mass-module-pimy{tail}", law="pimy", dt=DT / k, density=SSI.SOIL_DENSITY, soil="dynamic", alpha=0.0)
+      for tail, k in (("", 1), ("-dt/2", 2), ("-dt/4", 4))),
 )}
 
 
@@ -153,11 +156,14 @@ def soil_module(case: Case, address: str, ground: np.ndarray) -> dict[str, Any]:
                 "config": {"dofs": DOFS[:6], "server": "adapter"}}
     constants = model_constants(case.model)
     footing = [constants.soil_node(x, constants.DEPTH) for x in constants.FOOTING]
+    elastic = case.law == "elastic"
     return {"name": "soil", "kind": "opensees", "address": "local", "config": {
-        "model": str(case.model), "parameters": {"part": "soil", "density": case.density}, "path_independent": True,
+        "model": str(case.model), "parameters": {"part": "soil", "density": case.density, "law": case.law},
+        "path_independent": elastic,
         "control": [{"name": n, "node": footing[i // 2], "dof": 1 + i % 2} for i, n in enumerate(DOFS[:6])],
-        "dynamic": {"alpha": ALPHA, "direction": 1, "rayleigh": [DAMPING, 0.0], "ground_acceleration_dt": case.dt,
-                    "ground_acceleration": [float(a) for a in ground]}}}
+        "dynamic": {"alpha": case.alpha, "direction": 1, "rayleigh": [DAMPING, 0.0], "ground_acceleration_dt": case.dt,
+                    "ground_acceleration": [float(a) for a in ground],
+                    "integrator": "module" if elastic else "opensees"}}}
 
 
 def experiment_table(case: Case, duration: float, soil: str, frame: str, output: Path,
@@ -170,7 +176,7 @@ def experiment_table(case: Case, duration: float, soil: str, frame: str, output:
         "structure": {"dofs": DOFS, "mass_diagonal": [footing] * 6 + [MASS],
                       "damping": {"rayleigh": [DAMPING, 0.0]}, "influence_dofs": excited + ["top.x"]},
         "ground_motion": {"file": RECORD_FILE},
-        "integrator": {"kind": "alpha-os", "alpha": ALPHA},
+        "integrator": {"kind": "alpha-os", "alpha": case.alpha},
         "modules": [
             frame_module(case, frame),
             soil_module(case, soil, ground),

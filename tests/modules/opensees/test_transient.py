@@ -13,12 +13,13 @@ from hybridsim.modules.registry import build_module
 DT, STEPS = 0.01, 60
 
 
-def _run(integrator: str, substeps: int) -> tuple[np.ndarray, np.ndarray]:
+def _run(integrator: str, substeps: int, **changes: object) -> tuple[np.ndarray, np.ndarray]:
     """The interface force G of every trial (N) and the settled state's accelerations at the end (m/s^2), for
     the pre-test's probe from rest and then a smooth interface motion under a sine record."""
     ground = 2.0 * np.sin(3.0 * np.pi * DT * np.arange(2 * STEPS))
     config = cases.soil_module(cases.CASES["soil-mass-module"], "", ground)["config"]
-    config["dynamic"].update(integrator=integrator, substeps=substeps)
+    config["dynamic"].update(integrator=integrator, substeps=substeps, **changes)
+    config["path_independent"] = integrator == "module" or "alpha" not in changes
     substructure = build_module("opensees", config, base_dir=cases.FOLDER).substructure
     substructure.open(DT)
     forces = [substructure.trial(DT, np.full(6, 1e-5), 0)]
@@ -39,3 +40,22 @@ def test_opensees_transient_analysis_equals_the_modules_integration(substeps: in
     print(f"{substeps} sub-steps: interface force {difference:.1e}, internal accelerations {internal:.1e}")
     assert np.max(np.abs(oracle_accelerations[6:])) > 1e-2
     assert difference < 1e-10 and internal < 1e-10
+
+
+def test_a_yielding_models_worker_with_its_forked_trials_answers_as_the_modules_integration() -> None:
+    """The path-dependent way (the model in a worker process, every trial in a fork of it, the interface force
+    from OpenSees' dynamic reactions) on the elastic soil, alpha = 0: the oracle's figures again."""
+    forces, accelerations = _run("opensees", 2, alpha=0.0)
+    oracle, oracle_accelerations = _run("module", 2, alpha=0.0)
+    difference = np.max(np.abs(forces - oracle)) / np.max(np.abs(oracle))
+    internal = np.max(np.abs(accelerations - oracle_accelerations)) / np.max(np.abs(oracle_accelerations))
+    print(f"worker, 2 sub-steps: interface force {difference:.1e}, internal accelerations {internal:.1e}")
+    assert difference < 1e-10 and internal < 1e-10
+
+
+def test_a_yielding_dynamic_module_with_another_alpha_than_0_is_refused_in_one_line() -> None:
+    from hybridsim.wire.contract import ModuleError
+
+    with pytest.raises(ModuleError, match=r"^opensees module: a yielding dynamic module integrates with alpha = 0 "
+                                          r".*: set dynamic.alpha = 0 and integrator.alpha = 0, not -0.05$"):
+        _run("opensees", 1, alpha=-0.05)
