@@ -172,6 +172,12 @@ DYNAMIC = Schema("opensees module's dynamic table", "The model carries its mass;
                      "integrator": Key(Text(choices=("module", "opensees")), "who integrates the internal DOFs: "
                                        "the module (the assembled matrices) or OpenSees (a transient analysis with "
                                        "the interface imposed)", default="module"),
+                     "tolerance": Key(Number("m", 0.0, open_minimum=True), "NormDispIncr tolerance of OpenSees' "
+                                      "Newton iterations in a transient step (integrator = \"opensees\")",
+                                      default=1e-12),
+                     "accept_stalled": Key(Flag(), "a transient step still above the tolerance after 50 iterations "
+                                           "is taken (a multi-yield soil's iterations can stall near 1e-8 m)",
+                                           default=False),
                      **SCHEME_KEYS,
                  }, exactly_one=RECORD_KEYS)
 CONFIG = Schema("opensees", "An openseespy model file driven at its control DOFs by a static imposed-displacement "

@@ -109,7 +109,8 @@ def dynamic_module(spec: OpenSeesSpec, table: Mapping[str, Any], base_dir: Path)
     if not in_opensees:
         return DynamicModule("opensees", dofs, DynamicSubstructure(*matrices), info={"model": spec.model.name})
     arguments = ([pairs[e] for e in order], len(controls), direction, (a, b), float(table["ground_acceleration_dt"]),
-                 ground.samples.tolist(), scheme.alpha, not spec.path_independent)
+                 ground.samples.tolist(), scheme.alpha, not spec.path_independent,
+                 (float(table.get("tolerance", 1e-12)), bool(table.get("accept_stalled", False))))
     stepper = (Stepper(*arguments) if spec.path_independent
                else WorkerStepper(spec.model, spec.parameters, arguments))
     return DynamicModule("opensees", dofs, OpenSeesTransient(matrices, stepper, owner),

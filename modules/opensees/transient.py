@@ -39,17 +39,19 @@ class Stepper:
     """OpenSees' side, in the process that holds the model: ``pairs`` the (node, dof) of every DOF (interface
     first, ``interface`` of them); ``direction`` the DOF the record (``record_dt`` s, ``samples`` m/s^2)
     excites; ``rayleigh`` (a, b) with C = a M + b K_initial; ``alpha`` the scheme's.  ``forces``: also answer the
-    interface's M a + C v + R(d) - f (N), OpenSees' dynamic reactions there (at the end time: alpha = 0)."""
+    interface's M a + C v + R(d) - f (N), OpenSees' dynamic reactions there (at the end time: alpha = 0).
+    ``newton``: NormDispIncr's tolerance (m) and whether a step still above it after 50 iterations is taken."""
 
     def __init__(self, pairs: list[tuple[int, int]], interface: int, direction: int, rayleigh: tuple[float, float],
-                 record_dt: float, samples: list[float], alpha: float, forces: bool) -> None:
+                 record_dt: float, samples: list[float], alpha: float, forces: bool,
+                 newton: tuple[float, bool] = (1e-12, False)) -> None:
         self.pairs, self.nb, self.direction, self.forces = pairs, interface, direction, forces
-        self._setting = (rayleigh, record_dt, samples, alpha)
+        self._setting = (rayleigh, record_dt, samples, alpha, newton)
         self._excited = False
 
     def open(self) -> None:
         """Set up the transient analysis (again: a session's start)."""
-        rayleigh, record_dt, samples, alpha = self._setting
+        rayleigh, record_dt, samples, alpha, (tolerance, stalled) = self._setting
         ops.wipeAnalysis()
         for tag in (EXCITATION, IMPOSED):
             ops.remove("loadPattern", tag)
@@ -61,7 +63,7 @@ class Stepper:
         ops.constraints("Transformation")
         ops.numberer("RCM")
         ops.system("UmfPack")
-        ops.test("NormDispIncr", 1e-12, 25)
+        ops.test("NormDispIncr", tolerance, 50, 5 if stalled else 0)  # 5: a stalled step is taken
         ops.algorithm("Newton")
         ops.integrator("HHT", 1.0 + alpha)
         ops.analysis("Transient")

@@ -163,7 +163,7 @@ def soil_module(case: Case, address: str, ground: np.ndarray) -> dict[str, Any]:
         "control": [{"name": n, "node": footing[i // 2], "dof": 1 + i % 2} for i, n in enumerate(DOFS[:6])],
         "dynamic": {"alpha": case.alpha, "direction": 1, "rayleigh": [DAMPING, 0.0], "ground_acceleration_dt": case.dt,
                     "ground_acceleration": [float(a) for a in ground],
-                    "integrator": "module" if elastic else "opensees"}}}
+                    **({} if elastic else {"integrator": "opensees", "tolerance": TOLERANCE, "accept_stalled": True})}}}
 
 
 def experiment_table(case: Case, duration: float, soil: str, frame: str, output: Path,
