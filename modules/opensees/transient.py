@@ -134,10 +134,47 @@ class OpenSeesTransient(DynamicSubstructure):
         super().__init__(*matrices)
         self.stepper, self.owner = stepper, owner
         self._settling = False
+        self.history: list[list] = []
+        """a yielding model's settled interface motion, [t, d, v, a] a step from t = 0: what a restore replays"""
 
     def open(self, dt: float) -> None:
         super().open(dt)
         self.stepper.open()
+        self.history = []
+
+    def commit(self, time: float, command: np.ndarray, step: int) -> None:
+        super().commit(time, command, step)
+        st, b = self.settled, self.b
+        if self.stepper.forces and self.pending is not None and (not self.history or self.history[-1][0] < st.time):
+            self.history.append([st.time, st.d[b].tolist(), st.v[b].tolist(), st.a[b].tolist()])
+
+    def save(self) -> dict[str, object]:
+        """The base's state, and a yielding model's settled interface motion (its materials' state is replayed)."""
+        return {**super().save(), "history": self.history} if self.stepper.forces else super().save()
+
+    def load(self, data: dict) -> None:
+        """The base's :meth:`load`; a yielding model replays its settled steps in a fresh worker first, and a
+        replay that does not reach the checkpoint's state bit for bit is refused."""
+        if self.stepper.forces:
+            history = data.get("history") if isinstance(data, dict) else None
+            if not isinstance(history, list):
+                raise ModuleError("opensees module: the checkpoint has no settled history of the yielding model")
+            self.stepper.open()
+            self._settling, self.settled = True, self._rest(0.0)
+            try:
+                state = self._at_rest(np.array(history[0][3], float)) if history else self.settled
+                for time, *end in history[1:]:
+                    state = self._advance(state, tuple(np.array(x, float) for x in end), float(time))
+            finally:
+                self._settling = False
+            super().load(data)
+            if state.time != self.settled.time or any(np.any(x != y) for x, y in
+                                                      ((state.d, self.settled.d), (state.a, self.settled.a))):
+                raise ModuleError("opensees module: replaying the yielding model's settled steps did not reach the "
+                                  "checkpoint's state; resume from a checkpoint of this model")
+            self.history = history
+            return
+        super().load(data)
 
     def _settled_by(self, time: float, command: np.ndarray, step: int) -> State:
         """The settled step (a yielding model's worker keeps it; a trial's runs in a fork)."""
