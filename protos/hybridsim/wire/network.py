@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hybridsim.wire.link import close_socket
+from hybridsim.wire.link import accept, close_socket
 
 MSS_BYTES = 1448
 """bytes of a TCP segment on an Ethernet path (1500-byte MTU, IPv4 and TCP headers with timestamps)"""
@@ -212,11 +212,8 @@ class NetworkProxy:
         self._thread.start()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return  # the listener was closed
+        while (accepted := accept(self._listener, "network emulator")) is not None:  # None: closed; EMFILE waits
+            client, _ = accepted
             try:
                 server = socket.create_connection(self.target, timeout=10.0)
                 server.settimeout(None)

@@ -56,7 +56,9 @@ def round_trips_s(address: str, count: int) -> list[float]:
             connection.sendall(MESSAGE)
             got = 0
             while got < len(MESSAGE):
-                got += len(connection.recv(65536))
+                chunk = connection.recv(65536)
+                assert chunk, "the connection was closed"
+                got += len(chunk)
             times.append(time.perf_counter() - start)
     return times
 
@@ -143,3 +145,15 @@ def test_a_reply_later_than_the_deadline_is_a_deadline_error_not_a_resent_step(s
             module.commit(n)
     assert "no reply within the deadline of 0.5 s" in str(info.value)
     module.disconnect()
+
+
+def test_the_emulated_path_accepts_again_after_a_shortage_of_descriptors(echo):
+    """Before: the emulator's accept loop took EMFILE for a closed listener and stopped forwarding for good.  (The
+    connection made during the shortage may be closed: the emulator could not reach the target then.)"""
+    from tests.protos.wire.test_protocol_listener import connected_without_descriptors
+
+    with NetworkEmulator(Network(0.001, 0.0, seed=1)) as network:
+        route = network.route(echo)
+        host, _, port = route.rpartition(":")
+        connected_without_descriptors((host, int(port))).close()
+        assert round_trips_s(route, 1)  # served: a TimeoutError after 10 s if it was never accepted
