@@ -9,6 +9,7 @@ Its confidence: the fit repeated on bootstrap resamples of the runs at each inte
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,8 +19,8 @@ from scipy import stats
 
 @dataclass(frozen=True)
 class Fragility:
-    """The median theta (the intensity's unit) and the log standard deviation beta; the bootstrap's band
-    of theta (5 % and 95 %) over ``resamples``."""
+    """The median theta (the intensity's unit) and the log standard deviation beta (NaN: no fit, the
+    outcomes are separated; run intensities between them); the bootstrap's band of theta (5 % and 95 %)."""
 
     theta: float
     beta: float
@@ -33,7 +34,9 @@ class Fragility:
 
 def _fit(x: np.ndarray, n: np.ndarray, z: np.ndarray) -> tuple[float, float]:
     """theta and beta of Baker's eq. 11, as the probit regression it is (Phi(a + b ln x): b = 1/beta,
-    a = -ln(theta)/beta) by Fisher scoring (iteratively reweighted least squares, at most 100 steps)."""
+    a = -ln(theta)/beta) by Fisher scoring (iteratively reweighted least squares, at most 100 steps); NaN
+    when it has no maximum: outcomes separated by intensity (every run below some level passes, every run
+    above it exceeds) drive beta to 0."""
     design = np.column_stack([np.ones_like(x), np.log(x)])
     coef = np.array([-np.log(np.sum(x * n) / np.sum(n)) / 0.4, 1 / 0.4])
     for _ in range(100):
@@ -45,13 +48,16 @@ def _fit(x: np.ndarray, n: np.ndarray, z: np.ndarray) -> tuple[float, float]:
         step = np.linalg.lstsq(design * np.sqrt(weight)[:, None], working * np.sqrt(weight), rcond=None)[0]
         done = np.max(np.abs(step - coef)) < 1e-12 * max(1.0, np.max(np.abs(coef)))
         coef = step
-        if done:
+        if not 0 < coef[1] < 1e3:  # beta below 1e-3 or negative: on its way to a step, no maximum
             break
-    return float(np.exp(-coef[0] / coef[1])), float(1 / coef[1])
+        if done:
+            return float(np.exp(-coef[0] / coef[1])), float(1 / coef[1])
+    return math.nan, math.nan
 
 
 def fit(intensity: Sequence[float], exceeded: Sequence[float], resamples: int = 200, seed: int = 0) -> Fragility:
-    """The fit to runs at ``intensity`` (> 0) of which ``exceeded`` (1 or 0, or a fraction: an expected count)."""
+    """The fit to runs at ``intensity`` (> 0) of which ``exceeded`` (1 or 0, or a fraction: an expected count);
+    the band from the resamples that have a fit (NaN everywhere when the outcomes are separated)."""
     im, hit = np.asarray(intensity, float), np.asarray(exceeded, float)
     x = np.unique(im)
     groups = [hit[im == level] for level in x]
@@ -59,7 +65,8 @@ def fit(intensity: Sequence[float], exceeded: Sequence[float], resamples: int = 
     theta, beta = _fit(x, n, z)
     rng = np.random.default_rng(seed)
     thetas = [_fit(x, n, np.array([rng.choice(g, len(g)).sum() for g in groups]))[0] for _ in range(resamples)]
-    band = tuple(np.percentile(thetas, [5, 95])) if resamples else (theta, theta)
+    fitted = [t for t in thetas if math.isfinite(t)]
+    band = tuple(np.percentile(fitted, [5, 95])) if fitted else (theta, theta)
     return Fragility(theta, beta, (float(band[0]), float(band[1])), resamples)
 
 

@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "benchmark": (f"{CLI}.problems:register", "run a reference benchmark ({benchmark})"),
     "rehearse": (f"{CLI}.rehearse:register", "rehearse an experiment under its sites' uncertainty: GO or NO-GO"),
     "campaign": (f"{CLI}.campaign:register", "run an experiment many times: a grid, records, seeded draws"),
+    "campaign-report": (f"{CLI}.campaign_report:register", "IDA, fragility, J and tornado plots of a campaign table"),
     "calibrate": (f"{CLI}.calibrate:register", "redo a benchmark's offline calibration (maRTHS RLS)"),
     "monitor": (f"{CLI}.monitor:register", "serve the live monitor page of a running test"),
     "report": (f"{CLI}.report:register", "write an HTML report of a results file"),

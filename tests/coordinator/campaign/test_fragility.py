@@ -31,3 +31,8 @@ def test_tornado_of_a_linear_response_orders_the_factors_by_their_swing():
     assert [name for name, _, _ in bars] == ["a", "b"]
     assert np.allclose([high - low for _, low, high in bars], [6.0, 1.0])
     assert np.isclose(bars[0][1], 3.0 * 1.0 + 0.1 * 15.0)
+
+
+def test_outcomes_separated_by_intensity_have_no_fit():
+    fragility = fit([0.1, 0.2, 0.4, 0.8], [0, 0, 1, 1], resamples=3)
+    assert np.isnan(fragility.theta) and np.isnan(fragility.beta)

@@ -1,0 +1,85 @@
+"""The campaign report's figures (matplotlib, PNG): IDA curves, the fragility curve, J histograms, the tornado."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.campaign.fragility import Fragility
+
+
+def draw(result: dict[str, Any], folder: Path) -> list[Path]:
+    """Every figure :func:`hybridsim.coordinator.campaign.report.study` has data for, written in ``folder``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    for name, figure in (("ida", _ida), ("fragility", _fragility), ("j", _j), ("tornado", _tornado)):
+        fig = figure(plt, result)
+        if fig is not None:
+            fig.tight_layout()
+            fig.savefig(folder / f"{name}.png", dpi=110)
+            plt.close(fig)
+            made.append(folder / f"{name}.png")
+    return made
+
+
+def _ida(plt: Any, result: dict[str, Any]) -> Any:
+    if not result["ida"]:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for label, (im, y) in result["ida"].items():
+        ax.plot(y, im, "o-", ms=4, label=Path(str(label)).stem)
+    if result["fragility"]:
+        ax.axvline(result["fragility"]["limit"], color="k", ls="--", lw=1, label="limit")
+    ax.set(xlabel=result["response"], ylabel=result["intensity"], title="Incremental dynamic analysis")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _fragility(plt: Any, result: dict[str, Any]) -> Any:
+    f = result["fragility"]
+    if not f:
+        return None
+    im = np.concatenate([np.asarray(v[0]) for v in result["ida"].values()])
+    y = np.concatenate([np.asarray(v[1]) for v in result["ida"].values()])
+    levels = np.unique(im)
+    x = np.linspace(levels.min() * 0.5, levels.max() * 1.5, 200)
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    ax.plot(levels, [np.mean(y[im == v] > f["limit"]) for v in levels], "ko", label="fraction exceeding")
+    for theta, style, label in ((f["theta"], "-", f"theta = {f['theta']:.3g}, beta = {f['beta']:.2f}"),
+                                (f["theta_band"][0], ":", "theta 5-95 % (bootstrap)"), (f["theta_band"][1], ":", None)):
+        ax.plot(x, Fragility(theta, f["beta"], (theta, theta), 0).probability(x), "C0" + style, label=label)
+    ax.set(xlabel=result["intensity"], ylabel="P(exceed)", ylim=(-0.02, 1.02),
+           title=f"Fragility: {result['response']} > {f['limit']:g}")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _j(plt: Any, result: dict[str, Any]) -> Any:
+    if not result["j"]:
+        return None
+    fig, axes = plt.subplots(1, len(result["j"]), figsize=(3 * len(result["j"]), 3), squeeze=False)
+    for ax, (name, values) in zip(axes[0], result["j"].items()):
+        ax.hist(values, bins=min(20, max(5, len(values) // 3)), color="C2")
+        ax.set(xlabel=name, ylabel="runs")
+    return fig
+
+
+def _tornado(plt: Any, result: dict[str, Any]) -> Any:
+    bars = result["tornado"]
+    if not bars:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 1.5 + 0.5 * len(bars)))
+    centre = np.mean([(low + high) / 2 for _, low, high in bars])
+    for i, (name, low, high) in enumerate(reversed(bars)):
+        ax.barh(i, high - low, left=low, color="C1" if high >= low else "C0")
+    ax.axvline(centre, color="k", lw=0.8)
+    ax.set_yticks(range(len(bars)), [name for name, _, _ in reversed(bars)], fontsize=8)
+    ax.set(xlabel=f"mean {result['response']}",
+           title="Tornado: from the key's lowest to its highest value (orange: rises, blue: falls)")
+    ax.title.set_fontsize(9)
+    return fig

@@ -1,0 +1,86 @@
+"""What a campaign table shows (`hybridsim campaign-report`): IDA curves, fragility, J spread, tornado.
+
+From the table (:mod:`.table`), completed runs only: the response (a column, or the largest
+``peak_displacement.<dof>`` of each run), the intensity (a varied key, ``ground_motion.scale`` by
+default) and the record (``ground_motion.file``) give one IDA curve per record (Vamvatsikos and
+Cornell, "Incremental dynamic analysis", EESD 31(3), 2002: intensity against peak response); a limit on
+the response gives the exceedances the lognormal fragility is fitted to (:mod:`.fragility`); every
+``evaluation.<J>`` column its distribution; the numeric varied keys the tornado of the response.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridsim.coordinator.campaign.fragility import fit, tornado
+from hybridsim.coordinator.errors import UsageError
+
+RUN_COLUMNS = ("seed", "status", "how", "wall_s", "output", "late_steps")
+FIGURE_PREFIXES = ("peak_displacement.", "evaluation.")
+
+
+def varied(table: dict[str, np.ndarray]) -> list[str]:
+    """The table's varied keys (grid, records, draws): every column that is neither run data nor a figure."""
+    return [k for k in table if k not in RUN_COLUMNS and not k.startswith(FIGURE_PREFIXES)]
+
+
+def response_of(table: dict[str, np.ndarray], column: str | None) -> tuple[str, np.ndarray]:
+    """The response's name and values: ``column``, or the largest peak displacement of each run (m or rad)."""
+    if column is not None:
+        if column not in table:
+            raise UsageError(f"--response: the table has no column {column!r}; one of {', '.join(sorted(table))}")
+        return column, np.asarray(table[column], float)
+    peaks = [k for k in table if k.startswith("peak_displacement.")]
+    if not peaks:
+        raise UsageError("the table has no peak_displacement column; name one with --response")
+    return "peak_displacement (largest DOF)", np.nanmax(np.column_stack([table[k] for k in peaks]), axis=1)
+
+
+def completed(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The rows of the runs that completed."""
+    keep = np.asarray(table["status"]) == "completed"
+    return {k: np.asarray(v)[keep] for k, v in table.items()}
+
+
+def study(table: dict[str, np.ndarray], intensity: str | None = None, record: str | None = None,
+          response: str | None = None, limit: float | None = None) -> dict[str, Any]:
+    """Everything the report shows, as plain numbers (JSON)."""
+    rows = completed(table)
+    keys = varied(rows)
+    intensity = intensity or next((k for k in ("ground_motion.scale", "ground_motion.pga") if k in keys), None)
+    record = record or ("ground_motion.file" if "ground_motion.file" in keys else None)
+    name, y = response_of(rows, response)
+    out: dict[str, Any] = {"runs": int(len(y)), "response": name, "intensity": intensity, "record": record,
+                           "ida": {}, "fragility": None, "j": {}, "tornado": []}
+    if intensity is not None:
+        if intensity not in rows:
+            raise UsageError(f"--intensity: the table has no column {intensity!r}; one of {', '.join(keys)}")
+        im = np.asarray(rows[intensity], float)
+        groups = np.asarray(rows[record]) if record else np.full(len(y), "all runs")
+        for label in dict.fromkeys(groups.tolist()):
+            order = np.argsort(im[groups == label])
+            out["ida"][label] = [im[groups == label][order].tolist(), y[groups == label][order].tolist()]
+        if limit is not None:
+            f = fit(im, y > limit)
+            out["fragility"] = {"limit": limit, "theta": f.theta, "beta": f.beta, "theta_band": f.theta_band,
+                                "resamples": f.resamples}
+    for column in (k for k in rows if k.startswith("evaluation.")):
+        values = np.asarray(rows[column], float)
+        values = values[np.isfinite(values)]
+        if values.size:
+            out["j"][column[len("evaluation."):]] = values.tolist()
+    numeric = {k: np.asarray(rows[k], float) for k in keys if np.asarray(rows[k]).dtype.kind in "fiu"
+               and len(np.unique(rows[k])) > 1}
+    out["tornado"] = [list(bar) for bar in tornado(numeric, y)] if numeric else []
+    return out
+
+
+def write_json(result: dict[str, Any], folder: Path) -> Path:
+    """``folder/campaign_report.json``."""
+    import json
+    path = folder / "campaign_report.json"
+    path.write_text(json.dumps(result, indent=1))
+    return path
