@@ -28,7 +28,7 @@ import numpy as np
 import scipy.io
 
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.recorder.read import checked, open_read
+from hybridsim.coordinator.recorder.read import _attributes, checked, open_read
 
 Format = Literal["mat", "csv"]
 RESPONSE = ("displacement", "velocity", "acceleration", "restoring_force")
@@ -61,7 +61,7 @@ def read_labelled(path: str | Path) -> tuple[dict[str, Column], dict[str, Any]]:
     try:
         with open_read(path) as f:  # a closed file as such: a damaged one fails at once, without SWMR's retries
             f.visititems(visit)
-            attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+            attrs = _attributes(f)  # (a text attribute whose bytes changed: one line)
     except (OSError, RuntimeError):
         raise UsageError(f"{path} is not a hybridsim results file (HDF5 written by hybridsim run)") from None
     return datasets, attrs

@@ -7,7 +7,8 @@ DOF (its displacement and force); a run keeps :data:`~hybridsim.coordinator.wind
 window and the ring shared with the writer), 8 bytes a number: :func:`kept_bytes`.  The write: one module owning
 every DOF, ``rows`` rows sent in blocks of ``block`` into a file of the recorder's layout (chunks of
 :data:`~hybridsim.coordinator.recorder.layout.CHUNK_ROWS` rows, Fletcher32), in a child process whose address
-space is capped (``limit_bytes``) so that a size the machine cannot hold fails there, not in its neighbours.
+space is capped (``limit_bytes``) so that a size the machine cannot hold fails there, not in its neighbours; the
+last row of every dataset is read back.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import h5py
+import numpy as np
 
 from hybridsim.coordinator.recorder.client import Recorder
 from hybridsim.coordinator.window import WINDOW_ROWS, RowWindow, results_columns
@@ -52,8 +56,10 @@ def _write(ndof: int, rows: int, block: int, folder: str, limit_bytes: int) -> d
     peak = _peak_kib(recorder._process.pid)  # noqa: SLF001
     failure = recorder.failure
     recorder.close("completed")
+    with h5py.File(path, "r") as f:  # the last row of every dataset, as sent
+        whole = failure is None and all(f[key].shape[0] == rows and np.all(f[key][-1] == 1.0) for key in columns)
     return {"ndof": ndof, "create_s": created, "write_s_per_row": written / rows, "writer_peak_mib": peak / 1024,
-            "file_mib": path.stat().st_size / 2**20, "failure": failure}
+            "file_mib": path.stat().st_size / 2**20, "failure": failure, "read_back_whole": whole}
 
 
 def _peak_kib(pid: int) -> int:

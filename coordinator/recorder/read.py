@@ -187,13 +187,31 @@ def read_attributes(path: str | Path) -> dict[str, Any]:
         return _attributes(f)
 
 
-def _attributes(f: h5py.File) -> dict[str, Any]:
+def _attributes(f: h5py.File, strict: bool = True) -> dict[str, Any]:
     """The file's attributes; a run whose file still says ``running`` but whose status was written beside it
-    (its last writes failed: a full disk) takes the status, stop and summary from there."""
-    attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    (its last writes failed: a full disk) takes the status, stop and summary from there.  ``strict``: a text
+    attribute whose bytes are no longer UTF-8 (bit rot; h5py hands it on with surrogates) is refused in one line."""
+    attrs = {k: (v.decode(errors="surrogateescape") if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    damaged = not_text(attrs)
+    if strict and damaged:
+        raise DamagedResults(f"{f.filename}: damaged (attribute {damaged[0]!r} is not UTF-8 text: its bytes changed); "
+                             f"`hybridsim verify {f.filename}` says what is intact")
     if attrs.get("status") == "running":
         attrs.update(read_status(Path(f.filename)) or {})
     return attrs
+
+
+def not_text(attrs: dict[str, Any]) -> list[str]:
+    """The names of the text attributes in ``attrs`` that are not UTF-8 (their bytes changed)."""
+    return [key for key, value in attrs.items() if isinstance(value, str) and _surrogates(value)]
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @_one_line

@@ -19,7 +19,7 @@ from typing import Any
 import h5py
 
 from hybridsim.coordinator.recorder.layout import per_step
-from hybridsim.coordinator.recorder.read import DamagedResults, _attributes, _slot, open_read
+from hybridsim.coordinator.recorder.read import DamagedResults, _attributes, _slot, not_text, open_read
 from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 OPEN_S = 6.0
@@ -63,9 +63,11 @@ class Verdict:
 def verify(path: str | Path) -> Verdict:
     """Read all of a results file with its checksums (in this process: see :func:`within` for a bounded one)."""
     with open_read(path) as f:
-        attrs = _attributes(f)
+        attrs = _attributes(f, strict=False)
         rows = int(attrs.get("completed_steps", 0))
-        verdict = Verdict(str(path), str(attrs.get("status", "?")), rows, rows)
+        status = str(attrs.get("status", "?")).encode(errors="replace").decode()
+        verdict = Verdict(str(path), status, rows, rows)
+        verdict.damaged += [f"attribute {key!r} is not UTF-8 text (its bytes changed)" for key in not_text(attrs)]
         try:
             f.visititems(lambda name, obj: _check(verdict, name, obj))
         except (RuntimeError, KeyError) as exc:  # an object header or a link that fails its checksum

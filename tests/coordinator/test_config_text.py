@@ -11,9 +11,11 @@ import os
 import pytest
 
 from hybridsim.coordinator.cli import main
-from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_DOFS, MAX_MODULES
+from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_DOFS, MAX_MODULES, MAX_RECORDS
 from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.recorder.dof_cost import write_figures as dof_write
+from hybridsim.coordinator.recorder.record_cost import write_figures as record_write
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import MARTHS_DATA
 from tests.coordinator.test_resume_after_coordinator_crash import _toml
@@ -123,3 +125,15 @@ def test_one_dof_past_the_measured_cap_is_refused_in_one_line_before_anything_st
     assert err.splitlines() == [err] and f"structure.dofs: {n} DOFs, more than the {MAX_DOFS} a run" in err, err
     assert "keep a module's inner DOFs inside the module" in err
     assert not (tmp_path / "many.h5").exists()
+
+
+@pytest.mark.long
+def test_the_writer_holds_the_dof_cap_and_the_records_cap():
+    """(about 20 s) Rows of the cap's DOFs (one module owning them all) and the cap's streamed records of one module
+    are written through the writer process and read back: the caps are where the writer works
+    (`python benchmarks/writer_dofs.py --dofs 12000` and `python benchmarks/writer_records.py --records 2000`)."""
+    wide = dof_write(MAX_DOFS)
+    assert wide["failure"] is None and wide["read_back_whole"], wide
+    assert wide["file_mib"] * 2**20 >= 256 * 8 * 6 * MAX_DOFS  # every row's 6 numbers a DOF on disk
+    logged = record_write(MAX_RECORDS)
+    assert logged["failure"] is None and logged["read_back_whole"], logged

@@ -1,7 +1,7 @@
 """A results file that survives damage, and says so (issue 32 items 1-3): every dataset checksummed per chunk,
 every checkpoint by SHA-256; `hybridsim verify` says what is intact; `verify`, `report`, `export` and `resume`
-(real processes) answer a bit-flipped, truncated or zeroed file with one line within 10 s, and a resume either
-ends exactly as the uninterrupted run or refuses."""
+(real processes) answer a bit-flipped, truncated or zeroed file with one line within 10 s, an export either gives
+the undamaged file's numbers or refuses, and a resume either ends exactly as the uninterrupted run or refuses."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import load_experiment
+from hybridsim.coordinator.export import export_results
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.conftest import EXAMPLES, ROOT
@@ -113,6 +115,28 @@ def test_flipped_rows_are_named_by_every_tool_and_resume_refuses(runs, tmp_path)
         assert code == 2 and "/displacement rows 512-767 failed its checksum" in _one_line(err), (args, err)
 
 
+def test_a_text_attribute_whose_bytes_changed_is_named_by_every_tool(runs, tmp_path, capsys):
+    """A flipped byte in the status text (attributes carry no checksum; h5py hands the bytes on as they are): verify
+    names the attribute (it said intact, and printed bytes no terminal decodes), report said it with a traceback."""
+    _, stopped = runs
+    damaged = tmp_path / "rotten.h5"
+    data = bytearray(stopped.read_bytes())
+    at = data.find(b"stopped: stopped by the test")
+    assert at > 0
+    data[at + len("stopped: stopped by the test ")] ^= 0x80  # 'a' of "after": no longer UTF-8
+    damaged.write_bytes(bytes(data))
+    assert main(["verify", str(damaged)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{damaged}: damaged: attribute 'status' is not UTF-8 text (its bytes changed); intact: "
+                          "rows 0-2500 of 2501"), out
+    for args in (("report", str(damaged), "--out", str(tmp_path / "r.html")),
+                 ("export", str(damaged), "--to", "csv", "--out", str(tmp_path / "csv")),
+                 ("resume", str(damaged), "--quiet")):
+        assert main(list(args)) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert err.splitlines() == [err] and "damaged (attribute 'status' is not UTF-8 text" in err, (args, err)
+
+
 def test_a_damaged_checkpoint_resumes_from_the_one_before_and_ends_as_the_whole_run(runs, tmp_path):
     whole, stopped = runs
     damaged = tmp_path / "checkpoint.h5"
@@ -174,9 +198,19 @@ def test_random_damage_is_survived_or_refused_in_one_line(runs, tmp_path_factory
                  ("export", str(damaged), "--to", "csv", "--out", str(folder / "csv"))):
         code, _, err, _ = _tool(*args, cwd=folder)
         assert code == 0 or _one_line(err), (args, err)
+    if code == 0:  # exported: every number as the undamaged file's
+        _same_numbers(folder / "csv", export_results(stopped, "csv", folder / "intact"))
     code, _, err, _ = _tool("resume", str(damaged), "--quiet", cwd=folder)
     if code == 0:  # resumed: it must end exactly as the uninterrupted run
         resumed, reference = read_results(damaged), read_results(whole)
         np.testing.assert_array_equal(resumed["displacement"], reference["displacement"])
     else:
         _one_line(err)
+
+
+def _same_numbers(exported: Path, intact: list[Path]) -> None:
+    """Every CSV of ``intact`` has its twin in ``exported`` (named for the damaged file) with the same numbers."""
+    for path in (p for p in intact if p.suffix == ".csv"):
+        twin = exported / path.name.replace("stopped.", "damaged.", 1)
+        np.testing.assert_array_equal(np.loadtxt(twin, delimiter=",", skiprows=1, ndmin=2),
+                                      np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2), err_msg=path.name)
