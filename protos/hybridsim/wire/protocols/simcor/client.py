@@ -24,8 +24,9 @@ class SimCorClient:
     (:class:`hybridsim.wire.channels.base.Channel`) whose steps are LabVIEW transactions."""
 
     def __init__(self, address: str, points: codec.ControlPoints, kinds: Sequence[str], protocol: str = "LabView1",
-                 deadline_s: float = 10.0, session: str = "hybridsim") -> None:
-        self.address, self.points, self.kinds = address, points, list(kinds)
+                 deadline_s: float = 10.0, session: str = "hybridsim", forces: Sequence[float] = ()) -> None:
+        """``forces``: the targets (N, N*m) of the force-controlled DOFs ``points`` maps, in its order."""
+        self.address, self.points, self.kinds, self.forces = address, points, list(kinds), list(forces)
         self.protocol, self.deadline_s, self.session = protocol, deadline_s, session
         self._connection: socket.socket | None = None
         self._reader: codec.LineReader | None = None
@@ -40,12 +41,17 @@ class SimCorClient:
         self.request("open-session", self.session)
 
     def propose(self, transaction: str, displacement: np.ndarray) -> list[str]:
-        """Propose the displacement of every control point; the reply's tokens."""
+        """Propose the displacement of every control point (and the force of a force-controlled axis); the
+        reply's tokens."""
         tokens: list[str] = []
+        n = len(self.kinds)
         for name, axes in self.points.points.items():
             tokens.append(name)
             for axis, index in axes.items():
-                tokens += [axis, codec.MOTION[self.kinds[index]], codec.number(float(displacement[index]))]
+                if index < n:
+                    tokens += [axis, codec.MOTION[self.kinds[index]], codec.number(float(displacement[index]))]
+                else:
+                    tokens += [axis, "force", codec.number(self.forces[index - n])]
         return self.request("propose", transaction, *tokens)
 
     def step(self, transaction: str, displacement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +106,8 @@ class SimCorClient:
             if index is None:
                 raise ModuleError(f"{self.label}: the reply names control point {point} axis {axis}, "
                                   "which the module's control_points do not map")
+            if index >= n:
+                continue  # a force-controlled axis: the force it holds is the one commanded
             target = force if quantity in ("force", "moment") else displacement
             target[index] = float(text)
         if np.isnan(displacement).any() or np.isnan(force).any():
