@@ -12,7 +12,7 @@ import pytest
 from hybridsim.coordinator.problems.ssi import cases
 from hybridsim.modules.registry import build_module
 
-DT, STEPS = 0.01, 60
+DT, STEPS = 0.01, 40
 
 
 def _run(integrator: str, substeps: int, amplitude: float = 1e-3, **changes: object) -> tuple[np.ndarray, np.ndarray]:

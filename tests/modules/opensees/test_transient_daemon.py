@@ -1,0 +1,56 @@
+"""A yielding dynamic OpenSees module as a site daemon (`hybridsim site opensees`, started by the coordinator):
+the chain of `hybridsim study dynamic` with its upper part an OpenSees model whose k3 yields, integrated by
+OpenSees' transient analysis in the daemon's worker (alpha = 0); kill -9 of the coordinator at its first
+checkpoint, then `hybridsim resume` into fresh daemons, which replay the settled steps: bit for bit the
+uninterrupted run in one process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.experiment import parse_experiment
+from hybridsim.coordinator.problems.dynamic import chain
+from hybridsim.coordinator.problems.dynamic.runs import sine_record
+from hybridsim.coordinator.recorder import read_results
+from hybridsim.coordinator.simulation import run_experiment
+from tests.coordinator.test_resume_after_coordinator_crash import _toml, kill_at_first_checkpoint
+
+DT, DURATION = 0.01, 1.0
+MODEL = Path(__file__).resolve().parent / "models" / "yielding_chain.py"
+
+
+def _table(tmp_path: Path, name: str, local: bool, yielding: bool = True) -> dict:
+    record_file, record = sine_record(tmp_path, DT, DURATION)
+    (tmp_path / MODEL.name).write_text(MODEL.read_text())       # a model file lies beside its configuration
+    table = chain.experiment_table(0.0, 1, record_file, record, DT, DURATION, str(tmp_path / f"{name}.h5"))
+    table["modules"][1] = {"name": "upper", "kind": "opensees", "config": {
+        "model": MODEL.name, "parameters": {"yield_deformation": 5e-3 if yielding else 1.0},
+        "path_independent": False, "control": [{"name": "x2", "node": 2, "dof": 1}],
+        "dynamic": {"alpha": 0.0, "integrator": "opensees", "rayleigh": [chain.RAYLEIGH, 0.0],
+                    "ground_acceleration": record.tolist(), "ground_acceleration_dt": DT}}}
+    for module in table["modules"]:
+        if local:
+            module["address"] = "local"
+    table["output"]["checkpoint_every"] = 40
+    return table
+
+
+def test_a_yielding_dynamic_daemon_resumes_bit_for_bit_after_the_coordinator_was_killed(tmp_path) -> None:
+    run_experiment(parse_experiment(_table(tmp_path, "reference", False), base_dir=tmp_path))
+    reference = read_results(tmp_path / "reference.h5")
+    path = tmp_path / "killed.toml"
+    path.write_text(_toml(_table(tmp_path, "killed", True)))
+    kill_at_first_checkpoint(path, tmp_path / "killed.h5", timeout_s=120.0)
+    assert main(["resume", str(tmp_path / "killed.h5"), "--quiet"]) == 0
+    final = read_results(tmp_path / "killed.h5")
+    assert final["attrs"]["status"] == "completed"
+    for dataset in ("displacement", "velocity", "modules/lower/force", "modules/upper/force"):
+        np.testing.assert_array_equal(final[dataset], reference[dataset])
+    run_experiment(parse_experiment(_table(tmp_path, "elastic", False, yielding=False), base_dir=tmp_path))
+    elastic = read_results(tmp_path / "elastic.h5")["displacement"]
+    off = np.max(np.abs(reference["displacement"] - elastic)) / np.max(np.abs(elastic))
+    print(f"x2 of the yielding chain off the elastic one's by {off:.2f} of its peak")
+    assert off > 0.05
