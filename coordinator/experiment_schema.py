@@ -151,6 +151,9 @@ REHEARSE = Schema("[rehearse]", "`hybridsim rehearse FILE`: the experiment's tri
                       "gain_margin_tolerance": Key(Number(minimum=0, maximum=0.5, open_minimum=True), "the "
                                                    "bisection's tolerance, a fraction of the plant's gain",
                                                    default=0.02),
+                      "random": Key(Free(), "the declared uncertainty of an experiment with a virtual-lab site: "
+                                    "dotted experiment keys (quoted) to distributions, as [campaign.random] "
+                                    "(docs/campaigns.md); trial i draws them from seed i"),
                       "delay_margin": Key(Flag(), "seek the largest added actuator delay (whole samples) at which the "
                                           "nominal trial completes tracking within delay_margin_tracking, by "
                                           "bisection (about 9 more runs)", default=True),

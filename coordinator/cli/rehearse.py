@@ -43,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers: give 1 or more, not {args.workers}")
     try:
-        result = rehearse(args.experiment, args.trials, args.executor, args.workers, args.scheduler)
+        result = rehearse(args.experiment, args.trials, args.executor, args.workers, args.scheduler, args.out)
     except ExperimentError as exc:
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
     try:

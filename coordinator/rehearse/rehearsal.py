@@ -6,6 +6,7 @@ actuators' piston area; the command line's ``--trials`` overrides the file's.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from hybridsim.coordinator.experiment import Experiment, load_experiment
 from hybridsim.coordinator.experiment_schema import REHEARSE, default
 from hybridsim.coordinator.problems.marths.loop import RunSpec
 from hybridsim.coordinator.problems.marths.parts import SAMPLE_RATE
-from hybridsim.coordinator.rehearse import marths_trials, sheet
+from hybridsim.coordinator.rehearse import marths_trials, sheet, site_trials
 from hybridsim.coordinator.rehearse.envelope import UNITS, envelope, site_limits
 
 
@@ -31,32 +32,72 @@ def _piston_area(table: dict[str, Any], actuators: int) -> list[float] | None:
 
 
 def rehearse(path: Path, trials: int | None = None, executor: str = "serial", workers: int = 2,
-             scheduler: str | None = None) -> dict[str, Any]:
-    """The sheet of a rehearsal of the experiment file at ``path``."""
+             scheduler: str | None = None, out: Path = Path("rehearsal")) -> dict[str, Any]:
+    """The sheet of a rehearsal of the experiment file at ``path`` (``out``: the sheet's folder, where a
+    rehearsal of virtual-lab sites keeps its trials' results files)."""
     experiment = load_experiment(path)
     table = experiment.table.get("rehearse", {})
     n = trials if trials is not None else default(REHEARSE, table, "trials")
+    if (experiment.evaluation or {}).get("problem") == "marths":
+        return _marths(path, experiment, table, n, executor, workers, scheduler)
+    return _sites(path, experiment, table, n, out, (executor, workers, scheduler))
+
+
+def _judged(peaks: list[dict], ran: list[str], config: dict[str, Any], actuators: list[str], site: str,
+            stopped: list[tuple[str, str]]) -> dict[str, Any]:
+    """The sheet's verdict, its limits' rows and the peaks over the trials that ran."""
+    rows = [envelope(limit, [p[limit.table, limit.kind][limit.index] for p in peaks], ran)
+            for limit in site_limits(config, list(config.get("dofs", ())), actuators)]
+    go, why = sheet.verdict(rows, stopped, site)
+    return {"verdict": go, "why": why, "stopped": [f"{name}: {reason}" for name, reason in stopped], "limits": rows,
+            "peaks": {f"{t}.{k}": sheet.distribution([p[t, k] for p in peaks]) for t, k in UNITS} if peaks else {},
+            "unchecked": [r["limit"] for r in rows if not r["measured"]]}
+
+
+def _marths(path: Path, experiment: Experiment, table: dict[str, Any], n: int, executor: str, workers: int,
+            scheduler: str | None) -> dict[str, Any]:
+    """The maRTHS benchmark's nominal plant and ``n`` drawn from its uncertainty, with its margins."""
     specs = marths_trials.trial_specs(experiment.evaluation, n, table.get("duration"))
     outcomes = marths_trials.run_trials(specs, executor, workers, scheduler)
     names = [marths_trials.trial_name(spec, i) for i, spec in enumerate(specs)]
     stopped = [(name, o) for name, o in zip(names, outcomes) if isinstance(o, str)]
     results = [o for o in outcomes if not isinstance(o, str)]
     ran = [name for name, o in zip(names, outcomes) if not isinstance(o, str)]
-    site = _site_config(experiment)
     peaks = [marths_trials.site_peaks(r.history) for r in results]
-    rows = [envelope(limit, [p[limit.table, limit.kind][limit.index] for p in peaks], ran)
-            for limit in site_limits(site, list(site.get("dofs", ())), marths_trials.ACTUATORS)]
-    go, why = sheet.verdict(rows, stopped, f"site {experiment.evaluation.get('site')!r}")
+    judged = _judged(peaks, ran, _site_config(experiment), list(marths_trials.ACTUATORS),
+                     f"site {experiment.evaluation.get('site')!r}", stopped)
     area = _piston_area(table, 2)
-    return {"experiment": str(path), "verdict": go, "why": why, "trials": names,
-            "stopped": [f"{name}: {reason}" for name, reason in stopped], **_margins(specs[0], names[0], table),
-            "limits": rows, "peaks": {f"{t}.{k}": sheet.distribution([p[t, k] for p in peaks])
-                                      for t, k in UNITS} if peaks else {},
-            "unchecked": [r["limit"] for r in rows if not r["measured"]],
+    return {"experiment": str(path), "trials": names, **judged, **_margins(specs[0], names[0], table),
             "actuators": _actuators(results, area), "piston_area": area,
             "criteria": {name: sheet.distribution([r.criteria[name] for r in results])
                          for name in (results[0].criteria if results else {})},
             "wall_s": [r.wall_s for r in results]}
+
+
+def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, out: Path,
+           where: tuple[str, int, str | None]) -> dict[str, Any]:
+    """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws, each site's peaks against its limits."""
+    sites = site_trials.virtual_sites(experiment)
+    if len(sites) > 1:
+        raise UsageError(f"rehearse: the experiment has {len(sites)} virtual-lab sites; a rehearsal signs off one "
+                         "site today (give the others an address, or rehearse them one experiment each)")
+    site = sites[0]
+    runs = site_trials.trials(table.get("random", {}), n)
+    if "duration" in table:
+        runs = [replace(run, values=(("experiment.duration", table["duration"]),)) for run in runs]
+    rows = site_trials.run_trials(path, runs, out, *where)
+    names = [site_trials.trial_name(run) for run in runs]
+    done = [(name, row) for name, row in zip(names, rows) if row.status == "completed"]
+    stopped = [(name, row.summary.get("stop_reason", f"the run ended {row.status} ({row.output})"))
+               for name, row in zip(names, rows) if row.status != "completed"]
+    control_dt = float(site.config["dt"])
+    peaks = [site_trials.site_peaks(row.output, site.name, experiment.dt, control_dt) for _, row in done]
+    count = len(peaks[0]["actuators", "stroke"]) if peaks else len(site.config.get("actuators", ()))
+    actuators = [f"actuator {i + 1}" for i in range(count)]
+    judged = _judged(peaks, [name for name, _ in done], site.config, actuators, f"site {site.name!r}", stopped)
+    return {"experiment": str(path), "trials": names, **judged, "gain_margin": None, "delay_margin": None,
+            "actuators": [], "piston_area": _piston_area(table, count), "criteria": {},
+            "wall_s": [row.wall_s for _, row in done]}
 
 
 def _margins(nominal: RunSpec, name: str, table: dict[str, Any]) -> dict[str, dict[str, Any] | None]:

@@ -38,7 +38,7 @@ def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] =
     if not checked:
         return "NO-GO", f"no limit declared at {site} is measured by the trials: {', '.join(r['limit'] for r in rows)}"
     worst = max(checked, key=lambda row: row["ratio"])
-    return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.1f} %"
+    return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.3g} %"
 
 
 def distribution(values: Sequence[Sequence[float]]) -> dict[str, list[float | None]]:
