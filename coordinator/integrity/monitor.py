@@ -43,8 +43,12 @@ class Watched:
     delay: list[DelayEstimate] = field(default_factory=list)
     steps: int = 0
     crossed: set[str] = field(default_factory=set)
+    measured: str = ""
+    """the results datasets of its measured displacement and force"""
+    force: str = ""
 
     def __post_init__(self) -> None:
+        self.measured, self.force = f"modules/{self.name}/displacement", f"modules/{self.name}/force"
         self.tracking = [TrackingIndicator() for _ in self.index]
         self.delay = [DelayEstimate(self.dt) for _ in self.index]
 
@@ -83,23 +87,24 @@ class IntegrityMonitor:
     def begin(self, n: int, view: Mapping[str, Any]) -> None:
         """Row n, where the loop begins (the pre-test's or a checkpoint's): the state the first step starts from;
         its command is the structure's displacement (the pre-test's last probe is not a step's command)."""
-        x = self._state(n, view)
+        row, i = _row(view, n)
+        x = self._state(row, i)
         for site in self.watched:
-            site.observe(x[site.index], view[f"modules/{site.name}/displacement"][n], view[f"modules/{site.name}/force"][n])
+            site.observe(x[site.index], row[site.measured][i], row[site.force][i])
 
     def __call__(self, n: int, view: Mapping[str, Any]) -> None:
-        self._state(n, view)
-        sent = self.partition.sent
+        row, i = _row(view, n)
+        self._state(row, i)
+        sent, time_s = self.partition.sent, float(row["time"][i])
         for site in self.watched:
-            site.observe(sent[site.index], view[f"modules/{site.name}/displacement"][n],
-                         view[f"modules/{site.name}/force"][n])
-            self._compare(site, n, float(view["time"][n]))
+            site.observe(sent[site.index], row[site.measured][i], row[site.force][i])
+            self._compare(site, n, time_s)
 
-    def _state(self, n: int, view: Mapping[str, Any]) -> np.ndarray:
-        """Row n into the energy balance; its displacement [m]."""
-        x = view["displacement"][n]
-        self.balance.observe(x, view["velocity"][n], self.load_shape @ np.atleast_1d(view[self.ground][n]),
-                             view["restoring_force"][n])
+    def _state(self, row: Mapping[str, np.ndarray], i: int) -> np.ndarray:
+        """Row i of ``row`` into the energy balance; its displacement [m]."""
+        x = row["displacement"][i]
+        self.balance.observe(x, row["velocity"][i], self.load_shape @ np.atleast_1d(row[self.ground][i]),
+                             row["restoring_force"][i])
         return x
 
     def summary(self) -> dict[str, Any]:
@@ -148,6 +153,13 @@ def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt:
     monitor = IntegrityMonitor(watched, partition, start.reduction.model, stop)
     monitor.begin(start.step, start.window.view)
     return monitor
+
+
+def _row(view: Any, n: int) -> tuple[Mapping[str, np.ndarray], int]:
+    """The arrays holding row n and its index there: a run's window (:class:`~hybridsim.coordinator.window.
+    WindowView`: its ring's slot, without a column object a lookup) or whole arrays (the report's replay)."""
+    window = getattr(view, "window", None)
+    return (view, n) if window is None else (window.arrays, window.slot(n))
 
 
 def _hold(module: Any) -> Callable[[str], None] | None:
