@@ -17,7 +17,9 @@ e_{k+1} = (1 - g) e_k: g = 1 removes it in one sample; a coupled DOF moving by d
 next error (K_c the coupling stiffness).  The target is ramped in linearly over ``ramp`` samples when the session
 starts (from where the DOFs are; the other DOFs held at rest), then held until the error is within
 ``tolerance`` (at most ``settle`` more samples, or the site refuses to start); F* stays constant after (a gravity
-load)."""
+load) unless a lab protocol's client commands another (OpenFresco's ExpForceControl, a UI-SIMCOR force): the new
+F* holds from the step's first sample, so the loop meets it one sample later (a jump dF moves the held actuator
+dF/K in that sample, through the gate's increment limit like any command)."""
 
 from __future__ import annotations
 
@@ -93,6 +95,10 @@ class ForceControlled:
         """F* at control sample ``sample`` after the reading at rest (the ramp, then constant)."""
         return self.targets * min(sample / self.ramp, 1.0)
 
+    def command(self, targets: np.ndarray) -> None:
+        """Hold ``targets`` (N, N*m; a force command of the step about to be taken) from its first sample on."""
+        self.targets = np.asarray(targets, float).copy()
+
     def setup_target(self, target: np.ndarray) -> np.ndarray:
         pose = self._pose
         pose[self.free] = target
@@ -135,9 +141,11 @@ class ForceControlled:
         return displacement[self.free], force[self.free]
 
     def state(self) -> dict[str, Any]:
-        return {"pose": self._pose.tolist(), "samples": self.samples, "error": self.error.tolist()}
+        return {"pose": self._pose.tolist(), "samples": self.samples, "error": self.error.tolist(),
+                "targets": self.targets.tolist()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self._pose = np.array(state["pose"], float)
         self.samples = int(state["samples"])
         self.error = np.array(state["error"], float)
+        self.targets = np.array(state.get("targets", self.targets), float)  # (a state kept before commands)

@@ -89,7 +89,8 @@ from hybridsim.modules.experimental.relaxation import Relaxation
 from hybridsim.modules.experimental.records import SiteRecords
 from hybridsim.modules.experimental.site import build_site, prime_site
 from hybridsim.modules.experimental.stepping import Lockstep, OwnClock
-from hybridsim.wire.contract import Command, Description, ModuleError, Record, Session, StepRefused
+from hybridsim.wire.contract import (FORCE_CONTROLLED, Command, Description, ModuleError, Record, Session,
+                                     StepRefused)
 
 __all__ = ["ExperimentalModule", "build_site", "CONFIG", "RECORD_FILE_BLOCK"]
 
@@ -129,6 +130,9 @@ class ExperimentalModule(StepLedger):
         if self.clock_settings is not None and "relaxation" in self.config:
             raise ModuleError("experimental module: the relaxation check holds a step's target in lockstep; a site "
                               "on its own clock holds by the wall clock: drop relaxation or clock = \"own\"")
+        self.held_dofs = [table["dof"] for table in self.config.get("force_control", [])]
+        """the setup DOFs the site holds at a force: a lab protocol's client may command their targets"""
+        self.force_dofs = len(self.held_dofs)
         self.stepping: Lockstep | None = None
         self.records_: SiteRecords | None = None
         self._n = -1
@@ -169,7 +173,8 @@ class ExperimentalModule(StepLedger):
                            info={"force": "feedback force of the frame model from the measured motion"
                                  if "frame" in self.config else "DOF forces of the load cells through the setup, "
                                  "J(q)^T f at the measured pose q",
-                                 "step": "the target of t_n; the result is measured at t_n (t = 0: at rest)"})
+                                 "step": "the target of t_n; the result is measured at t_n (t = 0: at rest)"}
+                           | ({FORCE_CONTROLLED: ",".join(self.held_dofs)} if self.held_dofs else {}))
 
     @classmethod
     def session_refusal(cls, config: Mapping[str, Any], dt: float) -> str | None:
@@ -239,6 +244,8 @@ class ExperimentalModule(StepLedger):
             probing = np.any(command.displacement != 0.0) or rest is None
             response = stepping.site.probe(command.displacement) if probing else rest
         else:
+            if command.force is not None:
+                stepping.site.forces.command(command.force)
             response = stepping.trial(self._n, command.displacement)
         return response.displacement, response.force
 
