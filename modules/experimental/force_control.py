@@ -17,7 +17,7 @@ e_{k+1} = (1 - g) e_k: g = 1 removes it in one sample; a coupled DOF moving by d
 next error (K_c the coupling stiffness).  The target is ramped in linearly over ``ramp`` samples when the session
 starts (from where the DOFs are; the other DOFs held at rest), then held until the error is within
 ``tolerance`` (at most ``settle`` more samples, or the site refuses to start); F* stays constant after (a gravity
-load) unless a lab protocol's client commands another (OpenFresco's ExpForceControl, a UI-SIMCOR force): the new
+load, or a declared ``history`` of the step's time) unless a lab protocol's client commands another (OpenFresco's ExpForceControl, a UI-SIMCOR force): the new
 F* holds from the step's first sample, so the loop meets it one sample later (a jump dF moves the held actuator
 dF/K in that sample, through the gate's increment limit like any command)."""
 
@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.modules.config_schema import Integer, Key, Number, Schema, Text
+from hybridsim.modules.config_schema import Integer, Key, Number, Schema, Table, Text
 from hybridsim.modules.experimental.forces import LoadCells
+from hybridsim.modules.force_history import FORCE_HISTORY, History, force_at, force_history
 from hybridsim.wire.contract import ModuleError
 
 CONFIG = Schema("force_control", "A setup DOF the site holds at a force (docs/force_control.md): not one of the "
@@ -37,7 +38,9 @@ CONFIG = Schema("force_control", "A setup DOF the site holds at a force (docs/fo
                 "every control sample, through the gate.", {
                     "dof": Key(Text(), "the setup's DOF (its name in the setup)", required=True),
                     "force": Key(Number("N or N*m"), "the force target held (e.g. the gravity load, negative "
-                                 "downwards)", required=True),
+                                 "downwards)"),
+                    "history": Key(Table(FORCE_HISTORY), "a force target that changes with the step's time "
+                                   "instead (its value at t = 0 ramped in)"),
                     "stiffness": Key(Number("N/m or N*m/rad", 0, open_minimum=True), "the specimen's stiffness "
                                      "along the DOF: the loop corrects the command by the force error over it",
                                      required=True),
@@ -49,7 +52,7 @@ CONFIG = Schema("force_control", "A setup DOF the site holds at a force (docs/fo
                                   "error is within tolerance; still beyond, the site refuses to start", default=20),
                     "tolerance": Key(Number("N or N*m", 0, open_minimum=True), "the largest force error at the "
                                      "start", default=1.0),
-                })
+                }, exactly_one=(("force", "history"),))
 
 
 class ForceControlled:
@@ -73,6 +76,8 @@ class ForceControlled:
         """samples measured since the reading at rest (-1: none)"""
         self.error = np.zeros(self.held.size)
         """F* - F of the last measurement (N, N*m)"""
+        self.histories: list[History | None] = [None] * self.held.size
+        """each held DOF's declared history (None: a constant target)"""
 
     @classmethod
     def of(cls, tables: Sequence[Mapping[str, Any]], inner: LoadCells) -> ForceControlled:
@@ -87,17 +92,29 @@ class ForceControlled:
         if len(held) == len(names):
             raise ModuleError("experimental module: force_control holds every setup DOF: leave the coordinator one")
         first = tables[0]
-        return cls(inner, held, [t["force"] for t in tables], [t["stiffness"] for t in tables],
-                   [t.get("gain", 1.0) for t in tables], int(first.get("ramp", 10)), int(first.get("settle", 20)),
-                   [t.get("tolerance", 1.0) for t in tables])
+        histories = [None if "history" not in t else force_history(t["history"], f"experimental module: "
+                                                                   f"force_control[{i}].history")
+                     for i, t in enumerate(tables)]
+        loop = cls(inner, held, [t["force"] if h is None else h[1][0] for t, h in zip(tables, histories)],
+                   [t["stiffness"] for t in tables], [t.get("gain", 1.0) for t in tables], int(first.get("ramp", 10)),
+                   int(first.get("settle", 20)), [t.get("tolerance", 1.0) for t in tables])
+        loop.histories = histories
+        return loop
 
     def target(self, sample: int) -> np.ndarray:
         """F* at control sample ``sample`` after the reading at rest (the ramp, then constant)."""
         return self.targets * min(sample / self.ramp, 1.0)
 
-    def command(self, targets: np.ndarray) -> None:
-        """Hold ``targets`` (N, N*m; a force command of the step about to be taken) from its first sample on."""
-        self.targets = np.asarray(targets, float).copy()
+    def command(self, targets: np.ndarray | None, time: float) -> None:
+        """Hold the targets of the step about to be taken, at ``time`` (s), from its first sample on: ``targets``
+        (N, N*m; a lab protocol's force command), else each declared history's value at ``time``, else those
+        held."""
+        if targets is not None:
+            self.targets = np.asarray(targets, float).copy()
+            return
+        for i, history in enumerate(self.histories):
+            if history is not None:
+                self.targets[i] = force_at(history, time)
 
     def setup_target(self, target: np.ndarray) -> np.ndarray:
         pose = self._pose

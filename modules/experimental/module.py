@@ -244,8 +244,8 @@ class ExperimentalModule(StepLedger):
             probing = np.any(command.displacement != 0.0) or rest is None
             response = stepping.site.probe(command.displacement) if probing else rest
         else:
-            if command.force is not None:
-                stepping.site.forces.command(command.force)
+            if self.force_dofs:
+                stepping.site.forces.command(command.force, command.time)
             response = stepping.trial(self._n, command.displacement)
         return response.displacement, response.force
 

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hybridsim.modules.base import resolve_config_path
 from hybridsim.modules.config_schema import Flag, Free, Integer, Key, Number, Numbers, Schema, Table, Tables, Text
 from hybridsim.modules.dynamic import RECORD_KEYS, SCHEME_KEYS
+from hybridsim.modules.force_history import FORCE_HISTORY, History, force_at, force_history
 from hybridsim.wire.contract import UNIT_OF_KIND, ModuleError
 
 ALGORITHMS = ("Newton", "ModifiedNewton", "KrylovNewton", "NewtonLineSearch", "Linear")
@@ -73,12 +72,12 @@ class ForceDof:
     increments: int = 10
     limit: float | None = None
     """the largest force a lab protocol's client may command here (N, N*m; None: any)"""
-    history: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    history: History | None = None
     """(times s, forces N or N*m): the target at a command's time, linear between the points (None: constant)"""
 
     def at(self, time: float) -> float:
         """The target at ``time`` (s)."""
-        return self.force if self.history is None else float(np.interp(time, *self.history))
+        return self.force if self.history is None else force_at(self.history, time)
 
 
 @dataclass(frozen=True)
@@ -125,12 +124,6 @@ CONTROL = Schema("control", "One control DOF of the model, in the coordinator's 
     "dof": Key(Integer(1), "OpenSees DOF number at the node (1-based)", required=True),
     "kind": Key(Text(tuple(UNIT_OF_KIND)), "translation or rotation (default: inferred from the model)"),
     "mass": Key(Number("kg or kg*m^2", 0), "mass the coordinator carries at this DOF"),
-})
-FORCE_HISTORY = Schema("force_control[].history", "A force target over time, linear between the points and held "
-                       "after the last: the target of a command at time t (the value at t = 0 ramped in when the "
-                       "model is built).", {
-    "time": Key(Numbers("s", element=Number(minimum=0)), "increasing times, the first 0", required=True),
-    "force": Key(Numbers("N or N*m"), "the target at each time", required=True),
 })
 FORCE_CONTROL = Schema("force_control", "One DOF of the model in force control (docs/force_control.md): a load "
                        "pattern holds it at its target, the DOF free (not imposed); the coordinator does not see it.", {
@@ -236,11 +229,7 @@ def _force_dof(entry: Mapping[str, Any], index: int) -> ForceDof:
     """One validated ``force_control`` entry: a constant target, or a history (increasing times from 0)."""
     history = entry.get("history")
     if history is not None:
-        times, values = tuple(map(float, history["time"])), tuple(map(float, history["force"]))
-        if len(times) != len(values) or not times or times[0] != 0.0 or any(np.diff(times) <= 0):
-            raise ModuleError(f"opensees module: force_control[{index}].history: give as many forces as times, the "
-                              "times increasing from 0")
-        history = (times, values)
+        history = force_history(history, f"opensees module: force_control[{index}].history")
     force = float(entry["force"]) if history is None else history[1][0]
     limit = entry.get("limit")
     return ForceDof(str(entry["name"]), int(entry["node"]), int(entry["dof"]), force, int(entry.get("increments", 10)),

@@ -1,6 +1,6 @@
 """Force commands at an experimental site (what a lab protocol's client sends, OpenFresco's ExpForceControl or a
 UI-SIMCOR force): the site declares its force_control DOFs force-controlled and its loop holds a commanded target
-from the step's first sample.  Against the closed form of test_force_control: a linear specimen with z held at F*
+from the step's first sample; a declared history the same, at each step's time.  Against the closed form of test_force_control: a linear specimen with z held at F*
 answers along x as its static condensation, r_x = (kx - kxz^2 / kz) x + (kxz / kz) F*, once x and F* hold still
 for a sample (the loop, gain 1 with stiffness kz, meets a new target one sample later)."""
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hybridsim.wire.contract import FORCE_CONTROLLED, Command, Session, StepRefused
+from hybridsim.modules.registry import build_module
 from tests.modules.experimental.test_force_control import DT, KX, KXZ, KZ, P, linear_site
 
 
@@ -38,6 +39,25 @@ def test_a_commanded_force_is_held_from_the_step_it_comes_with() -> None:
     with pytest.raises(StepRefused, match="force"):
         module.propose(5, Command(5 * DT, np.array([x]), force=np.array([P, P])))
     module.close()
+
+
+def test_a_declared_history_is_held_at_each_steps_time() -> None:
+    # P at t = 0 (ramped in before the test), 3P at 2 dt, held after: steps 1 .. 4 at 2P, 3P, 3P, 3P
+    stiffness = [[KX, KXZ], [KXZ, KZ]]
+    sample = DT / 4
+    module = build_module("experimental", {
+        "dt": sample, "setup": {"kind": "none", "dofs": ["x", "z"]},
+        "force_control": [{"dof": "z", "history": {"time": [0.0, 2 * DT], "force": [P, 3 * P]}, "stiffness": KZ,
+                           "tolerance": 1e-6}],
+        "backend": {"plant": {"dt": sample, "dofs": ["actuator_1", "actuator_2"], "actuators": [{"model": "ideal"}] * 2,
+                              "specimen": {"kind": "linear", "stiffness": stiffness}}}})
+    module.open(Session(DT, ("x",)))
+    x = 0.002
+    read = [step(module, n, 0.0 if n == 0 else x, None) for n in range(5)]
+    module.close()
+    assert read[0] == pytest.approx(condensed(0.0, P), rel=1e-12)
+    # x moves in step 1 (the loop lags it by kxz dx a sample, test_force_control); from step 2 on x stands still
+    assert read[2:] == pytest.approx([condensed(x, 3 * P)] * 3, rel=1e-12)
 
 
 def test_a_simapp_client_commands_the_held_force_of_a_site_daemon(tmp_path) -> None:
