@@ -21,6 +21,7 @@ from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
 from hybridsim.coordinator.problems.marths import campaign, loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
+from hybridsim.coordinator.rehearse.actuator_figures import figures
 from hybridsim.coordinator.rehearse.bisection import largest_stable
 from hybridsim.coordinator.rehearse.delayed_lab import DelayedActuators
 from hybridsim.modules.experimental.module import build_site
@@ -127,13 +128,6 @@ def site_peaks(history: loop.History) -> dict[tuple[str, str], list[float | None
 
 
 def actuator_figures(history: loop.History, piston_area: Sequence[float] | None) -> list[dict[str, float | None]]:
-    """Per actuator: peak command stroke (m) and velocity (m/s), the flow it implies (m^3/s, with the piston
-    area), the RMS tracking error (% of the target's RMS) and the peak tracking error (m)."""
-    commands, target, measured = history.commands * MM, history.target_strokes * MM, history.measured_strokes * MM
-    velocity = np.max(np.abs(np.diff(commands, axis=0)), axis=0) * parts.SAMPLE_RATE
-    error = measured - target
-    rms = 100 * np.sqrt(np.mean(error ** 2, axis=0) / np.mean(target ** 2, axis=0))
-    return [{"stroke": float(np.max(np.abs(commands[:, a]))), "velocity": float(velocity[a]),
-             "flow": None if piston_area is None else float(velocity[a] * piston_area[a]),
-             "tracking_rms_percent": float(rms[a]), "tracking_peak": float(np.max(np.abs(error[:, a])))}
-            for a in range(commands.shape[1])]
+    """Per actuator, :func:`hybridsim.coordinator.rehearse.actuator_figures.figures` of the trial's logs."""
+    return figures(history.commands * MM, history.target_strokes * MM, history.measured_strokes * MM,
+                   parts.SAMPLE_RATE, piston_area)

@@ -68,7 +68,8 @@ def _marths(path: Path, experiment: Experiment, table: dict[str, Any], n: int, e
                      f"site {experiment.evaluation.get('site')!r}", stopped)
     area = _piston_area(table, 2)
     return {"experiment": str(path), "trials": names, **judged, **_margins(specs[0], names[0], table),
-            "actuators": _actuators(results, area), "piston_area": area,
+            "actuators": _actuators([marths_trials.actuator_figures(r.history, area) for r in results]),
+            "piston_area": area,
             "criteria": {name: sheet.distribution([r.criteria[name] for r in results])
                          for name in (results[0].criteria if results else {})},
             "wall_s": [r.wall_s for r in results]}
@@ -95,8 +96,10 @@ def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, ou
     count = len(peaks[0]["actuators", "stroke"]) if peaks else len(site.config.get("actuators", ()))
     actuators = [f"actuator {i + 1}" for i in range(count)]
     judged = _judged(peaks, [name for name, _ in done], site.config, actuators, f"site {site.name!r}", stopped)
+    area = _piston_area(table, count)
     return {"experiment": str(path), "trials": names, **judged, "gain_margin": None, "delay_margin": None,
-            "actuators": [], "piston_area": _piston_area(table, count), "criteria": {},
+            "actuators": _actuators([site_trials.actuator_figures(row.output, site.name, control_dt, area)
+                                     for _, row in done]), "piston_area": area, "criteria": {},
             "wall_s": [row.wall_s for _, row in done]}
 
 
@@ -113,8 +116,7 @@ def _margins(nominal: RunSpec, name: str, table: dict[str, Any]) -> dict[str, di
     return {"gain_margin": gain if "loss" in gain else None, "delay_margin": delay if "s" in delay else None}
 
 
-def _actuators(results: list, area: list[float] | None) -> list[dict[str, Any]]:
-    """Per actuator, each figure's distribution over the trials that ran."""
-    figures = [marths_trials.actuator_figures(r.history, area) for r in results]
+def _actuators(figures: list[list[dict[str, float | None]]]) -> list[dict[str, Any]]:
+    """Per actuator, each figure's distribution over the trials that ran (``figures``: per trial, per actuator)."""
     return [{key: None if figures[0][a][key] is None else sheet.distribution([[f[a][key]] for f in figures])
              for key in figures[0][a]} for a in range(len(figures[0]))] if figures else []

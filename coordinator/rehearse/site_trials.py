@@ -11,7 +11,7 @@ limits are set against (:data:`hybridsim.coordinator.rehearse.envelope.UNITS`).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from hybridsim.coordinator.campaign.runner import Row, run_one
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import Experiment
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
+from hybridsim.coordinator.rehearse.actuator_figures import figures
 
 TO_SI = {"mm": 1e-3, "m": 1.0, "N": 1.0}
 """a record column's unit -> SI"""
@@ -72,6 +73,17 @@ def run_trials(path: Path, runs: list[Run], out: Path, executor: str, workers: i
 def _column(dataset: Any) -> np.ndarray:
     units = [str(u) for u in dataset.attrs.get("units", ())]
     return np.asarray(dataset[()], float) * np.array([TO_SI.get(u, 1.0) for u in units] or 1.0)
+
+
+def actuator_figures(results: str, site: str, control_dt: float,
+                     piston_area: Sequence[float] | None) -> list[dict[str, float | None]]:
+    """Per actuator, :func:`hybridsim.coordinator.rehearse.actuator_figures.figures` of ``site``'s records in the
+    results file (``control_dt``: the site's control sample, s)."""
+    with h5py.File(results, "r") as f:
+        records = f[f"modules/{site}/records"]
+        commands, target, measured = (_column(records[name]) for name in ("commands", "target_strokes",
+                                                                           "measured_strokes"))
+    return figures(commands, target, measured, 1.0 / control_dt, piston_area)
 
 
 def site_peaks(results: str, site: str, dt: float, control_dt: float) -> dict[tuple[str, str], list[float | None]]:

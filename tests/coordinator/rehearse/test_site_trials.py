@@ -20,6 +20,8 @@ import pytest
 SETUPS = Path(__file__).resolve().parents[3] / "examples" / "setups"
 DURATION = 7.5
 """s of the record (El Centro's first 5 s are zero; its strong motion follows)"""
+AREA = 5e-3
+"""m^2: the piston area declared, for the flow Q = A v"""
 RANDOM = '[rehearse.random."ground_motion.scale"]\ndistribution = "normal"\nmean = 0.6\nstd = 0.06\n'
 
 
@@ -29,7 +31,7 @@ def rehearse(folder: Path, random: bool, stroke: float | None = None) -> tuple[s
     for name in ("one_actuator.toml", "one_actuator_site.toml"):
         shutil.copy(SETUPS / name, folder)
     with (folder / "one_actuator.toml").open("a") as f:
-        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\n" + (RANDOM if random else ""))
+        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\npiston_area = {AREA}\n" + (RANDOM if random else ""))
     if stroke is not None:
         site = folder / "one_actuator_site.toml"
         site.write_text(site.read_text().replace("stroke = 0.1\n", f"stroke = {stroke!r}\n"))
@@ -52,6 +54,11 @@ def test_go_with_the_declared_limits_and_the_drawn_scales(drawn):
     assert [r["limit"] for r in sheet["limits"]] == ["actuators.stroke at actuator 1", "actuators.force at actuator 1"]
     peaks = sheet["peaks"]
     assert peaks["actuators.stroke"]["max"][0] == pytest.approx(peaks["limits.displacement"]["max"][0], rel=0.03)
+    # the command's velocity over the control sample is the interface's over the step (the command interpolates
+    # between steps), within the compensator's extrapolation and the stroke sensor's noise (5 %)
+    actuator = sheet["actuators"][0]
+    assert actuator["velocity"]["max"][0] == pytest.approx(peaks["limits.velocity"]["max"][0], rel=0.05)
+    assert actuator["flow"]["max"][0] == pytest.approx(AREA * actuator["velocity"]["max"][0], rel=1e-12)
 
 
 def test_a_stroke_limit_under_the_peak_is_stopped_by_the_gate_and_named(tmp_path, drawn):
