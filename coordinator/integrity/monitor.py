@@ -72,11 +72,12 @@ class IntegrityMonitor:
     """A :data:`~hybridsim.coordinator.control.StepListener`: the structure's energy balance and each watched
     module's indicators, compared with their thresholds after every step."""
 
-    def __init__(self, watched: list[Watched], partition: Any, model: Any, stop: Stop) -> None:
+    def __init__(self, watched: list[Watched], partition: Any, model: Any, stop: Stop,
+                 say: Callable[[str], None] = log.warning) -> None:
         """``partition``: its ``sent`` are the commands; ``model``: M, C and -M r (N per m/s^2, a column per
-        excitation component); ``stop``: tells the status."""
+        excitation component); ``stop``: tells the status; ``say``: where a crossing is said (the log)."""
         shape = np.asarray(model.load_shape(), float)
-        self.watched, self.partition, self.stop = watched, partition, stop
+        self.watched, self.partition, self.stop, self.say = watched, partition, stop, say
         self.load_shape = shape.reshape(shape.shape[0], -1)
         mass, damping = model.mass, model.damping
         self.balance = EnergyBalance(mass=mass, damping=damping)
@@ -128,7 +129,7 @@ class IntegrityMonitor:
                       f"{threshold:.4g} at step {n} (t = {time_s:.6g} s)")
             self.crossings.append({"module": site.name, "indicator": indicator, "value": value,
                                    "threshold": threshold, "step": n, "time_s": time_s, "action": action})
-            log.warning("%s: %s", reason, action)
+            self.say(f"{reason}: {action}")
             if action == "hold":
                 try:
                     site.hold(reason)  # type: ignore[misc]  (not None: a site out of reach is stopped instead)

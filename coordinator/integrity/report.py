@@ -61,7 +61,7 @@ def replay(arrays: Mapping[str, np.ndarray], table: Mapping[str, Any], dofs: Seq
     influence = np.asarray(table["structure"].get("influence", [1.0] * len(dofs)), float)
     sent = _Sent(np.zeros(len(dofs)))
     monitor = IntegrityMonitor(watched, sent, _Model(arrays["model/mass"], arrays["model/damping"], influence),
-                               lambda *_: None)
+                               lambda *_: None, say=lambda _: None)  # the run said its crossings
     rows = arrays["time"].size
     out: dict[str, Any] = {"time": arrays["time"], "modules": {w.name: {"energy_error": np.zeros(rows),
                                                                          "tracking": np.zeros(rows)} for w in watched},
@@ -103,7 +103,7 @@ def figure_png(replayed: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
         before.plot(t[window], 1e3 * command[window], label=f"{name}: command")
         before.plot(t[window], 1e3 * measured[window], ls="--", label=f"{name}: measured")
     for key, series in replayed["balance"].items():
-        balance.plot(t, series, label=key)
+        balance.plot(t, series, label=key if key != "restoring" else "restoring (specimens and transfer error)")
     b = replayed["balance"]
     balance.plot(t, b["input"] - b["kinetic"] - b["damped"] - b["restoring"], ls=":", label="residual (error)")
     for ax, title, xl, yl in ((error, "energy error", "t (s)", "E_err / E_in"), (balance, "energy balance", "t (s)",
