@@ -41,13 +41,21 @@ def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] =
     return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.3g} %"
 
 
-def distribution(values: Sequence[Sequence[float]]) -> dict[str, list[float | None]]:
-    """min, mean, max over trials of each component of a vector figure (None where a trial's is not finite: a
-    criterion over a zero reference)."""
+def _std(array: np.ndarray, axis: int) -> np.ndarray:
+    """The sample standard deviation over trials (0 for one trial)."""
+    return np.std(array, axis=axis, ddof=1) if array.shape[0] > 1 else np.zeros(array.shape[1])
+
+
+def distribution(values: Sequence[Sequence[float]]) -> dict[str, list]:
+    """min, mean, sample standard deviation and max over trials of each component of a vector figure, and every
+    trial's value (``trials``: one list per trial); None where a trial's is not finite (a criterion over a zero
+    reference)."""
     array = np.asarray(values, dtype=float)
     finite = np.all(np.isfinite(array), axis=0)
-    return {name: [float(v) if ok else None for v, ok in zip(reduce(array, axis=0), finite)]
-            for name, reduce in (("min", np.min), ("mean", np.mean), ("max", np.max))}
+    with np.errstate(invalid="ignore"):  # a component not finite in a trial is shown as None, not computed on
+        shown = {name: [float(v) if ok else None for v, ok in zip(reduce(array, axis=0), finite)]
+                 for name, reduce in (("min", np.min), ("mean", np.mean), ("std", _std), ("max", np.max))}
+    return {**shown, "trials": [[float(v) if np.isfinite(v) else None for v in row] for row in array]}
 
 
 def write(sheet: dict[str, Any], folder: Path) -> tuple[Path, Path]:
@@ -99,10 +107,10 @@ def page(sheet: dict[str, Any]) -> str:
                        [[i + 1, a["stroke"]["max"], a["velocity"]["max"], a["flow"] and a["flow"]["max"],
                          a["tracking_rms_percent"]["max"], a["tracking_peak"]["max"]]
                         for i, a in enumerate(sheet["actuators"])])
-    peaks = _table(["quantity (site's key)", "min", "mean", "max"],
-                   [[name, d["min"], d["mean"], d["max"]] for name, d in sheet["peaks"].items()])
-    criteria = _table(["criterion", "min", "mean", "max"],
-                      [[name, d["min"], d["mean"], d["max"]] for name, d in sheet["criteria"].items()])
+    peaks = _table(["quantity (site's key)", "min", "mean", "std", "max"],
+                   [[name, d["min"], d["mean"], d["std"], d["max"]] for name, d in sheet["peaks"].items()])
+    criteria = _table(["criterion", "min", "mean", "std", "max"],
+                      [[name, d["min"], d["mean"], d["std"], d["max"]] for name, d in sheet["criteria"].items()])
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Rehearsal of {html.escape(sheet['experiment'])}"
             "</title><style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:.2em .5em}"
             "table{border-collapse:collapse;margin-bottom:1.5em}</style></head><body>"
