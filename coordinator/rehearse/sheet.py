@@ -83,14 +83,16 @@ def _shown(value: Any) -> str:
 
 def _margin(margin: dict[str, Any] | None) -> str:
     if margin is None:
-        return "<p>Gain margin: not sought (rehearse.gain_margin = false).</p>"
+        return ("<p>Gain margin: not sought (rehearse.gain_margin = false, or a virtual-lab site other than maRTHS: no "
+                "gain knob yet).</p>")
     return (f"<p>Gain margin ({html.escape(margin['trial'])}): the run completes with up to "
             f"{100 * margin['loss']:.1f} % of the plant's gain lost (to {100 * margin['tolerance']:.1f} %).</p>")
 
 
 def _delay(margin: dict[str, Any] | None) -> str:
     if margin is None:
-        return "<p>Delay margin: not sought (rehearse.delay_margin = false).</p>"
+        return ("<p>Delay margin: not sought (rehearse.delay_margin = false, or a virtual-lab site other than maRTHS: "
+                "no delay knob yet).</p>")
     return (f"<p>Delay margin ({html.escape(margin['trial'])}): the run completes with its RMS tracking error under "
             f"{margin['tracking_percent']:.3g} % with up to {margin['samples']} samples ({1e3 * margin['s']:.2f} ms) "
             "of delay added to the actuators.</p>")
