@@ -36,6 +36,16 @@ break: 50,000 DOFs 45 ms a row, 100,000 107 ms, 200,000 147 ms, 500,000 611 ms (
 load 5.7-8; past the memory, the writer's time per row is the limit (HDF5's own is a chunk of 4 GiB: 2.1 million
 DOFs at 256 rows a chunk).  The cap keeps the 10,092-DOF sparse frame of the long test in."""
 
+
+def rows_refusal(ndof: int, module_dofs: int) -> str | None:
+    """The one-line refusal of a run whose rows hold more numbers than the DOF cap's (4 a structure DOF, 2 a module
+    DOF: :data:`MAX_DOFS` DOFs each in one module), or None; ``module_dofs``: the modules' DOFs summed."""
+    numbers, cap = 4 * ndof + 2 * module_dofs, 6 * MAX_DOFS
+    if numbers <= cap:
+        return None
+    return (f"modules: {module_dofs} module DOFs beside {ndof} structure DOFs make rows of {numbers} numbers, more "
+            f"than the {cap} of the DOF cap ({MAX_DOFS} DOFs, each in one module); give each DOF to fewer modules")
+
 MAX_RECORDS = 2000
 """the most streamed records a module may give a run (each one dataset the writer fills during the run, one module's
 at a time, then flushes): a real write (``python benchmarks/writer_records.py``: one module, 4 columns a record,

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from hybridsim.coordinator.allocator import one_arena
 from hybridsim.coordinator.control import RunControl, StepListener
+from hybridsim.coordinator.config_text import rows_refusal
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
@@ -327,6 +328,9 @@ class _Run:
     def fresh_start(self) -> Start:
         """Pre-test, assemble M, C and K_I, start the integrator at rest, create the results file."""
         exp, partition = self.experiment, self.partition
+        refusal = rows_refusal(len(exp.dofs), sum(s.ndof for s in partition.slots))
+        if refusal is not None:  # (the modules' DOFs are known once they are open, before the pre-test moves them)
+            raise UsageError(refusal)
         streamed = self.records.streamed()  # (a module past the records cap is refused before the pre-test moves it)
         measured = pretest(partition, exp.pretest_amplitude, sparse=sp.issparse(exp.mass))
         model = self._assemble_model(measured.stiffness)

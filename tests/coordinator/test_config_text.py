@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import scipy.sparse as sp
 
 from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.config_text import MAX_CONFIG_TEXT_BYTES, MAX_DOFS, MAX_MODULES, MAX_RECORDS
@@ -137,3 +138,23 @@ def test_the_writer_holds_the_dof_cap_and_the_records_cap():
     assert wide["file_mib"] * 2**20 >= 256 * 8 * 6 * MAX_DOFS  # every row's 6 numbers a DOF on disk
     logged = record_write(MAX_RECORDS)
     assert logged["failure"] is None and logged["read_back_whole"], logged
+
+
+def test_modules_sharing_the_cap_s_dofs_are_refused_before_the_pre_test(tmp_path, capsys):
+    """Two linear modules on all of the cap's 12,000 DOFs (sparse K, .npz): rows of 4 x 12,000 + 2 x 24,000 numbers,
+    past the 6 x 12,000 of the cap; refused in one line once the modules are open, before the pre-test, no file."""
+    n = MAX_DOFS
+    dofs = [f"x{i}" for i in range(n)]
+    sp.save_npz(tmp_path / "k.npz", sp.identity(n, format="csr") * 4e5)
+    sp.save_npz(tmp_path / "m.npz", sp.identity(n, format="csr") * 1e3)  # (a sparse mass: a dense one takes minutes)
+    table = modules_experiment(tmp_path, 1)
+    table["structure"] = {"dofs": dofs, "mass_file": "m.npz", "influence_dofs": dofs}
+    table["modules"] = [{"name": name, "kind": "linear", "config": {"dofs": dofs, "stiffness_file": "k.npz"}}
+                        for name in ("frame", "infill")]
+    config = tmp_path / "shared.toml"
+    config.write_text(_toml(table))
+    assert main(["run", str(config), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and (f"modules: {2 * n} module DOFs beside {n} structure DOFs make rows of "
+                                          f"{8 * n} numbers, more than the {6 * n} of the DOF cap") in err, err
+    assert not (tmp_path / "many.h5").exists()
