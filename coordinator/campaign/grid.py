@@ -10,6 +10,7 @@ copy of the experiment's configuration (a nested dict).
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,9 +29,12 @@ class Run:
 
     @property
     def run_id(self) -> str:
-        """A file-name-safe id, the same in every session for the same values and seed (the draws follow
-        from the seed)."""
+        """A file-name-safe id, the same in every session for the same values, seed and draws: a digest of the
+        draws ends it, so a campaign whose ``[campaign.random]`` changed makes its runs again instead of taking
+        the old files for them."""
         parts = [f"{key}={value}" for key, value in self.values] + [f"seed={self.seed}"]
+        if self.drawn:
+            parts.append(f"draws={hashlib.sha256(repr(self.drawn).encode()).hexdigest()[:12]}")
         return "_".join(parts).replace("/", "-").replace(" ", "")
 
 

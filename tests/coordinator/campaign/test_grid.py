@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from hybridsim.coordinator.campaign.draws import with_draws
 from hybridsim.coordinator.campaign.grid import apply, expand
 from hybridsim.coordinator.errors import UsageError
 
@@ -47,3 +48,14 @@ def test_unknown_table_is_one_line():
     config = tomllib.loads(EXAMPLE.read_text())
     with pytest.raises(UsageError, match=r"no table \[nowhere\]"):
         apply(config, expand({"nowhere.scale": [1.0]})[0])
+
+
+def test_a_changed_random_table_changes_the_run_ids_and_the_same_one_keeps_them():
+    """A campaign started again with other distributions must not take the old runs' files for its own."""
+    runs = expand({"ground_motion.scale": [0.2]}, trials=2)
+    law = {"modules.0.config.stiffness": {"distribution": "normal", "mean": 100.0, "std": 10.0}}
+    wider = {"modules.0.config.stiffness": {"distribution": "normal", "mean": 100.0, "std": 20.0}}
+    ids = [r.run_id for r in with_draws(runs, law)]
+    assert ids == [r.run_id for r in with_draws(runs, law)]
+    assert not set(ids) & {r.run_id for r in with_draws(runs, wider)}
+    assert ids[1].startswith("ground_motion.scale=0.2_seed=1_draws=")
