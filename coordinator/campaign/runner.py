@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hybridsim.coordinator.campaign.grid import Run, apply
 from hybridsim.coordinator.config_text import parse_config_text, read_config_text
-from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.problems.executors import EXECUTORS, Progress, Resources
 from hybridsim.coordinator.recorder import read_checkpoint
@@ -39,22 +40,31 @@ class Row:
 
 def run_one(experiment: str, run: Run, out_dir: str) -> Row:
     """Make, resume or find the run's results file ``out_dir/<run id>.h5`` (made afresh when a file left by a
-    run that died has no checkpoint or cannot be read; a file a live run holds is refused, never made twice)."""
+    run that died has no checkpoint or cannot be read; a file a live run holds is refused, never made twice).  A run
+    a module stops (a limit, a refusal) is a row whose status says why, not the end of the campaign."""
     path = Path(out_dir) / f"{run.run_id}.h5"
     start = time.perf_counter()
-    result = None
-    if path.exists():
-        attrs = _attributes(path)
-        if attrs.get("status") == "completed":
-            return Row(run, "completed", "found", 0.0, str(path), json.loads(attrs.get("summary", "{}")))
-        result, how = (resume_run(path), "resumed") if _checkpointed(path) else (None, "made")
-    if result is None:
+    how = "made"
+    try:
+        if path.exists():
+            attrs = _attributes(path)
+            if attrs.get("status") == "completed":
+                return Row(run, "completed", "found", 0.0, str(path), json.loads(attrs.get("summary", "{}")))
+            if _checkpointed(path):
+                how = "resumed"
+                return _row(run, how, start, path, resume_run(path).summary)
         source = read_config_text(Path(experiment))
         table = apply(parse_config_text(source, "TOML"), run)
         parsed = parse_experiment(table, base_dir=Path(experiment).resolve().parent, source=source)
-        result, how = run_experiment(parsed, output=path, overwrite=True), "made"
-    status = str(stored_attributes(path).get("status", "?"))
-    return Row(run, status, how, time.perf_counter() - start, str(path), dict(result.summary))
+        return _row(run, how, start, path, run_experiment(parsed, output=path, overwrite=True).summary)
+    except RunStopped as exc:  # a module refused or failed a step: this run's row says so, the campaign goes on
+        return _row(run, how, start, path, {"stop_reason": str(exc)})
+
+
+def _row(run: Run, how: str, start: float, path: Path, summary: Mapping[str, Any]) -> Row:
+    """The row of a run that ended (its file's status: completed, or stopped and why)."""
+    status = str(_attributes(path).get("status", "stopped"))
+    return Row(run, status, how, time.perf_counter() - start, str(path), dict(summary))
 
 
 def _attributes(path: Path) -> dict[str, Any]:

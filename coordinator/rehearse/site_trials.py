@@ -10,7 +10,6 @@ limits are set against (:data:`hybridsim.coordinator.rehearse.envelope.UNITS`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 from hybridsim.coordinator.campaign.draws import with_draws
 from hybridsim.coordinator.campaign.grid import Run
 from hybridsim.coordinator.campaign.runner import Row, run_one
-from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.experiment import Experiment
 from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
 from hybridsim.coordinator.rehearse.actuator_figures import figures
@@ -50,24 +49,13 @@ def trial_name(run: Run) -> str:
     return f"trial {run.seed} ({', '.join(f'{key} = {value:.6g}' for key, value in run.drawn)})"
 
 
-def run_trial(experiment: str, run: Run, out_dir: str) -> Row:
-    """One trial by the campaign runner's :func:`run_one`; a trial its site's gate or guard stops is a row of
-    status ``stopped`` with the reason (the runner raises it), not the end of the rehearsal."""
-    start = time.perf_counter()
-    try:
-        return run_one(experiment, run, out_dir)
-    except RunStopped as exc:
-        return Row(run, "stopped", "made", time.perf_counter() - start, str(Path(out_dir) / f"{run.run_id}.h5"),
-                   {"stop_reason": str(exc)})
-
-
 def run_trials(path: Path, runs: list[Run], out: Path, executor: str, workers: int,
                scheduler: str | None) -> list[Row]:
     """Every trial's row, in order, its results file in ``out/trials`` (workers spawned, as the campaign
     runner's: a forked one inherits a results writer it cannot wait for)."""
     (out / "trials").mkdir(parents=True, exist_ok=True)
     jobs = [(str(path), run, str(out / "trials")) for run in runs]
-    return EXECUTORS[executor](run_trial, jobs, Resources(workers, scheduler, "spawn"), None)
+    return EXECUTORS[executor](run_one, jobs, Resources(workers, scheduler, "spawn"), None)
 
 
 def _column(dataset: Any) -> np.ndarray:
