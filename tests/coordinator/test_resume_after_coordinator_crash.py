@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from hybridsim.coordinator.cli import main
+from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import run_experiment
 from tests.coordinator.test_resume import experiment
@@ -50,6 +52,24 @@ def kill_at_first_checkpoint(experiment_file: Path, results: Path, timeout_s: fl
         time.sleep(0.01)
     runner.send_signal(signal.SIGKILL)
     runner.wait()
+
+
+def resumed_equals_uninterrupted(tmp_path: Path, table: Callable[[str, bool], dict], datasets: tuple[str, ...],
+                                 timeout_s: float = 120.0) -> dict:
+    """``table(name, local)``'s experiment run whole in one process (local) and on daemons whose coordinator is
+    killed at its first checkpoint and resumed (``hybridsim resume``, fresh daemons): each of ``datasets`` equal
+    bit for bit; the uninterrupted run's results."""
+    run_experiment(parse_experiment(table("reference", False), base_dir=tmp_path))
+    reference = read_results(tmp_path / "reference.h5")
+    path = tmp_path / "killed.toml"
+    path.write_text(_toml(table("killed", True)))
+    kill_at_first_checkpoint(path, tmp_path / "killed.h5", timeout_s=timeout_s)
+    assert main(["resume", str(tmp_path / "killed.h5"), "--quiet"]) == 0
+    final = read_results(tmp_path / "killed.h5")
+    assert final["attrs"]["status"] == "completed"
+    for dataset in datasets:
+        np.testing.assert_array_equal(final[dataset], reference[dataset])
+    return reference
 
 
 def _has_checkpoint(path) -> bool:

@@ -6,19 +6,20 @@ uninterrupted run in one process."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.problems.dynamic import chain
 from hybridsim.coordinator.problems.dynamic.runs import sine_record
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.simulation import run_experiment
-from tests.coordinator.test_resume_after_coordinator_crash import _toml, kill_at_first_checkpoint
+from tests.coordinator.test_resume_after_coordinator_crash import resumed_equals_uninterrupted
 
 DT, DURATION = 0.01, 1.0
+DATASETS = ("displacement", "velocity", "modules/lower/force", "modules/upper/force")
 MODEL = Path(__file__).resolve().parent / "models" / "yielding_chain.py"
 
 
@@ -39,16 +40,7 @@ def _table(tmp_path: Path, name: str, local: bool, yielding: bool = True) -> dic
 
 
 def test_a_yielding_dynamic_daemon_resumes_bit_for_bit_after_the_coordinator_was_killed(tmp_path) -> None:
-    run_experiment(parse_experiment(_table(tmp_path, "reference", False), base_dir=tmp_path))
-    reference = read_results(tmp_path / "reference.h5")
-    path = tmp_path / "killed.toml"
-    path.write_text(_toml(_table(tmp_path, "killed", True)))
-    kill_at_first_checkpoint(path, tmp_path / "killed.h5", timeout_s=120.0)
-    assert main(["resume", str(tmp_path / "killed.h5"), "--quiet"]) == 0
-    final = read_results(tmp_path / "killed.h5")
-    assert final["attrs"]["status"] == "completed"
-    for dataset in ("displacement", "velocity", "modules/lower/force", "modules/upper/force"):
-        np.testing.assert_array_equal(final[dataset], reference[dataset])
+    reference = resumed_equals_uninterrupted(tmp_path, partial(_table, tmp_path), DATASETS)
     run_experiment(parse_experiment(_table(tmp_path, "elastic", False, yielding=False), base_dir=tmp_path))
     elastic = read_results(tmp_path / "elastic.h5")["displacement"]
     off = np.max(np.abs(reference["displacement"] - elastic)) / np.max(np.abs(elastic))
