@@ -54,15 +54,19 @@ def kill_at_first_checkpoint(experiment_file: Path, results: Path, timeout_s: fl
     runner.wait()
 
 
-def resumed_equals_uninterrupted(tmp_path: Path, table: Callable[[str, bool], dict], datasets: tuple[str, ...],
+def resumed_equals_uninterrupted(tmp_path: Path, table: Callable[[str], dict], datasets: tuple[str, ...],
                                  timeout_s: float = 120.0) -> dict:
-    """``table(name, local)``'s experiment run whole in one process (local) and on daemons whose coordinator is
-    killed at its first checkpoint and resumed (``hybridsim resume``, fresh daemons): each of ``datasets`` equal
-    bit for bit; the uninterrupted run's results."""
-    run_experiment(parse_experiment(table("reference", False), base_dir=tmp_path))
+    """``table(name)``'s experiment (its results ``tmp_path/<name>.h5``) run whole with every module in this process,
+    and with every module a daemon the coordinator starts (``address = "local"``), the coordinator killed at its
+    first checkpoint and resumed (``hybridsim resume``, fresh daemons): each of ``datasets`` equal bit for bit; the
+    uninterrupted run's results."""
+    run_experiment(parse_experiment(table("reference"), base_dir=tmp_path))
     reference = read_results(tmp_path / "reference.h5")
+    on_daemons = table("killed")
+    for module in on_daemons["modules"]:
+        module["address"] = "local"
     path = tmp_path / "killed.toml"
-    path.write_text(_toml(table("killed", True)))
+    path.write_text(_toml(on_daemons))
     kill_at_first_checkpoint(path, tmp_path / "killed.h5", timeout_s=timeout_s)
     assert main(["resume", str(tmp_path / "killed.h5"), "--quiet"]) == 0
     final = read_results(tmp_path / "killed.h5")

@@ -17,16 +17,13 @@ DT, DURATION = 0.01, 3.0
 DATASETS = ("displacement", "velocity", "modules/lower/force", "modules/upper/force")
 
 
-def _table(tmp_path, name: str, local: bool) -> dict:
+def _table(tmp_path, name: str) -> dict:
     record_file, record = sine_record(tmp_path, DT, DURATION)
     table = chain.experiment_table(-0.05, 1, record_file, record, DT, DURATION, str(tmp_path / f"{name}.h5"))
     upper = table["modules"][1]["config"]["dynamic"]
     upper["substeps"] = 3                                          # the upper module sub-steps
     np.savetxt(tmp_path / "upper_record.csv", np.asarray(upper.pop("ground_acceleration")), delimiter=",")
     upper["ground_acceleration_file"] = "upper_record.csv"         # and reads its record from a file
-    for module in table["modules"]:
-        if local:
-            module["address"] = "local"
     table["output"]["checkpoint_every"] = 20
     return table
 

@@ -23,7 +23,7 @@ DATASETS = ("displacement", "velocity", "modules/lower/force", "modules/upper/fo
 MODEL = Path(__file__).resolve().parent / "models" / "yielding_chain.py"
 
 
-def _table(tmp_path: Path, name: str, local: bool, yielding: bool = True) -> dict:
+def _table(tmp_path: Path, name: str, yielding: bool = True) -> dict:
     record_file, record = sine_record(tmp_path, DT, DURATION)
     (tmp_path / MODEL.name).write_text(MODEL.read_text())       # a model file lies beside its configuration
     table = chain.experiment_table(0.0, 1, record_file, record, DT, DURATION, str(tmp_path / f"{name}.h5"))
@@ -32,16 +32,13 @@ def _table(tmp_path: Path, name: str, local: bool, yielding: bool = True) -> dic
         "path_independent": False, "control": [{"name": "x2", "node": 2, "dof": 1}],
         "dynamic": {"alpha": 0.0, "integrator": "opensees", "rayleigh": [chain.RAYLEIGH, 0.0],
                     "ground_acceleration": record.tolist(), "ground_acceleration_dt": DT}}}
-    for module in table["modules"]:
-        if local:
-            module["address"] = "local"
     table["output"]["checkpoint_every"] = 40
     return table
 
 
 def test_a_yielding_dynamic_daemon_resumes_bit_for_bit_after_the_coordinator_was_killed(tmp_path) -> None:
     reference = resumed_equals_uninterrupted(tmp_path, partial(_table, tmp_path), DATASETS)
-    run_experiment(parse_experiment(_table(tmp_path, "elastic", False, yielding=False), base_dir=tmp_path))
+    run_experiment(parse_experiment(_table(tmp_path, "elastic", yielding=False), base_dir=tmp_path))
     elastic = read_results(tmp_path / "elastic.h5")["displacement"]
     off = np.max(np.abs(reference["displacement"] - elastic)) / np.max(np.abs(elastic))
     print(f"x2 of the yielding chain off the elastic one's by {off:.2f} of its peak")
