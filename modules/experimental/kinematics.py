@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hybridsim.modules.config_schema import Key, Number, Numbers, Schema
+from hybridsim.modules.kernels import kernel
 
 CONFIG = Schema("coupler", "The maRTHS coupler: two actuators attached to one node (x, theta).", {
     "offset": Key(Number("m"), "horizontal offset x_v of the attachment points", required=True),
@@ -42,10 +43,9 @@ class Coupler:
         return cls(arms, (math.radians(angles_deg[0]), math.radians(angles_deg[1])))
 
     def strokes(self, x, theta) -> np.ndarray:
-        """Actuator strokes [a1, a2] (m) that put the node at x (m) and theta (rad): the targets."""
-        (d1, d2), (a1, a2) = self.arms, self.angles
-        return np.array([x + d1 * (np.cos(theta + a1) - np.cos(a1)),
-                         x + d2 * (np.cos(theta + a2) - np.cos(a2))])
+        """Actuator strokes [a1, a2] (m) that put the node at x (m) and theta (rad): the targets
+        (:func:`coupler_strokes`)."""
+        return np.array(coupler_strokes(*self.arms, *self.angles, x, theta))
 
     def frame(self, stroke1, stroke2) -> tuple:
         """(x, theta) estimated from measured strokes (m), as the benchmark's block computes it.
@@ -54,6 +54,17 @@ class Coupler:
         x = a1 - d1 (cos(alpha1 + s) - cos alpha1): s, not theta, inside the
         cosine, which leaves an O(theta^3) error in x (2e-8 m at 0.01 rad).
         """
-        (d1, d2), (a1, a2) = self.arms, self.angles
-        s = (stroke1 - stroke2) / (2 * d2 * np.sin(a2))
-        return stroke1 - d1 * (np.cos(a1 + s) - np.cos(a1)), np.arcsin(s)
+        return coupler_frame(*self.arms, *self.angles, stroke1, stroke2)
+
+
+@kernel
+def coupler_strokes(d1: float, d2: float, a1: float, a2: float, x, theta) -> tuple:
+    """s_i = x + d_i (cos(theta + alpha_i) - cos alpha_i) (m) for floats or arrays x, theta (:meth:`Coupler.strokes`)."""
+    return x + d1 * (np.cos(theta + a1) - np.cos(a1)), x + d2 * (np.cos(theta + a2) - np.cos(a2))
+
+
+@kernel
+def coupler_frame(d1: float, d2: float, a1: float, a2: float, stroke1, stroke2) -> tuple:
+    """The benchmark's (x, theta) of two measured strokes (:meth:`Coupler.frame`)."""
+    s = (stroke1 - stroke2) / (2 * d2 * np.sin(a2))
+    return stroke1 - d1 * (np.cos(a1 + s) - np.cos(a1)), np.arcsin(s)
