@@ -18,6 +18,7 @@ Config table (SI, plant units where named)::
     actuators = [{model = "first-order", bandwidth = 700.0}, {model = "delay", samples = 3}, ...]
                  (one table per actuator, hybridsim.modules.plant.channels: ideal, delay, first-order,
                  transfer-function, state-space)
+                 either form: delay (s) and gain, knobs added to the dynamics (hybridsim.modules.plant.knobs)
     [noise]      stroke sensors: sigma (plant units), seed, shared = true, quantum, limit (plant units)
     [load_cells] sigma (N), seed, shared, quantum (N), limit (N)
     [specimen]   the virtual specimen (hybridsim.modules.plant.virtual_specimen): kind = "linear" | "spring" |
@@ -45,6 +46,7 @@ from hybridsim.wire.contract import Command, Description, Dof, ModuleError, Reco
 from hybridsim.modules.plant.actuators import Actuators, InstantActuators, LinearActuators
 from hybridsim.modules.plant.channels import ChannelActuators
 from hybridsim.modules.plant.daq import CommandDaq
+from hybridsim.modules.plant.knobs import KnobbedActuators
 from hybridsim.modules.plant.lab import VirtualLab
 from hybridsim.modules.plant.sensors import Sensor, SensorNoise
 from hybridsim.modules.plant import specimen_kinds
@@ -56,14 +58,18 @@ _POSITIVE = Number(minimum=0, open_minimum=True)
 _STATE_SPACE = {"a": Key(Numbers("1/s", (2,)), "n x n", required=True),
                 "b": Key(Numbers("", (2,)), "n x inputs", required=True),
                 "c": Key(Numbers("", (2,)), "outputs x n", required=True)}
-ACTUATORS = Schema("actuators", "One multi-input system from commands to strokes (plant units).", variants=Variants(
+KNOBS = {"delay": Key(Number("s", 0), "a transport delay added before the dynamics (a rehearsal's delay margin; "
+                      "hybridsim.modules.plant.knobs: linear between samples)", default=0.0),
+         "gain": Key(Number("", 0, open_minimum=True), "a factor on the strokes reached (a plant gain error; 1: none)",
+                     default=1.0)}
+ACTUATORS = Schema("actuators", "One multi-input system from commands to strokes (plant units).", KNOBS, variants=Variants(
     "model", {
         "ideal": Schema("ideal actuators", "The stroke is the command, at once."),
         "state-space": Schema("state-space actuators", "Continuous x' = a x + b u, y = c x (plant units), sampled "
                               "by a fixed-step RK4 at dt (the identified maRTHS plant).", _STATE_SPACE),
     }, doc="the actuator model"))
 CHANNEL = Schema("actuator", "One actuator's own dynamics (hybridsim.modules.plant.channels), sampled exactly at dt.",
-                 variants=Variants("model", {
+                 KNOBS, variants=Variants("model", {
                      "ideal": Schema("ideal", "The command of sample k is reached at k + 1."),
                      "delay": Schema("delay", "The command of sample k is reached at k + d.", {
                          "samples": Key(Integer(1, unit="samples"), "d", required=True)}),
@@ -117,7 +123,21 @@ CONFIG = Schema("plant", "A virtual lab driven one control sample per step: actu
 
 
 def build_actuators(table: Any, channels: int, sample_period: float) -> Actuators:
-    """The lab's actuators: one multi-input table (ideal, state-space) or one table per actuator."""
+    """The lab's actuators: one multi-input table (ideal, state-space) or one table per actuator, with their
+    ``delay`` and ``gain`` knobs (hybridsim.modules.plant.knobs) where any is set."""
+    actuators = _dynamics(table, channels, sample_period)
+    tables = table if isinstance(table, list) else [table] * channels
+    delays, gains = ([t.get(key, none) for t in tables] for key, none in (("delay", 0.0), ("gain", 1.0)))
+    if all(d == 0.0 for d in delays) and all(g == 1.0 for g in gains):
+        return actuators
+    try:
+        return KnobbedActuators(actuators, delays, gains, sample_period)
+    except (TypeError, ValueError) as exc:
+        raise ModuleError(f"plant module: actuators: {exc}") from None
+
+
+def _dynamics(table: Any, channels: int, sample_period: float) -> Actuators:
+    """The actuators' own dynamics, without knobs."""
     if isinstance(table, list):
         if len(table) != channels:
             raise ModuleError(f"plant module: actuators gives {len(table)} tables for {channels} actuators (dofs)")
