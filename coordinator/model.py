@@ -130,6 +130,8 @@ class DofReduction:
 
     def __init__(self, model: StructuralModel, stiffness: np.ndarray | sp.csr_matrix, condense: bool) -> None:
         self.model = model
+        self.initial_stiffness = stiffness
+        """K_I over all the structure's DOFs, as the pre-test measured it"""
         if condense and sp.issparse(model.mass):
             raise ValueError("structure.condense_massless: a sparse structure integrates every DOF")
         massive = np.arange(model.ndof) if sp.issparse(model.mass) else massive_dofs(model.mass)

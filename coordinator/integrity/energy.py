@@ -15,15 +15,31 @@ rule of the average-acceleration (Newmark 1/4, 1/2) integrator, so that for it t
 
     E_in = sum 1/2 (p_n + p_{n+1}) . (x_{n+1} - x_n),  p = -M r a_g
     E_k = 1/2 v^T M v,   E_d = sum 1/2 (C v_n + C v_{n+1}) . (x_{n+1} - x_n),
-    E_r = sum 1/2 (r_n + r_{n+1}) . (x_{n+1} - x_n)   (elastic + hysteretic)
+    W_r = sum 1/2 (r_n + r_{n+1}) . (x_{n+1} - x_n)   (restoring work: elastic + hysteretic)
+
+    E_in = E_k + E_d + E_s,el + E_h + E_err
+
+W_r splits into the recoverable strain energy E_s,el, a function of the present restoring force alone, and the
+hysteretic (dissipated plastic) energy E_h = W_r - E_s,el (Uang & Bertero 1990, "Evaluation of seismic energy in
+structures", EESD 19(1):77-90, relative-energy form: the absorbed E_a = E_s + E_h). A yielding spring unloads
+along its initial stiffness k0, so its recoverable energy at force f is f^2 / (2 k0); a group of modules sharing
+DOFs, with initial stiffness K0 over those DOFs, 1/2 r^T K0^+ r (K0^+ the pseudo-inverse: a floating group's r is
+self-equilibrated, in the range of K0). A linear structure has E_s,el = 1/2 x^T K x and E_h = 0. The remainder
+E_err = E_in - (E_k + E_d + W_r) is what the integrator added. W_r is the work of the measured forces on the
+structure's displacement, so a site's transfer-system error (E_err of the site, above: what a lag added) is in
+W_r and so in E_h, with a negative sign; it is reported per site beside.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401 - sp.linalg.splu
 
 
 def trapezoid_work(force_before: np.ndarray, force_after: np.ndarray, increment: np.ndarray) -> float:
@@ -55,14 +71,56 @@ class EnergyError:
 
 
 @dataclass
+class StrainEnergy:
+    """The recoverable strain energy E_s,el [J] of the structure's modules at their initial stiffness K0 (N/m):
+    1/2 r_g^T K0_g^+ r_g summed over the groups of modules sharing DOFs (a module sharing none is its own group,
+    so that two yielding modules on separate DOFs are unloaded each along its own K0). Evaluated on demand, never
+    in the step loop: it depends on the present force only."""
+
+    groups: list[tuple[np.ndarray, Any]]
+    """each group's DOFs in the structure's and its K0 block"""
+    _solvers: dict[int, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, stiffness: Any, modules: Sequence[np.ndarray]) -> StrainEnergy:
+        """From K0 over the structure's DOFs (dense or CSR, as the pre-test measured it) and each module's DOFs."""
+        groups: list[set[int]] = []
+        for index in modules:
+            dofs = {int(i) for i in index}
+            for group in [g for g in groups if g & dofs]:
+                groups.remove(group)
+                dofs |= group
+            groups.append(dofs)
+        blocks = []
+        for group in groups:
+            index = np.array(sorted(group))
+            blocks.append((index, stiffness[index][:, index] if sp.issparse(stiffness) else
+                           np.asarray(stiffness, float)[np.ix_(index, index)]))
+        return cls(blocks)
+
+    def __call__(self, restoring: np.ndarray) -> float:
+        """E_s,el [J] at the restoring force ``restoring`` over the structure's DOFs [N]."""
+        total = 0.0
+        for g, (index, block) in enumerate(self.groups):
+            if g not in self._solvers:  # dense: K0^+; sparse: LU (which refuses a floating group)
+                self._solvers[g] = (sp.linalg.splu(block.tocsc()).solve if sp.issparse(block)
+                                    else scipy.linalg.pinvh(block).__matmul__)
+            r = restoring[index]
+            total += 0.5 * float(r @ self._solvers[g](r))
+        return total
+
+
+@dataclass
 class EnergyBalance:
-    """The whole structure's energy [J] by the trapezoidal rule: input, kinetic, damped and restoring work.
+    """The whole structure's energy [J] by the trapezoidal rule: input, kinetic, damped and restoring work, the
+    latter split into elastic and hysteretic.
 
     Two products a step (M v, C v; C v_n kept from the step before) and dot products: O(n^2) dense, O(nnz)
     sparse, no history."""
 
     mass: Any
     damping: Any
+    strain: StrainEnergy
     input: float = 0.0
     kinetic: float = 0.0
     damped: float = 0.0
@@ -80,7 +138,19 @@ class EnergyBalance:
             self.restoring += 0.5 * float((r0 + restoring) @ dx)
         self.kinetic = 0.5 * float(v @ (self.mass @ v))
         self._last = (x, damped, np.array(load, float), np.array(restoring, float))
+
+    @property
+    def elastic(self) -> float:
+        """E_s,el [J]: the recoverable strain energy at the last step's restoring force."""
+        return self.strain(self._last[3]) if self._last is not None else 0.0
+
+    @property
+    def hysteretic(self) -> float:
+        """E_h = W_r - E_s,el [J]: the work the restoring forces dissipated (plastic; less what a site's
+        transfer system added, its energy error)."""
+        return self.restoring - self.elastic
+
     @property
     def residual(self) -> float:
-        """E_in - (E_k + E_d + E_r) [J]: what the integrator (and the transfer system) added."""
+        """E_err = E_in - (E_k + E_d + E_s,el + E_h) = E_in - (E_k + E_d + W_r) [J]: what the integrator added."""
         return self.input - (self.kinetic + self.damped + self.restoring)

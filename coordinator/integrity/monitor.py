@@ -18,7 +18,7 @@ import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.integrity.delay import DelayEstimate
-from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError
+from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy
 from hybridsim.coordinator.integrity.rules import Rule
 from hybridsim.coordinator.integrity.tracking import TrackingIndicator
 
@@ -72,15 +72,16 @@ class IntegrityMonitor:
     """A :data:`~hybridsim.coordinator.control.StepListener`: the structure's energy balance and each watched
     module's indicators, compared with their thresholds after every step."""
 
-    def __init__(self, watched: list[Watched], partition: Any, model: Any, stop: Stop,
+    def __init__(self, watched: list[Watched], partition: Any, model: Any, strain: StrainEnergy, stop: Stop,
                  say: Callable[[str], None] = log.warning) -> None:
         """``partition``: its ``sent`` are the commands; ``model``: M, C and -M r (N per m/s^2, a column per
-        excitation component); ``stop``: tells the status; ``say``: where a crossing is said (the log)."""
+        excitation component); ``strain``: the modules' recoverable energy; ``stop``: tells the status; ``say``:
+        where a crossing is said (the log)."""
         shape = np.asarray(model.load_shape(), float)
         self.watched, self.partition, self.stop, self.say = watched, partition, stop, say
         self.load_shape = shape.reshape(shape.shape[0], -1)
         mass, damping = model.mass, model.damping
-        self.balance = EnergyBalance(mass=mass, damping=damping)
+        self.balance = EnergyBalance(mass=mass, damping=damping, strain=strain)
         self.ground = "ground_components" if shape.ndim == 2 else "ground_acceleration"
         self.crossings: list[dict[str, Any]] = []
         """every threshold crossed: module, indicator, value, threshold, step, time (s), action"""
@@ -113,7 +114,7 @@ class IntegrityMonitor:
         b = self.balance
         return {"integrity": {
             "balance_j": {"input": b.input, "kinetic": b.kinetic, "damped": b.damped, "restoring": b.restoring,
-                          "residual": b.residual},
+                          "elastic": b.elastic, "hysteretic": b.hysteretic, "residual": b.residual},
             "modules": {s.name: {**s.values(b.input), "energy_error_j": s.energy.value} for s in self.watched},
             "crossings": self.crossings}}
 
@@ -151,7 +152,8 @@ def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt:
     watched = [Watched(s.name, s.index, rules[s.name], dt, _hold(s.module)) for s in partition.slots if s.name in rules]
     if not watched:
         return None
-    monitor = IntegrityMonitor(watched, partition, start.reduction.model, stop)
+    strain = StrainEnergy.of(start.reduction.initial_stiffness, [s.index for s in partition.slots])
+    monitor = IntegrityMonitor(watched, partition, start.reduction.model, strain, stop)
     monitor.begin(start.step, start.window.view)
     return monitor
 

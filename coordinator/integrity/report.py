@@ -18,11 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.integrity.energy import StrainEnergy
 from hybridsim.coordinator.integrity.monitor import IntegrityMonitor, Watched
 from hybridsim.coordinator.integrity.rules import site_rules
 
 BEFORE_S = 2.0
 """seconds of commands and measurements shown before the first crossing"""
+
+
+BALANCE_LABELS = {"elastic": "elastic strain", "hysteretic": "hysteretic (less a transfer system's addition)",
+                  "residual": "residual (integrator)"}
 
 
 @dataclasses.dataclass
@@ -54,18 +59,20 @@ def replay(arrays: Mapping[str, np.ndarray], table: Mapping[str, Any], dofs: Seq
     rules = site_rules(table.get("integrity", {}), modules) if "integrity" in table else {}
     if not rules or "model/mass" not in arrays:
         return None
-    index = {name: [list(dofs).index(d) for d in module_dofs[name]] for name in rules}
+    index = {name: [list(dofs).index(d) for d in names] for name, names in module_dofs.items()}
     dt = float(arrays["time"][1] - arrays["time"][0]) if arrays["time"].size > 1 else 1.0
     watched = [Watched(name, np.asarray(index[name]), dataclasses.replace(rule, action="warn"), dt)
                for name, rule in rules.items()]
     influence = np.asarray(table["structure"].get("influence", [1.0] * len(dofs)), float)
     sent = _Sent(np.zeros(len(dofs)))
+    strain = StrainEnergy.of(arrays["model/initial_stiffness"], [np.asarray(i) for i in index.values()])
     monitor = IntegrityMonitor(watched, sent, _Model(arrays["model/mass"], arrays["model/damping"], influence),
-                               lambda *_: None, say=lambda _: None)  # the run said its crossings
+                               strain, lambda *_: None, say=lambda _: None)  # the run said its crossings
     rows = arrays["time"].size
     out: dict[str, Any] = {"time": arrays["time"], "modules": {w.name: {"energy_error": np.zeros(rows),
                                                                          "tracking": np.zeros(rows)} for w in watched},
-                           "balance": {k: np.zeros(rows) for k in ("input", "kinetic", "damped", "restoring")}}
+                           "balance": {k: np.zeros(rows) for k in ("input", "kinetic", "damped", "elastic", "hysteretic",
+                                                                   "residual")}}
     for n in range(rows):
         sent.sent = arrays["displacement"][n]
         (monitor.begin if n == 0 else monitor)(n, arrays)
@@ -103,9 +110,7 @@ def figure_png(replayed: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
         before.plot(t[window], 1e3 * command[window], label=f"{name}: command")
         before.plot(t[window], 1e3 * measured[window], ls="--", label=f"{name}: measured")
     for key, series in replayed["balance"].items():
-        balance.plot(t, series, label=key if key != "restoring" else "restoring (specimens and transfer error)")
-    b = replayed["balance"]
-    balance.plot(t, b["input"] - b["kinetic"] - b["damped"] - b["restoring"], ls=":", label="residual (error)")
+        balance.plot(t, series, ls=":" if key == "residual" else "-", label=BALANCE_LABELS.get(key, key))
     for ax, title, xl, yl in ((error, "energy error", "t (s)", "E_err / E_in"), (balance, "energy balance", "t (s)",
                               "J"), (subspace, "synchronization subspace", "command (mm)", "measured (mm)"),
                               (before, f"the {BEFORE_S:g} s before the first crossing", "t (s)", "mm")):
