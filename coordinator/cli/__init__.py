@@ -79,16 +79,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hybridsim {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except RunStopped as exc:
-        print(f"hybridsim {args.command}: stopped: {exc}", file=sys.stderr)
+        print(f"hybridsim {args.command}: stopped: {exc}{_notes(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         named = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-        print(f"hybridsim {args.command}: interrupted{named}", file=sys.stderr)
+        print(f"hybridsim {args.command}: interrupted{named}{_notes(exc)}", file=sys.stderr)
         return 130  # SIGTERM alike (docker stop: tests/deploy/test_containers.py)
     except BrokenPipeError:  # the reader went away (`hybridsim examples | head`): quiet, as a shell tool
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not raise again
         return 128 + signal.SIGPIPE
+
+
+def _notes(exc: BaseException) -> str:
+    """What was added to a stop on its way out (e.g. what the results file keeps), on the same line."""
+    return "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import ExperimentError, load_experiment
 from hybridsim.coordinator.interrupts import interrupted_once
 from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_token, monitoring
 from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
+from hybridsim.coordinator.recorder import read_attributes, read_checkpoint
 from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experiment, stored_attributes,
                                               stored_experiment)
 
@@ -70,7 +71,8 @@ def main(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.experiment, network=args.network)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
-    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
+    with _says_what_is_kept(args.output or experiment.output), interrupted_once(), \
+            monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
                                     takeover=args.takeover, announce=_say(args), **with_bar(hooks, progress))
@@ -81,12 +83,31 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(stored_attributes(args.results), args.network)
-    with interrupted_once(), monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
+    with _says_what_is_kept(args.results), interrupted_once(), \
+            monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
                                 announce=_say(args), accept_changed=args.accept_changed,
                                 **with_bar(hooks, progress))
     return _report(args, result)
+
+
+@contextmanager
+def _says_what_is_kept(results: Path) -> Iterator[None]:
+    """A run that stops (a module lost, Ctrl-C) adds to its stop line what its results file keeps and how to go
+    on; nothing when the run stopped before it made the file."""
+    try:
+        yield
+    except (RunStopped, KeyboardInterrupt) as exc:
+        try:
+            attrs, checkpoint = read_attributes(results), read_checkpoint(results)
+        except (OSError, UsageError):
+            raise exc from None
+        if str(attrs.get("status", "")).startswith("stopped"):
+            exc.add_note(f"{results} keeps {int(attrs['completed_steps']) - 1} completed steps; " + (
+                f"`hybridsim resume {results}` continues from step {checkpoint.step}" if checkpoint else
+                "no checkpoint to resume from yet (output.checkpoint_every)"))
+        raise
 
 
 def _say(args: argparse.Namespace) -> Callable[[str], None] | None:

@@ -84,15 +84,17 @@ def test_a_signal_stops_the_run_closes_the_session_and_resume_ends_like_the_unin
             time.sleep(0.02)
         _, err = run.communicate(timeout=30)
         assert run.returncode == 130, err  # SIGINT and SIGTERM alike
-        assert err.strip().splitlines()[-1] == ("hybridsim run: interrupted" if signals[0] == signal.SIGINT else
-                                                "hybridsim run: interrupted by SIGTERM")
         assert read_attributes(output)["status"] == "stopped: interrupted"
         rows = _only_completed_rows(output)
         assert 300 < rows < 4119
+        checkpoint = (rows - 1) // 100 * 100  # the last multiple of checkpoint_every among the completed steps
+        assert err.strip().splitlines()[-1] == ("hybridsim run: interrupted" if signals[0] == signal.SIGINT else
+                                                "hybridsim run: interrupted by SIGTERM") + _kept(output, rows, checkpoint)
         assert "closed by the coordinator" in log.read_text()
         resumed = subprocess.run([sys.executable, "-m", "hybridsim", "resume", str(output), "--quiet"], cwd=tmp_path,
                                  capture_output=True, text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
+        assert f"resumed from the checkpoint at step {checkpoint}:" in resumed.stdout  # where the stop line said
     finally:
         site.send_signal(signal.SIGTERM)
         site.wait(30)
@@ -100,6 +102,13 @@ def test_a_signal_stops_the_run_closes_the_session_and_resume_ends_like_the_unin
     final = read_results(output)
     assert final["attrs"]["status"] == "completed"
     assert np.max(np.abs(final["displacement"] - reference.displacement)) <= 1e-12 * np.max(np.abs(reference.displacement))
+
+
+def _kept(output: Path, rows: int, checkpoint: int) -> str:
+    """What the stop line adds: the completed steps the file keeps (its rows less the initial state) and where a
+    resume starts."""
+    return (f"; {output} keeps {rows - 1} completed steps; `hybridsim resume {output}` continues from step "
+            f"{checkpoint}")
 
 
 def _in_process(tmp_path: Path):
@@ -130,8 +139,9 @@ def test_a_terminal_ctrl_c_ends_the_run_within_2_s_and_the_coordinator_stops_its
     os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
     _, err = run.communicate(timeout=30)
     elapsed = time.monotonic() - started
-    assert run.returncode == 130 and err.strip().splitlines()[-1] == "hybridsim run: interrupted"
     assert elapsed < 2.0
     assert read_attributes(output)["status"] == "stopped: interrupted"
-    _only_completed_rows(output)
+    rows = _only_completed_rows(output)
+    assert run.returncode == 130
+    assert err.strip().splitlines()[-1] == "hybridsim run: interrupted" + _kept(output, rows, (rows - 1) // 100 * 100)
     assert _daemons_of(run.pid) == []

@@ -85,7 +85,7 @@ def test_after_ctrl_c_the_progress_line_shows_the_steps_on_disk(tmp_path):
         if run.poll() is None:
             run.kill()
     lines = shown.decode().replace("\r\n", "\n").split("\n")
-    assert lines[-2:] == ["hybridsim run: interrupted", ""]
+    assert lines[-1] == "" and lines[-2].startswith(f"hybridsim run: interrupted; {output} keeps ")
     last = lines[-3].split("\r")[-1]  # what the terminal shows: the last redraw of the bar's line
     total = load_experiment(EXAMPLES / "frame_three_linear.toml").steps
     rows = int(read_attributes(output)["completed_steps"])
