@@ -3,7 +3,8 @@
     python benchmarks/writer_checksums.py [--rows 65536] [--repeats 3] [--json]
 
 The measurement is :func:`hybridsim.coordinator.recorder.cost.writer_checksums` (also `hybridsim bench`'s
-``writer_checksums``): the writer process's CPU time per row of the maRTHS frame's layout, and the file's size.
+``writer_checksums``): the writer process's CPU time per row of the maRTHS frame's layout, and the file's size,
+without and with checksums, and with checksums and the [integrity] indicators of its site.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures))
         return
-    for name in ("without", "with"):
+    for name, said in (("without", "without checksums"), ("with", "with checksums"),
+                       ("with_indicators", "with checksums and the indicators")):
         f = figures[name]
-        print(f"{name} checksums: writer {f['writer_cpu_us_per_row']:.2f} us of CPU per row (runs "
+        print(f"{said}: writer {f['writer_cpu_us_per_row']:.2f} us of CPU per row (runs "
               f"{f['runs_us_per_row']}), {f['bytes_per_row']:.0f} bytes per row")
     print(f"load average {figures['load_average'][0]:.2f}")
 

@@ -10,7 +10,9 @@ mat   one ``<stem>.mat``: each dataset under its path with ``/`` as ``_`` (``dis
       run was evaluated) and ``experiment`` (the experiment file's text)
 csv   ``<stem>.response.csv`` (time, ground acceleration and the global response), one
       ``<stem>.module.<name>.csv`` per module (time, what it measured), one
-      ``<stem>.module.<name>.<record>.csv`` per module record, and ``<stem>.run.json`` (status, stop,
+      ``<stem>.module.<name>.<record>.csv`` per module record, with [integrity] ``<stem>.integrity.csv`` (the
+      energy balance and energy error) and one ``<stem>.integrity.<name>.csv`` per watched module (its energy
+      error, tracking indicator and delay per DOF), and ``<stem>.run.json`` (status, stop,
       summary, J, units); every CSV header names its column and unit as ``quantity:dof [unit]``
 """
 
@@ -28,6 +30,7 @@ import numpy as np
 import scipy.io
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, INDICATORS, site_key
 from hybridsim.coordinator.recorder.read import _attributes, checked, open_read
 
 Format = Literal["mat", "csv"]
@@ -166,6 +169,11 @@ def _write_csvs(datasets: Mapping[str, Column], attrs: Mapping[str, Any], out: P
         for key in sorted(k for k in datasets if k.startswith(f"{prefix}records/")):
             record = key.removeprefix(f"{prefix}records/").replace("/", ".")
             written.append(_write_table(out / f"{stem}.module.{name}.{record}.csv", datasets, [key], time=False))
+    if BALANCE in datasets:  # [integrity]'s indicators: the structure's, then each watched module's
+        written.append(_write_table(out / f"{stem}.integrity.csv", datasets, [BALANCE, ENERGY_ERROR]))
+        for name in sorted({k.split("/")[2] for k in datasets if k.startswith("integrity/modules/")}):
+            written.append(_write_table(out / f"{stem}.integrity.{name}.csv", datasets,
+                                        [site_key(name, indicator) for indicator in INDICATORS]))
     run = {key: json.loads(attrs[key]) for key in ("stop", "summary", "J", "evaluation") if attrs.get(key)}
     run = {"status": attrs.get("status", ""), "experiment": attrs.get("experiment", ""), **run,
            "units": {k: c.units for k, c in datasets.items()}, "columns": {k: c.columns for k, c in datasets.items()}}

@@ -8,6 +8,7 @@ One step of the loop (:meth:`Pipeline.run`)::
     integration.step(n)                        # predict, correct against the modules' forces, commit
     committed = clock.now()
     rows.put(n, ground[n], committed - issued) # row n into the window
+    indicators(n)                              # [integrity]: the indicators into row n; a crossing acts
     queued = checkpoints.after(n)              # a block of rows or a checkpoint to the results writer
     records.after(n)                           # the modules' streamed records to the results writer
     observers.after(n)                         # listeners (the monitor), progress
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -400,6 +401,10 @@ class Pipeline:
     checkpoints: Checkpoints
     records: Records
     observers: Observers
+    indicators: Callable[[int], None] | None = None
+    """[integrity]'s monitor (:class:`~hybridsim.coordinator.integrity.monitor.IntegrityMonitor`): each step's
+    indicators into its row before the row may be queued for the results file, so no indicator is written
+    without its step, nor a step without its indicators"""
 
     def __post_init__(self) -> None:
         self.holds.recorder.on_stall = self._stalled
@@ -412,6 +417,7 @@ class Pipeline:
         """Steps ``first .. last`` (see the module docstring)."""
         holds, clock, integration, rows = self.holds, self.clock, self.integration, self.rows
         checkpoints, records, observers, ground = self.checkpoints, self.records, self.observers, integration.ground
+        indicators = self.indicators
         with clock.running():
             for n in range(first, last + 1):
                 stop_point()
@@ -420,6 +426,8 @@ class Pipeline:
                 integration.step(n)
                 committed = time.perf_counter()
                 rows.put(n, ground[n], committed - issued, integration.step_id)
+                if indicators is not None:
+                    indicators(n)
                 queued = checkpoints.after(n, integration.step_id)
                 records.after(n, integration.step_id)
                 observers.after(n)

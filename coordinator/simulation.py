@@ -29,7 +29,8 @@ from hybridsim.coordinator.config_text import rows_refusal
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
-from hybridsim.coordinator.integrity.monitor import integrity_monitor
+from hybridsim.coordinator.integrity.columns import indicator_columns, indicator_labels
+from hybridsim.coordinator.integrity.monitor import IntegrityMonitor, integrity_monitor
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import ScaledModule
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
@@ -340,9 +341,7 @@ class _Run:
         integrator.start(np.zeros(reduction.ndof), np.zeros(reduction.ndof),
                          reduction.force(model.ground_load(self.row_ground[0])), reduction.force(measured.rest_force))
         origin = np.zeros(reduction.ndof) if exp.program is not None else None
-        widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(model.ndof, widths, len(exp.components), exp.program is not None), widths)
-        window.descriptions = self.descriptions
+        window = self._window()
         recorder = _results_file(lambda: Recorder(
             self.output, window.columns, dofs=exp.dofs,
             attrs={"experiment": exp.name, "source": exp.source, "experiment_table": json.dumps(exp.table),
@@ -356,7 +355,8 @@ class _Run:
             checkpoint_state=checkpoint_state(integrator, origin) if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
-            | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {}),
+            | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {})
+            | indicator_labels({s.name: s.description for s in partition.slots if s.name in exp.integrity}),
             streamed=streamed))
         start = Start(integrator, reduction, window, recorder, 0, measured.last_step, measured.asymmetry,
                       Figures(Peaks(model.ndof), 0), periods=periods, origin=origin)
@@ -373,10 +373,7 @@ class _Run:
             except (KeyError, ModuleError) as exc:
                 raise RunStopped(f"module {slot.name!r} ({slot.where}) could not be restored: {exc}") from None
         rows = checkpoint.step + 1
-        widths = {s.name: s.ndof for s in partition.slots}
-        window = RowWindow(results_columns(len(exp.dofs), widths, len(exp.components), exp.program is not None),
-                           widths)
-        window.descriptions = self.descriptions
+        window = self._window()
         first = max(rows - window.capacity, 0)
         stored = read_rows(self.output, first, rows)
         n = len(exp.dofs)
@@ -398,6 +395,15 @@ class _Run:
         recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
         return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
                      resumed_from=checkpoint.step, periods=periods, origin=origin)
+
+    def _window(self) -> RowWindow:
+        """The run's window over every per-step dataset: the response, each module's, the watched ones' indicators."""
+        exp, slots = self.experiment, self.partition.slots
+        widths = {s.name: s.ndof for s in slots}
+        window = RowWindow(results_columns(len(exp.dofs), widths, len(exp.components), exp.program is not None)
+                           | indicator_columns({s.name: s.ndof for s in slots if s.name in exp.integrity}), widths)
+        window.descriptions = self.descriptions
+        return window
 
     def _announced(self, periods: tuple[float, ...]) -> tuple[float, ...]:
         """``periods`` (s), said before the first step."""
@@ -429,9 +435,8 @@ class _Run:
                 monitor = integrity_monitor(exp.integrity, partition, start, exp.dt,
                                             lambda text, n, t, name: status.stopped(text, step=n, time_s=t,
                                                                                     module=name, cause=text))
-                observers.listeners += (monitor,) if monitor else ()
                 try:
-                    self._pipeline(start, status, clock, observers).run(start.step + 1, exp.steps)
+                    self._pipeline(start, status, clock, observers, monitor).run(start.step + 1, exp.steps)
                 except BaseException as exc:
                     self._stopped(start, status, clock, exc, time.perf_counter() - wall_start)
                     raise
@@ -449,14 +454,15 @@ class _Run:
             figures["evaluation"] = _evaluate(exp, self.output)
         return RunResult(exp.dofs, start.reduction.stiffness, figures, self.output)
 
-    def _pipeline(self, start: Start, status: Status, clock: Clock, observers: Observers) -> Pipeline:
+    def _pipeline(self, start: Start, status: Status, clock: Clock, observers: Observers,
+                  indicators: IntegrityMonitor | None) -> Pipeline:
         """The step loop's parts over this run (see :mod:`hybridsim.coordinator.run_loop`)."""
         exp, partition = self.experiment, self.partition
         self.records.recorder = start.recorder
         return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer, start.recorder), clock=clock,
                         integration=self._integration(start, status), rows=self._rows(start),
                         checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
-                        records=self.records, observers=observers)
+                        records=self.records, observers=observers, indicators=indicators)
 
     def _integration(self, start: Start, status: Status) -> Integration | StagedIntegration:
         """The loop's integration part: the integrator over the excitation, or a test program's stages."""

@@ -1,9 +1,10 @@
-"""The indicators watched as the run goes: a step listener fed each committed row, O(1) a step.
+"""The indicators watched as the run goes: a part of the step loop fed each committed row, O(1) a step.
 
 From row n of the run's window (:mod:`hybridsim.coordinator.window`) it takes the structure's state and ground
 acceleration (the energy balance, :class:`EnergyBalance`) and, at each watched module's interface, the command
-(the structure's displacement at its DOFs), the measurement and the measured force (its energy error, and per DOF
-the tracking indicator and the online delay). A threshold crossed acts once per module and indicator, as its
+(the displacement sent to it), the measurement and the measured force (its energy error, and per DOF the tracking
+indicator and the online delay). It writes them into the same row (:mod:`~hybridsim.coordinator.integrity.columns`)
+before the row is queued for the results file. A threshold crossed acts once per module and indicator, as its
 :class:`~hybridsim.coordinator.integrity.rules.Rule` says: warn, hold the site's gate, or stop the run.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, site_key
 from hybridsim.coordinator.integrity.delay import DelayEstimate
 from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy
 from hybridsim.coordinator.integrity.rules import Rule
@@ -43,12 +45,16 @@ class Watched:
     delay: list[DelayEstimate] = field(default_factory=list)
     steps: int = 0
     crossed: set[str] = field(default_factory=set)
+    last: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("energy_error", "tracking", "delay"), 0.0))
+    """the indicators as last recorded: what the thresholds were compared with"""
     measured: str = ""
     """the results datasets of its measured displacement and force"""
     force: str = ""
 
     def __post_init__(self) -> None:
         self.measured, self.force = f"modules/{self.name}/displacement", f"modules/{self.name}/force"
+        self.keys = tuple(site_key(self.name, k) for k in ("energy_error", "tracking", "delay"))
+        """the results datasets of its indicators"""
         self.tracking = [TrackingIndicator() for _ in self.index]
         self.delay = [DelayEstimate(self.dt) for _ in self.index]
 
@@ -60,25 +66,34 @@ class Watched:
             delay.observe(float(c), float(m))
         self.steps += 1
 
-    def values(self, input_energy: float) -> dict[str, float]:
-        """The indicators as they stand: energy_error (1), tracking (m^2), delay (s; 0 until its memory passed)."""
+    def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> dict[str, float]:
+        """Its indicators as they stand into slot i of the window's ``arrays``: E_err / E_in (1), each DOF's TI
+        (m^2) and delay (s; 0 until its memory of about 1 / (1 - lambda) steps has passed); returns what the
+        thresholds are compared with: energy_error, the largest |TI| and |delay| over its DOFs."""
+        energy, tracking, delay = (arrays[key] for key in self.keys)
+        energy[i] = relative = self.energy.relative(input_energy)
         settled = self.steps * (1.0 - self.delay[0].forgetting) > 1.0 if self.delay else False
-        return {"energy_error": self.energy.relative(input_energy),
-                "tracking": max((abs(t.value) for t in self.tracking), default=0.0),
-                "delay": max((abs(d.delay) for d in self.delay), default=0.0) if settled else 0.0}
+        largest_ti = largest_tau = 0.0
+        for j, (t, d) in enumerate(zip(self.tracking, self.delay)):
+            tracking[i, j], tau = t.value, d.delay if settled else 0.0
+            delay[i, j] = tau
+            largest_ti, largest_tau = max(largest_ti, abs(t.value)), max(largest_tau, abs(tau))
+        self.last = {"energy_error": relative, "tracking": largest_ti, "delay": largest_tau}
+        return self.last
 
 
 class IntegrityMonitor:
-    """A :data:`~hybridsim.coordinator.control.StepListener`: the structure's energy balance and each watched
-    module's indicators, compared with their thresholds after every step."""
+    """The step loop's indicators part: the structure's energy balance and each watched module's indicators,
+    written into each step's row and compared with their thresholds."""
 
-    def __init__(self, watched: list[Watched], partition: Any, model: Any, strain: StrainEnergy, stop: Stop,
-                 say: Callable[[str], None] = log.warning) -> None:
+    def __init__(self, watched: list[Watched], partition: Any, model: Any, strain: StrainEnergy, window: Any,
+                 stop: Stop, say: Callable[[str], None] = log.warning) -> None:
         """``partition``: its ``sent`` are the commands; ``model``: M, C and -M r (N per m/s^2, a column per
-        excitation component); ``strain``: the modules' recoverable energy; ``stop``: tells the status; ``say``:
-        where a crossing is said (the log)."""
+        excitation component); ``strain``: the modules' recoverable energy; ``window``: the run's
+        :class:`~hybridsim.coordinator.window.RowWindow`, whose rows get the indicators; ``stop``: tells the
+        status; ``say``: where a crossing is said (the log)."""
         shape = np.asarray(model.load_shape(), float)
-        self.watched, self.partition, self.stop, self.say = watched, partition, stop, say
+        self.watched, self.partition, self.window, self.stop, self.say = watched, partition, window, stop, say
         self.load_shape = shape.reshape(shape.shape[0], -1)
         mass, damping = model.mass, model.damping
         self.balance = EnergyBalance(mass=mass, damping=damping, strain=strain)
@@ -86,21 +101,30 @@ class IntegrityMonitor:
         self.crossings: list[dict[str, Any]] = []
         """every threshold crossed: module, indicator, value, threshold, step, time (s), action"""
 
-    def begin(self, n: int, view: Mapping[str, Any]) -> None:
+    def begin(self, n: int) -> None:
         """Row n, where the loop begins (the pre-test's or a checkpoint's): the state the first step starts from;
-        its command is the structure's displacement (the pre-test's last probe is not a step's command)."""
-        row, i = _row(view, n)
+        its command is the structure's displacement (the pre-test's last probe is not a step's command). Its row
+        is not written: a fresh run's row 0 holds zeros (at rest, no input yet), a resumed run's is on disk."""
+        row, i = self.window.arrays, self.window.slot(n)
         x = self._state(row, i)
         for site in self.watched:
             site.observe(x[site.index], row[site.measured][i], row[site.force][i])
 
-    def __call__(self, n: int, view: Mapping[str, Any]) -> None:
-        row, i = _row(view, n)
+    def __call__(self, n: int) -> None:
+        """Step n: its indicators from its row, written into the row, then compared with the thresholds."""
+        row, i = self.window.arrays, self.window.slot(n)
         self._state(row, i)
-        sent, time_s = self.partition.sent, float(row["time"][i])
+        sent, b = self.partition.sent, self.balance
+        elastic = b.elastic
+        row[BALANCE][i] = (b.input, b.kinetic, b.damped, b.restoring, elastic, b.restoring - elastic, b.residual)
         for site in self.watched:
             site.observe(sent[site.index], row[site.measured][i], row[site.force][i])
-            self._compare(site, n, time_s)
+            site.record(row, i, b.input)
+        total = sum(site.energy.value for site in self.watched)
+        row[ENERGY_ERROR][i] = total / b.input if b.input > 0.0 else 0.0
+        time_s = float(row["time"][i])
+        for site in self.watched:  # (after the whole row is written: a crossing may stop the run)
+            self._compare(site, site.last, n, time_s)
 
     def _state(self, row: Mapping[str, np.ndarray], i: int) -> np.ndarray:
         """Row i of ``row`` into the energy balance; its displacement [m]."""
@@ -115,11 +139,10 @@ class IntegrityMonitor:
         return {"integrity": {
             "balance_j": {"input": b.input, "kinetic": b.kinetic, "damped": b.damped, "restoring": b.restoring,
                           "elastic": b.elastic, "hysteretic": b.hysteretic, "residual": b.residual},
-            "modules": {s.name: {**s.values(b.input), "energy_error_j": s.energy.value} for s in self.watched},
+            "modules": {s.name: {**s.last, "energy_error_j": s.energy.value} for s in self.watched},
             "crossings": self.crossings}}
 
-    def _compare(self, site: Watched, n: int, time_s: float) -> None:
-        values = site.values(self.balance.input)
+    def _compare(self, site: Watched, values: Mapping[str, float], n: int, time_s: float) -> None:
         for indicator, threshold in site.rule.thresholds.items():
             value = values[indicator]
             if value <= threshold or indicator in site.crossed:
@@ -153,16 +176,9 @@ def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt:
     if not watched:
         return None
     strain = StrainEnergy.of(start.reduction.initial_stiffness, [s.index for s in partition.slots])
-    monitor = IntegrityMonitor(watched, partition, start.reduction.model, strain, stop)
-    monitor.begin(start.step, start.window.view)
+    monitor = IntegrityMonitor(watched, partition, start.reduction.model, strain, start.window, stop)
+    monitor.begin(start.step)
     return monitor
-
-
-def _row(view: Any, n: int) -> tuple[Mapping[str, np.ndarray], int]:
-    """The arrays holding row n and its index there: a run's window (:class:`~hybridsim.coordinator.window.
-    WindowView`: its ring's slot, without a column object a lookup) or whole arrays (the report's replay)."""
-    window = getattr(view, "window", None)
-    return (view, n) if window is None else (window.arrays, window.slot(n))
 
 
 def _hold(module: Any) -> Callable[[str], None] | None:

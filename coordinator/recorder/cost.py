@@ -3,8 +3,9 @@
 
 A writer process writes ``rows`` rows of the maRTHS frame's layout (29 DOFs, three modules: the widest results
 file of the reference problems) in blocks of 1024 rows, as a run's loop sends them, into a file with Fletcher32
-on every dataset and into one without, alternately, ``repeats`` times each; the figure is the writer process's CPU
-time (user + system, from /proc) per row (median of the repeats), and the file's size per row.
+on every dataset, into one without, and into one with Fletcher32 and [integrity]'s indicators of its site
+(:mod:`hybridsim.coordinator.integrity.columns`), in turn, ``repeats`` times each; the figure is the writer
+process's CPU time (user + system, from /proc) per row (median of the repeats), and the file's size per row.
 :func:`lateness_with_and_without` runs a real-time run (bench's design card, its site loop at 1024 Hz) with the
 results file written without and with checksums, one after the other in one bench run: late steps (%) and step p99.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.integrity.columns import indicator_columns
 from hybridsim.coordinator.recorder import layout
 from hybridsim.coordinator.recorder.client import Recorder
 from hybridsim.coordinator.window import RowWindow, results_columns
@@ -46,14 +48,15 @@ def checksums_set(on: bool) -> Iterator[None]:
         layout.CHECKSUMS = kept
 
 
-def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
-    """(writer CPU us per row, file bytes per row) of ``rows`` rows written in blocks."""
-    columns = results_columns(DOFS, MODULES)
+def one_run(folder: Path, rows: int, checksums: bool, indicators: bool = False) -> tuple[float, float]:
+    """(writer CPU us per row, file bytes per row) of ``rows`` rows written in blocks; ``indicators``: with the
+    site's integrity indicators."""
+    columns = results_columns(DOFS, MODULES) | indicator_columns({"site": MODULES["site"]} if indicators else {})
     window = RowWindow(columns, MODULES)
     rng = np.random.default_rng(1)
     for values in window.arrays.values():
         values[...] = rng.standard_normal(values.shape) if values.dtype.kind == "f" else np.arange(values.shape[0])
-    path = folder / f"rows_{checksums}.h5"
+    path = folder / f"rows_{checksums}_{indicators}.h5"
     with checksums_set(checksums):
         recorder = Recorder(path, columns, dofs=[f"d{i}" for i in range(DOFS)])
     recorder.start(window)
@@ -70,12 +73,14 @@ def one_run(folder: Path, rows: int, checksums: bool) -> tuple[float, float]:
 
 
 def writer_checksums(rows: int = 65536, repeats: int = 3) -> dict[str, Any]:
-    """The writer's CPU per row and bytes per row without and with checksums, and the load average."""
-    runs: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+    """The writer's CPU per row and bytes per row without and with checksums, with checksums and the indicators,
+    and the load average."""
+    runs: dict[str, list[tuple[float, float]]] = {"without": [], "with": [], "with_indicators": []}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):
-            for name, checksums in (("without", False), ("with", True)):
-                runs[name].append(one_run(Path(folder), rows, checksums))
+            for name, checksums, indicators in (("without", False, False), ("with", True, False),
+                                                ("with_indicators", True, True)):
+                runs[name].append(one_run(Path(folder), rows, checksums, indicators))
     figures: dict[str, Any] = {
         name: {"writer_cpu_us_per_row": statistics.median(r[0] for r in values),
                "runs_us_per_row": [round(r[0], 2) for r in values],

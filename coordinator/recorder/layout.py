@@ -5,6 +5,8 @@ Datasets grow along their first axis (one row per step)::
     /time, /step_id, /ground_acceleration, /wall_step_s         (n,)
     /displacement, /velocity, /acceleration, /restoring_force   (n, ndof)
     /modules/<name>/displacement, /modules/<name>/force          (n, module ndof)
+    /integrity/...                                               [integrity]'s indicators, per step (see
+                                                                 :mod:`hybridsim.coordinator.integrity.columns`)
     /modules/<name>/records/<record>                             a module's own records (rows x columns; a
                                                                  streamed one grows in blocks during the run,
                                                                  one row per committed sample of the module)
