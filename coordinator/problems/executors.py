@@ -18,13 +18,21 @@ import multiprocessing
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 R = TypeVar("R")
 Progress = Callable[[Any], None] | None
+
+
+@runtime_checkable
+class Slotted(Protocol):
+    """A progress that shows the runs in flight: the Dask executor sets ``slots`` to the cluster's worker threads
+    (a remote scheduler's included) before each result it passes on."""
+
+    slots: int | None
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,8 @@ def dask(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, pr
             print(f"dask: scheduler {address}, dashboard {dashboard}", file=sys.stderr)
             futures = [client.submit(task, *job, pure=False) for job in jobs]
             for future in as_completed(futures):
+                if isinstance(progress, Slotted):  # the cluster as it is now: workers come and go
+                    progress.slots = sum(client.nthreads().values())
                 if progress:
                     progress(future.result())
             return client.gather(futures)
