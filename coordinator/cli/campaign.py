@@ -47,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
     campaign = load(args.campaign)
     out = args.out or args.campaign.with_suffix("")
     slots = None if args.scheduler else 1 if args.executor == "serial" else args.workers
-    rows = run_campaign(campaign.experiment, campaign.runs, out, args.executor,
+    rows = run_campaign(campaign.subject, campaign.runs, out, args.executor,
                         Resources(workers=args.workers, scheduler=args.scheduler), Counter(len(campaign.runs), slots))
     table = write_table(rows, Path(out) / "campaign.h5")
     failed = [row for row in rows if row.status != "completed"]
