@@ -41,6 +41,13 @@ class RowLog:
         self.held = max(self.held, row + 1)
         return self.values[row]
 
+    def write(self, k: int, rows: np.ndarray) -> None:
+        """Rows k .. k + len(rows) - 1 at once (those before :attr:`first` are not this log's: skipped)."""
+        skip = max(self.first - k, 0)
+        if skip < len(rows):
+            self.at(k + len(rows) - 1)
+            self.values[k + skip - self.first: k + len(rows) - self.first] = rows[skip:]
+
     def append(self, *row: float) -> None:
         self.at(self.rows)[:] = row
 

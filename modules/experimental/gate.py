@@ -22,12 +22,13 @@ is checked before the site is restored to it (:meth:`Gate.check_restore`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from hybridsim.modules.experimental.controls.base import Control
+from hybridsim.modules.kernels import kernel
 from hybridsim.modules.limits import Interlock
 from hybridsim.wire.contract import ModuleError
 
@@ -36,16 +37,31 @@ class ActuatorLimitExceeded(ModuleError):
     """A target, a command or a measured load beyond an actuator's limit: the site stops before sending it."""
 
 
-def _within(values: Iterable[float], bounds: list[float]) -> bool:
-    """|value| <= bound for each value and its bound (one value per bound)."""
-    for value, bound in zip(values, bounds, strict=True):
-        if not abs(value) <= bound:
+@kernel
+def within_limits(commands: np.ndarray, targets: np.ndarray | None, measured: np.ndarray | None,
+                  pose: np.ndarray | None, stroke_bounds: np.ndarray, steps: np.ndarray,
+                  pose_limits: np.ndarray) -> bool:
+    """Every limit of :class:`Gate` holds for one sample (None: not checked): |command|, |target| <= stroke bound,
+    |command - measured| <= step, |pose| <= pose limit.  NaN and Inf fail ``<=`` with the finite bounds."""
+    for i in range(commands.size):
+        if not abs(commands[i]) <= stroke_bounds[i]:
             return False
+        if targets is not None and not abs(targets[i]) <= stroke_bounds[i]:
+            return False
+        if measured is not None and not abs(commands[i] - measured[i]) <= steps[i]:
+            return False
+    if pose is not None:
+        for j in range(pose.size):
+            if not abs(pose[j]) <= pose_limits[j]:
+                return False
     return True
 
 
 def _limits(values: Sequence[float] | None, n: int) -> np.ndarray:
     return np.full(n, np.inf) if values is None else np.asarray(values, float)
+
+
+_NO_POSE = np.zeros(0)
 
 
 class Gate:
@@ -63,8 +79,8 @@ class Gate:
         self._forces = self.force.tolist()
         self.step = np.minimum(_limits(increment, actuators), _limits(velocity, actuators) * sample_period)
         """the largest move per sample from the measured stroke (m): increment and velocity dt"""
-        self._stroke_bounds = np.minimum(self.stroke, np.finfo(float).max).tolist()
-        self._steps = np.minimum(self.step, np.finfo(float).max).tolist()
+        self.stroke_bounds = np.minimum(self.stroke, np.finfo(float).max)
+        self.steps = np.minimum(self.step, np.finfo(float).max)
         """the stroke and step limits as finite floats (none: the largest float), so NaN and Inf fail ``<=``"""
         self.interlock = interlock or Interlock()
         self.start_tolerance = start_tolerance
@@ -128,7 +144,7 @@ class Gate:
             commands = commands + start
             targets = None if targets is None else targets + start
         if self.interlock.reason is not None or not self._allows(commands, targets, pose):
-            self._refuse(commands, targets, pose)
+            self.refuse(commands, targets, pose)
         strokes, loads = self._control.command(commands)
         self.sample += 1
         self.measured = np.array(strokes, float)
@@ -137,17 +153,31 @@ class Gate:
         return (strokes if start is None else strokes - start), loads
 
     def _allows(self, commands: np.ndarray, targets: np.ndarray | None, pose: np.ndarray | None) -> bool:
-        """Every limit holds: the test of every sample, on Python floats (a few actuators: about 1 us, where the
-        same test as array operations takes 7 us). NaN and Inf fail ``<=`` with the finite bounds."""
-        bounds = self._stroke_bounds
-        return (_within(commands.tolist(), bounds)
-                and (targets is None or _within(targets.tolist(), bounds))
-                and (self.measured is None
-                     or _within((c - m for c, m in zip(commands.tolist(), self.measured.tolist(), strict=True)),
-                                self._steps))
-                and (pose is None or self.pose_limits is None or _within(pose.tolist(), self.pose_limits.tolist())))
+        """Every limit holds: the test of every sample (:func:`within_limits`, compiled)."""
+        return within_limits(commands, targets, self.measured, None if self.pose_limits is None else pose,
+                             self.stroke_bounds, self.steps, self.pose_bounds)
 
-    def _refuse(self, commands: np.ndarray, targets: np.ndarray | None, pose: np.ndarray | None) -> None:
+    @property
+    def pose_bounds(self) -> np.ndarray:
+        """:attr:`pose_limits` as :func:`within_limits` takes them (empty: none)."""
+        return _NO_POSE if self.pose_limits is None else self.pose_limits
+
+    def compiled(self) -> Control | None:
+        """The control, for a compiled run of many samples that checks every command with :func:`within_limits`
+        (the maRTHS loop's ticks, hybridsim.coordinator.problems.marths.tick), if that is every check this gate
+        makes: no declared start, no hold, no force limit; else None (the samples go through :meth:`command`)."""
+        if self.start is not None or self.interlock.reason is not None or np.any(np.isfinite(self.force)):
+            return None
+        return self._control
+
+    def ran(self, samples: int, measured: np.ndarray) -> None:
+        """``samples`` commands were sent by a compiled run (:meth:`compiled`); the control measured ``measured``
+        (m) at the last."""
+        self.sample += samples
+        if samples:
+            self.measured = np.array(measured, float)
+
+    def refuse(self, commands: np.ndarray, targets: np.ndarray | None, pose: np.ndarray | None) -> None:
         """Raise the refusal that names the first limit the sample breaks (nothing was sent)."""
         if self.interlock.reason is not None:
             raise ActuatorLimitExceeded(f"the site is held since {self.interlock.reason}; an operator clears the hold "

@@ -5,7 +5,7 @@ every control sample, checks what a lab watches before a command leaves the
 controller:
 
 - divergence: the measured displacement is farther from the target than
-  ``Limits.tracking``;
+  ``Limits.tracking`` (checked with the command, after the inner compensator's sample);
 - command bound: the command is not finite or beyond ``Limits.command``;
 - saturation: the command's servo voltage, volts = gain * command + offset,
   is beyond ``Limits.volts``.
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.modules.config_schema import Key, Number, Schema
+from hybridsim.modules.kernels import kernel
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.experimental.compensators.base import Compensator
 
@@ -77,6 +78,26 @@ class RunawayStopped(ModuleError):
         return type(self), (self.reason, self.actuator, self.sample, self.time)
 
 
+DIVERGED, NOT_FINITE, BEYOND, SATURATES = 1, 2, 3, 4
+"""what :func:`runaway` found, in the order it checks"""
+
+
+@kernel
+def runaway(bounds: np.ndarray, target: float, measured: float, command: float) -> int:
+    """0 if a sample is within the guard's ``bounds`` (tracking, command, volts, volts_per_unit, volts_offset:
+    :class:`Limits`), else the first check that trips: |measured - target| beyond tracking (:data:`DIVERGED`),
+    a command that is not finite, beyond its bound, or whose servo voltage saturates."""
+    if not abs(measured - target) <= bounds[0]:
+        return DIVERGED
+    if not math.isfinite(command):
+        return NOT_FINITE
+    if abs(command) > bounds[1]:
+        return BEYOND
+    if abs(bounds[3] * command + bounds[4]) > bounds[2]:
+        return SATURATES
+    return 0
+
+
 class GuardedCompensator(Compensator):
     """``inner`` with the runaway checks of ``limits``; ``label`` names the actuator in the reason."""
 
@@ -88,24 +109,31 @@ class GuardedCompensator(Compensator):
         self.sample = 0
         """the control sample of the next call"""
         self.name = inner.name
+        self.bounds = np.array([limits.tracking, limits.command, limits.volts, limits.volts_per_unit,
+                                limits.volts_offset])
+        """the limits as :func:`runaway` reads them"""
 
     def command(self, target: float, measured: float) -> float:
-        sample = self.sample
-        error = measured - target
-        if not abs(error) <= self.limits.tracking:
-            self._stop(f"measured {measured:.4g} diverged from target {target:.4g} "
-                       f"(|error| {abs(error):.4g} > {self.limits.tracking:.4g})", sample)
+        """The inner compensator's command if no guard trips (:func:`runaway`), else :class:`RunawayStopped`: the
+        command is never returned, so never sent."""
         command = self.inner.command(target, measured)
-        if not math.isfinite(command):
-            self._stop(f"command is not a finite number ({command})", sample)
-        if abs(command) > self.limits.command:
-            self._stop(f"command {command:.4g} beyond the bound {self.limits.command:.4g}", sample)
-        volts = self.limits.volts_per_unit * command + self.limits.volts_offset
-        if abs(volts) > self.limits.volts:
-            self._stop(f"command {command:.4g} saturates the servo input ({volts:.3f} V beyond "
-                       f"+-{self.limits.volts:g} V)", sample)
+        trip = runaway(self.bounds, target, measured, command)
+        if trip:
+            self.stop(trip, target, measured, command)
         self.sample += 1
         return command
+
+    def stop(self, trip: int, target: float, measured: float, command: float) -> None:
+        """Raise the :class:`RunawayStopped` of a check that tripped (:func:`runaway`'s code) at this sample."""
+        limits = self.limits
+        volts = limits.volts_per_unit * command + limits.volts_offset
+        what = {DIVERGED: f"measured {measured:.4g} diverged from target {target:.4g} "
+                          f"(|error| {abs(measured - target):.4g} > {limits.tracking:.4g})",
+                NOT_FINITE: f"command is not a finite number ({command})",
+                BEYOND: f"command {command:.4g} beyond the bound {limits.command:.4g}",
+                SATURATES: f"command {command:.4g} saturates the servo input ({volts:.3f} V beyond "
+                           f"+-{limits.volts:g} V)"}[trip]
+        self._stop(what, self.sample)
 
     def _stop(self, what: str, sample: int) -> None:
         time = sample * self.sample_period

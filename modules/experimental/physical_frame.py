@@ -112,8 +112,8 @@ class PortalFrame:
 
 
 @kernel
-def _feedback_sample(psi: np.ndarray, k: np.ndarray, c: np.ndarray, m: np.ndarray, h: float, q: np.ndarray,
-                     velocity: np.ndarray, started: bool, x: float, theta: float) -> np.ndarray:
+def feedback_sample(psi: np.ndarray, k: np.ndarray, c: np.ndarray, m: np.ndarray, q: np.ndarray,
+                    velocity: np.ndarray, h: float, started: bool, x: float, theta: float) -> np.ndarray:
     """F5[0:3] = K q + C q' + M q'' of this sample; ``q``, ``velocity`` (the last sample's, or unused when not
     ``started``) become this sample's, in place."""
     dofs = q.size
@@ -154,10 +154,22 @@ class FeedbackForce:
 
     def force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
         """(F5[0:3] in N, N*m, N*m; q in m, rad) for the measured X (m) and theta1 (rad) of this sample."""
-        force = _feedback_sample(self._psi, self._k, self._c, self._m, self.sample_period, self._q,
-                                 self._velocity, self._started, float(x), float(theta))
-        self._started = True
+        force = feedback_sample(*self.kernel_arrays(), self.sample_period, self._started, float(x), float(theta))
+        self.ran(1)
         return force, self._q.copy()
+
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """Psi, K, C, M (rows 0..2), q and q' as :func:`feedback_sample` takes them (q, q' updated in place)."""
+        return self._psi, self._k, self._c, self._m, self._q, self._velocity
+
+    @property
+    def started(self) -> bool:
+        """Whether a sample was taken (the derivatives have a previous position)."""
+        return self._started
+
+    def ran(self, samples: int) -> None:
+        """``samples`` were taken on :meth:`kernel_arrays`."""
+        self._started = self._started or samples > 0
 
     def static_force(self, x: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
         """(F5[0:3], q) of a quasi-static deformation (no rates): the pre-test's view of the frame."""

@@ -104,6 +104,21 @@ class ExperimentalSite:
         displacement, force = self.forces.respond(strokes, loads)
         return SiteResponse(self.signs * displacement, self.signs * force)
 
+    @property
+    def measured_mm(self) -> np.ndarray:
+        """The strokes measured at the last sample (mm), a copy."""
+        return self._measured_mm.copy()
+
+    def ran(self, samples: int, targets_mm: np.ndarray, commands_mm: np.ndarray, measured_mm: np.ndarray) -> None:
+        """``samples`` control samples were taken by a compiled run over the parts' own arrays (the maRTHS loop's
+        ticks, hybridsim.coordinator.problems.marths.tick): their target strokes, commands and measured strokes
+        (mm, one row per sample) join the record, the last measurement is the site's."""
+        if samples:
+            self.record.block(self.sample + 1, targets_mm[:samples], commands_mm[:samples], measured_mm[:samples])
+            self.sample += samples
+            self._measured_mm = measured_mm[samples - 1].copy()
+            self._commands_mm[:] = commands_mm[samples - 1]
+
     def probe(self, command: np.ndarray) -> SiteResponse:
         """A quasi-static probe before the test (pre-test of initial stiffness): nothing moves, nothing is
         recorded."""

@@ -33,7 +33,7 @@ def rk4_hold_map(a: np.ndarray, b: np.ndarray, h: float) -> tuple[np.ndarray, np
 
 
 @kernel
-def _held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, command: np.ndarray) -> np.ndarray:
+def held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, command: np.ndarray) -> np.ndarray:
     """Phi x + Gamma u, sums in index order (compiled: the plant advances every control sample)."""
     out = np.empty(x.size)
     for i in range(x.size):
@@ -47,13 +47,19 @@ def _held_step(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray, com
 
 
 @kernel
+def held_output(output_map: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """y = C x (a BLAS product, bit for bit numpy's ``dot``)."""
+    return np.dot(output_map, x)
+
+
+@kernel
 def _held_response(transition: np.ndarray, input_map: np.ndarray, x: np.ndarray,
                    commands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The states x_0 .. x_{N-1} under ``commands`` (N x inputs) from ``x``, and x_N: :func:`_held_step` N times."""
+    """The states x_0 .. x_{N-1} under ``commands`` (N x inputs) from ``x``, and x_N: :func:`held_step` N times."""
     states = np.empty((commands.shape[0], x.size))
     for k in range(commands.shape[0]):
         states[k] = x
-        x = _held_step(transition, input_map, x, commands[k])
+        x = held_step(transition, input_map, x, commands[k])
     return states, x
 
 
@@ -83,16 +89,20 @@ class LinearActuators:
         return cls(phi, gamma, c)
 
     def position(self) -> np.ndarray:
-        return self.output_map.dot(self._x)
+        return held_output(self.output_map, self._x)
 
     def advance(self, command: np.ndarray) -> None:
-        self._x = _held_step(self.transition, self.input_map, self._x, np.asarray(command, float))
+        self._x = held_step(self.transition, self.input_map, self._x, np.asarray(command, float))
 
     def state(self) -> list[float]:
         return self._x.tolist()
 
     def set_state(self, state: list[float]) -> None:
         self._x = np.array(state, float)
+
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Phi, Gamma, C and the state x (its own array, which a compiled run updates in place)."""
+        return self.transition, self.input_map, self.output_map, self._x
 
     def response(self, commands: np.ndarray) -> np.ndarray:
         """Positions y_0 .. y_{N-1} (N x outputs) for a known command sequence (N x inputs), from the current state.

@@ -16,6 +16,24 @@ from functools import cached_property
 
 import numpy as np
 
+from hybridsim.modules.kernels import kernel
+
+
+@kernel
+def servo_volts(command_mm: np.ndarray, mm_per_volt: np.ndarray, offset_volts: np.ndarray) -> np.ndarray:
+    """V = u / (cg g) - c / g (actuators on the last axis of ``command_mm``)."""
+    return command_mm / mm_per_volt - offset_volts
+
+
+@kernel
+def dac_command(command_mm: np.ndarray, mm_per_volt: np.ndarray, offset_volts: np.ndarray, limit: float,
+                quantum: float) -> np.ndarray:
+    """The command through the DAC: volts saturated at +-``limit``, quantized to ``quantum`` (0: not), back to mm."""
+    volts = np.minimum(np.maximum(servo_volts(command_mm, mm_per_volt, offset_volts), -limit), limit)
+    if quantum > 0.0:
+        volts = np.rint(volts / quantum) * quantum
+    return (volts + offset_volts) * mm_per_volt
+
 
 @dataclass(frozen=True)
 class CommandDaq:
@@ -39,27 +57,24 @@ class CommandDaq:
             raise ValueError("DAQ: the saturation limit and the quantum must be positive volts")
 
     @cached_property
-    def _mm_per_volt(self) -> np.ndarray:
+    def mm_per_volt(self) -> np.ndarray:
         """cg_i g_i (mm/V)"""
         return np.asarray(self.corrections, float) * np.asarray(self.gains, float)
 
     @cached_property
-    def _offset_volts(self) -> np.ndarray:
+    def offset_volts(self) -> np.ndarray:
         """c_i / g_i (V)"""
         return np.asarray(self.offsets, float) / np.asarray(self.gains, float)
 
     def volts(self, command_mm: np.ndarray | Sequence[float]) -> np.ndarray:
         """Command volts before saturation; ``command_mm`` has actuators on its last axis."""
-        return np.asarray(command_mm, float) / self._mm_per_volt - self._offset_volts
+        return servo_volts(np.asarray(command_mm, float), self.mm_per_volt, self.offset_volts)
 
     def applied(self, command_mm: np.ndarray) -> np.ndarray:
         """The millimetre command that reaches the actuators: ``command_mm`` itself unless ``in_loop``."""
         if not self.in_loop:
             return command_mm
-        volts = np.clip(self.volts(command_mm), -self.limit, self.limit)
-        if self.quantum is not None:
-            volts = np.round(volts / self.quantum) * self.quantum
-        return (volts + self._offset_volts) * self._mm_per_volt
+        return dac_command(command_mm, self.mm_per_volt, self.offset_volts, self.limit, self.quantum or 0.0)
 
     def realizable(self, max_abs_volts: Sequence[float]) -> bool:
         """The benchmark's check: a run is flagged only if *every* actuator exceeded the limit."""

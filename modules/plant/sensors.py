@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from hybridsim.modules.kernels import kernel
+
 BLOCK = 4096
 """samples drawn at a time"""
 
@@ -113,12 +115,19 @@ class Sensor:
         self.drift = drift
 
     def read(self, true: np.ndarray, tick: int) -> np.ndarray:
-        """What the sensor shows at ``tick`` for the ``true`` values."""
-        value = true + self.noise.sample(tick)
-        if self.drift:
-            value = value + self.drift * tick
-        if self.quantum is not None:
-            value = np.round(value / self.quantum) * self.quantum
-        if self.limit is not None:
-            value = np.clip(value, -self.limit, self.limit)
-        return value
+        """What the sensor shows at ``tick`` for the ``true`` values (:func:`sensed`)."""
+        return sensed(np.asarray(true, float), self.noise.sample(tick), self.drift, tick, self.quantum or 0.0,
+                      math.inf if self.limit is None else self.limit)
+
+
+@kernel
+def sensed(true: np.ndarray, noise: np.ndarray, drift: float, tick: int, quantum: float, limit: float) -> np.ndarray:
+    """true + noise + drift tick, quantized to ``quantum`` (0: not) and saturated at +-``limit`` (inf: not)."""
+    value = true + noise
+    if drift != 0.0:
+        value = value + drift * tick
+    if quantum > 0.0:
+        value = np.rint(value / quantum) * quantum
+    if limit < math.inf:
+        value = np.minimum(np.maximum(value, -limit), limit)
+    return value

@@ -32,6 +32,7 @@ import numpy as np
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
+from hybridsim.coordinator.problems.marths.tick import compiled_site
 from hybridsim.coordinator.problems.marths.structure import (
     FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_map as partition_map,
     reference_model)
@@ -284,18 +285,38 @@ def _diverged(numerical: np.ndarray, tick: int | None) -> None:
                          f"t = {first / parts.SAMPLE_RATE:.4f} s (tick {first}) on")
 
 
-def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
-    """Run the loop of §12 against ``side``; returns the structural logs (numerical, estimate, feedback, ag)."""
+def simulate(spec: RunSpec, side: PhysicalSide, compiled: bool = True) -> dict[str, np.ndarray]:
+    """Run the loop of §12 against ``side``; returns the structural logs (numerical, estimate, feedback, ag).
+
+    ``compiled``: an in-process site whose every part has a compiled sample runs all its ticks in one kernel
+    (:mod:`hybridsim.coordinator.problems.marths.tick`, bit for bit the objects' ticks); False, or any other
+    side: the objects, tick by tick.
+    """
     n = spec.ticks()
     ag = ground_acceleration(spec.record, spec.scale, n)
     newmark = numerical_map(spec.partition)
     outputs, interface = np.array(OUTPUT_DOFS), np.array(FEEDBACK_DOFS)
-    state = np.zeros(newmark.size)
-    numerical = np.empty((n, outputs.size))
-    estimate = np.empty((n, 3))
-    forces = np.empty((n, 3))
+    logs = np.empty((n, outputs.size)), np.empty((n, 3)), np.empty((n, 3))
     response = side.start()
-    for k in range(n):
+    site = (compiled_site(side.site) if compiled and isinstance(side, InProcessSide) and not spec.iterative
+            else None)
+    if site is not None:
+        diverged = site.run(newmark, ag, response, outputs, interface, logs)
+        if diverged is not None:
+            _diverged(logs[0][:diverged + 1], diverged)
+    else:
+        _tick_by_tick(spec, side, response, newmark, ag, logs)
+    _diverged(logs[0], None)
+    return {"numerical": logs[0], "estimate": logs[1], "feedback": logs[2], "ground_acceleration": ag}
+
+
+def _tick_by_tick(spec: RunSpec, side: PhysicalSide, response: SiteResponse, newmark: NewmarkMap, ag: np.ndarray,
+                  logs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """The loop of §12 on the objects, one tick at a time, from the site's ``response`` at rest."""
+    outputs, interface = np.array(OUTPUT_DOFS), np.array(FEEDBACK_DOFS)
+    numerical, estimate, forces = logs
+    state = np.zeros(newmark.size)
+    for k in range(ag.size):
         if spec.iterative and k > 0:
             state, response = _same_tick(side, state, ag[k], newmark, response)
         else:
@@ -311,8 +332,6 @@ def simulate(spec: RunSpec, side: PhysicalSide) -> dict[str, np.ndarray]:
     if spec.iterative:  # the last target still goes through the site, as in the explicit loop
         side.trial(state[interface])
         side.commit()
-    _diverged(numerical, None)
-    return {"numerical": numerical, "estimate": estimate, "feedback": forces, "ground_acceleration": ag}
 
 
 def _same_tick(side: PhysicalSide, state: np.ndarray, ag: float, newmark: NewmarkMap,
@@ -355,13 +374,14 @@ def history(spec: RunSpec, logs: dict[str, np.ndarray], record: dict[str, np.nda
         feedback=logs["feedback"], ground_acceleration=np.array(logs["ground_acceleration"]))
 
 
-def run(spec: RunSpec, compensators: Sequence[Compensator] | None = None) -> History:
-    """One run in process; ``compensators`` (one per actuator) replace ``spec``'s compensator if given.
+def run(spec: RunSpec, compensators: Sequence[Compensator] | None = None, compiled: bool = True) -> History:
+    """One run in process; ``compensators`` (one per actuator) replace ``spec``'s compensator if given;
+    ``compiled``: the ticks in one kernel where the site allows (:func:`simulate`).
 
     A runaway guard that trips raises :class:`~hybridsim.modules.experimental.guards.RunawayStopped`.
     """
     side, site = build_side(spec, compensators)
-    logs = simulate(spec, side)
+    logs = simulate(spec, side, compiled)
     record = {name: site.record.array(name) for name in ("measured_strokes", "commands")}
     return history(spec, logs, record)
 

@@ -114,9 +114,12 @@ class RlsCompensator(Compensator):
             raise ValueError(f"compensator 'rls' needs {exc.args[0]!r}") from None
 
     def command(self, target: float, measured: float) -> float:
-        return rls_sample(self.theta, self.p, self.targets, self.filtered, self._gain, self.command_filter.b,
-                          self.command_filter.a, self.measurement_filter.w, self.command_filter.w, self.forgetting,
-                          float(target), float(measured))
+        return rls_sample(*self.kernel_arrays(), self.forgetting, float(target), float(measured))
+
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays :func:`rls_sample` updates in place (the compensator's own), in its order."""
+        return (self.theta, self.p, self.targets, self.filtered, self._gain, self.command_filter.b,
+                self.command_filter.a, self.measurement_filter.w, self.command_filter.w)
 
     def parameters(self) -> np.ndarray:
         return self.theta.copy()

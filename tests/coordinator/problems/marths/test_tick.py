@@ -1,0 +1,78 @@
+"""The compiled ticks against the objects' ticks: the same run bit for bit, the same refusals word for word.
+
+The oracle is the loop on the site's Python objects, tick by tick (``compiled=False``), whose J figures the
+other maRTHS tests hold to the published ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hybridsim.coordinator.errors import RunStopped
+from hybridsim.coordinator.problems.marths import loop, parts
+from hybridsim.coordinator.problems.marths.tick import compiled_site
+from hybridsim.modules.experimental.gate import ActuatorLimitExceeded
+from hybridsim.modules.experimental.guards import RunawayStopped
+from hybridsim.modules.experimental.module import build_site
+
+FIELDS = ("target_strokes", "measured_strokes", "commands", "estimate", "numerical", "feedback")
+
+
+def both(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[dict, dict]]:
+    """(the logs, the site's state after) of ``spec`` run on the objects and in the kernel; ``config``: the site's."""
+    out = []
+    for compiled in (False, True):
+        lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise,
+                        spec.daq_in_loop, spec.plant_gain)
+        site = build_site(config or loop.site_config(spec), lab)
+        assert (compiled_site(site) is not None) is True
+        logs = loop.simulate(spec, loop.InProcessSide(site), compiled)
+        logs.update({name: site.record.array(name) for name in ("target_strokes", "measured_strokes", "commands")})
+        out.append((logs, site.state() | {"gate": (site.backend.sample, site.backend.measured.tolist())}))
+    return out
+
+
+@pytest.mark.parametrize("spec", [
+    loop.RunSpec(duration=2.0),
+    loop.RunSpec(duration=1.0, plant="uncertain", plant_seed=1003, noise_seed=2003),
+    loop.RunSpec(duration=1.0, compensator="none", record="kobe", daq_in_loop=True, shared_noise=False),
+], ids=["rls-nominal", "rls-uncertain", "none-daq-in-loop"])
+def test_the_compiled_ticks_are_the_objects_ticks_bit_for_bit(spec: loop.RunSpec) -> None:
+    (objects, before), (kernel, after) = both(spec)
+    for name in ("numerical", "estimate", "feedback", "target_strokes", "measured_strokes", "commands"):
+        np.testing.assert_array_equal(kernel[name], objects[name], err_msg=name)
+    assert after == before  # compensators, frame model, lab, gate: the same state to the last bit
+
+
+def refusal(spec: loop.RunSpec, config: dict | None = None) -> list[str]:
+    messages = []
+    for compiled in (False, True):
+        lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise)
+        site = build_site(config or loop.site_config(spec), lab)
+        with np.errstate(all="ignore"), pytest.raises((RunawayStopped, ActuatorLimitExceeded, RunStopped)) as stop:
+            loop.simulate(spec, loop.InProcessSide(site), compiled)
+        messages.append(f"{type(stop.value).__name__}: {stop.value}; sample {site.sample}")
+    return messages
+
+
+def test_a_guard_stops_the_kernel_at_the_objects_sample_with_the_guards_message() -> None:
+    """Uncompensated El Centro x 3 saturates a servo input within 8 s (test_compensators finds the sample)."""
+    objects, kernel = refusal(loop.RunSpec(compensator="none", scale=3.0, duration=8.0))
+    assert kernel == objects and "saturates the servo input" in kernel
+
+
+def test_the_gate_refuses_in_the_kernel_what_it_refuses_tick_by_tick() -> None:
+    """An increment of 0.05 mm a sample: the strong motion's first larger move is refused, nothing sent."""
+    spec = loop.RunSpec(duration=6.0)
+    config = loop.site_config(spec) | {"gate": {"increment": [5e-5, 5e-5]}}
+    objects, kernel = refusal(spec, config)
+    assert kernel == objects and "per sample (increment, velocity)" in kernel
+
+
+def test_a_site_without_a_compiled_sample_runs_on_its_objects() -> None:
+    """NARX has no kernel; a gate with a declared start checks more than the kernel does."""
+    narx = build_site(loop.site_config(loop.RunSpec(compensator="narx")), parts.lab("nominal", None, True, 123))
+    started = loop.site_config(loop.RunSpec()) | {"gate": {"start": [1e-3, 1e-3], "start_tolerance": 1.0}}
+    assert compiled_site(narx) is None
+    assert compiled_site(build_site(started, parts.lab("nominal", None, True, 123))) is None
