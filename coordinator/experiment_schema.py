@@ -146,20 +146,35 @@ REHEARSE = Schema("[rehearse]", "`hybridsim rehearse FILE`: the experiment's tri
                                       "runs (default: all of it)"),
                       "piston_area": Key(Numbers("m^2", (0, 1), POSITIVE), "the actuators' piston area, one for "
                                          "every actuator or one each: the flow Q = A v of the peak command velocity"),
-                      "gain_margin": Key(Flag(), "seek the largest loss of plant gain at which the nominal trial "
-                                         "completes, by bisection (about 8 more runs)", default=True),
+                      "gain_margin": Key(Flag(), "seek the gain margin by bisection: maRTHS, the largest loss of "
+                                         "plant gain at which the nominal trial completes (about 8 more runs); a "
+                                         "virtual-lab site, the largest factor on its actuators' gain at which "
+                                         "its loop stays stable (docs/rehearse.md)", default=True),
                       "gain_margin_tolerance": Key(Number(minimum=0, maximum=0.5, open_minimum=True), "the "
                                                    "bisection's tolerance, a fraction of the plant's gain",
                                                    default=0.02),
+                      "gain_margin_bracket": Key(Numbers("", (1,), POSITIVE), "a virtual-lab site: [stable, "
+                                                 "unstable] gain factors the margin is sought between",
+                                                 default=[1.0, 4.0]),
                       "random": Key(Free(), "the declared uncertainty of an experiment with a virtual-lab site: "
                                     "dotted experiment keys (quoted) to distributions, as [campaign.random] "
                                     "(docs/campaigns.md); trial i draws them from seed i"),
-                      "delay_margin": Key(Flag(), "seek the largest added actuator delay (whole samples) at which the "
-                                          "nominal trial completes tracking within delay_margin_tracking, by "
-                                          "bisection (about 9 more runs)", default=True),
+                      "delay_margin": Key(Flag(), "seek the delay margin by bisection: maRTHS, the largest added "
+                                          "actuator delay (whole samples) at which the nominal trial completes "
+                                          "tracking within delay_margin_tracking (about 9 more runs); a "
+                                          "virtual-lab site, the largest delay (s) added to its actuators at "
+                                          "which its loop stays stable (docs/rehearse.md)", default=True),
                       "delay_margin_tracking": Key(Number("%", minimum=0, open_minimum=True), "the RMS tracking "
                                                    "error (J2, % of the target's RMS) the delay margin holds the "
                                                    "run under: the tracking a lab accepts", default=10.0),
+                      "delay_margin_bracket": Key(Numbers("s", (1,), Number(minimum=0)), "a virtual-lab site: "
+                                                  "[stable, unstable] added delays the margin is sought between",
+                                                  default=[0.0, 0.05]),
+                      "delay_margin_tolerance": Key(Number("s", minimum=0, open_minimum=True), "a virtual-lab "
+                                                    "site: the delay margin's bisection tolerance", default=1e-4),
+                      "margin_duration": Key(Number("s", minimum=0, open_minimum=True), "a virtual-lab site: the "
+                                             "free vibration each margin run follows after its pulse (several "
+                                             "periods of the structure)", default=4.0),
                   })
 
 EXPERIMENT = Schema("The experiment file", "One TOML file per experiment (`hybridsim run FILE`); examples in "

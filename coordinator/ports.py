@@ -9,6 +9,9 @@ from __future__ import annotations
 import errno
 import socket
 
+BUSY = "another program listens there; give another port, or port 0 for a free one"
+"""what a user is told of a port in use, after the option and the address"""
+
 
 def in_use(address: str) -> bool:
     """Whether another socket listens on ``address`` (HOST:PORT; port 0 is never in use): a bind with address

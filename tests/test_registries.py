@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 import pytest
 
+from hybridsim.coordinator.campaign.subjects import SUBJECTS
 from hybridsim.coordinator.cli import SUBCOMMANDS
 from hybridsim.coordinator.integrators import INTEGRATORS, tangent
 from hybridsim.coordinator.problems import PROBLEMS, evaluating
@@ -83,6 +84,7 @@ FAMILIES = {
                         named=lambda name: f"## `{PROTOCOLS[name].client}` module"),
     "problems": Family(PROBLEMS, declares=lambda name, cls: callable(getattr(cls, "arguments", None))),
     "campaign executors": Family(EXECUTORS, resolve=lambda name, executor: executor),
+    "campaign subjects": Family(SUBJECTS, named=lambda name: f"'{name}'"),
     "CLI subcommands": Family(SUBCOMMANDS, resolve=lambda name, entry: resolve(entry[0])),
 }
 
@@ -122,7 +124,8 @@ def test_each_family_has_its_recipe_in_the_architecture_page(family: str) -> Non
              "specimen kinds": "KINDS", "spring laws": "LAWS", "actuator models": "MODELS",
              "integrators": "INTEGRATORS", "stages": "STAGES", "tangent updates": "METHODS", "integrators study schemes": "SCHEMES",
              "channels": "CHANNELS", "starters": "STARTERS", "protocols": "PROTOCOLS",
-             "problems": "PROBLEMS", "campaign executors": "EXECUTORS", "CLI subcommands": "SUBCOMMANDS"}
+             "problems": "PROBLEMS", "campaign executors": "EXECUTORS",
+             "campaign subjects": "SUBJECTS", "CLI subcommands": "SUBCOMMANDS"}
     recipes = ARCHITECTURE[ARCHITECTURE.index("## Adding a thing"):ARCHITECTURE.index("## The experimental site")]
     assert f": {names[family]}`" in recipes or f"`{names[family]}`" in recipes, f"no recipe names {family}"
     assert table, f"{family}: an empty registry"

@@ -1,10 +1,11 @@
 """The campaign file (``hybridsim campaign CAMPAIGN.toml``): its declaration and the runs it names.
 
-``[campaign]`` names the experiment and what varies: ``[campaign.grid]`` (dotted keys to lists of
+``[campaign]`` names the experiment (or a problem whose runs it varies, :data:`SUBJECTS`: the maRTHS benchmark's
+trials, its calibration's fits) and what varies: ``[campaign.grid]`` (dotted keys to lists of
 values, full factorial), ``[campaign.records]`` (records for an incremental dynamic analysis: each
 is one more grid key, ``ground_motion.file`` by default), ``[campaign.random]`` (seeded draws,
-:mod:`.draws`) and ``trials`` (seeds 0..trials-1).  :func:`load` validates the file and every run's
-experiment before any run starts (one line naming the key and the fix).
+:mod:`.draws`) and ``trials`` (seeds 0..trials-1).  :func:`load` validates the file and every run
+before any run starts (one line naming the key and the fix).
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.coordinator.campaign.draws import DISTRIBUTION, with_draws
-from hybridsim.coordinator.campaign.grid import Run, apply, expand
+from hybridsim.coordinator.campaign.grid import Run, expand
+from hybridsim.coordinator.campaign.subjects import SUBJECTS
+from hybridsim.coordinator.campaign.subjects.base import Subject
+from hybridsim.coordinator.campaign.subjects.experiment import ExperimentFile
 from hybridsim.coordinator.config_text import parse_config_text, read_config_text
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
 from hybridsim.modules.config_schema import ConfigError, Free, Integer, Key, Names, Schema, Table, Text
+from hybridsim.registry import load as load_entry
 
 RECORDS = Schema("[campaign.records]", "The records of an incremental dynamic analysis (with the intensities in "
                  "[campaign.grid], e.g. `\"ground_motion.scale\" = [0.2, 0.4, 0.8]`): every record is run at every "
@@ -30,11 +34,16 @@ RECORDS = Schema("[campaign.records]", "The records of an incremental dynamic an
                      "key": Key(Text(), "the experiment key each record is set to", default="ground_motion.file"),
                  }, exactly_one=(("files", "folder"),))
 
-CAMPAIGN = Schema("[campaign]", "One experiment run many times (docs/campaigns.md); each run an ordinary run with its "
-                  "own results file OUT/<run id>.h5.", {
-                      "experiment": Key(Text(), "the experiment file (relative to the campaign file)", required=True),
+CAMPAIGN = Schema("[campaign]", "One experiment (or a problem's runs) run many times (docs/campaigns.md); each run "
+                  "with its own results file OUT/<run id>.h5.", {
+                      "experiment": Key(Text(), "the experiment file (relative to the campaign file)"),
+                      "problem": Key(Text(tuple(SUBJECTS)), "instead of an experiment, a problem whose runs vary: "
+                                     "marths (the benchmark's trials; seed 0 the nominal plant, seed s its uncertain "
+                                     "plant s) or marths-calibration (the RLS-AC open-loop fits); the grid's keys "
+                                     "are its settings (docs/campaigns.md)"),
                       "grid": Key(Free(), "dotted experiment keys (quoted) to lists of values, run as a full "
-                                  "factorial; a number indexes a list of tables (`modules.0.config.KEY`)"),
+                                  "factorial; a number indexes a list of tables (`modules.0.config.KEY`); "
+                                  "with `problem`, its settings"),
                       "records": Key(Table(RECORDS), "records for an incremental dynamic analysis"),
                       "random": Key(Free(), "dotted experiment keys (quoted) to distributions "
                                     "(campaign.random.KEY), drawn anew for every seed"),
@@ -42,7 +51,7 @@ CAMPAIGN = Schema("[campaign]", "One experiment run many times (docs/campaigns.m
                                     default=1),
                       "seed": Key(Integer(0), "the campaign's seed: a run of seed s draws from (seed, s)",
                                   default=0),
-                  })
+                  }, exactly_one=(("experiment", "problem"),))
 
 CAMPAIGN_FILE = Schema("The campaign file", "`hybridsim campaign FILE`: one `[campaign]` table; its random keys "
                        f"are declared by {DISTRIBUTION.title}.", {
@@ -52,9 +61,9 @@ CAMPAIGN_FILE = Schema("The campaign file", "`hybridsim campaign FILE`: one `[ca
 
 @dataclass(frozen=True)
 class Campaign:
-    """The experiment file and every run of a campaign file."""
+    """What a campaign file runs (an experiment file, a problem's runs) and every run of it."""
 
-    experiment: Path
+    subject: Subject
     runs: list[Run]
 
 
@@ -73,7 +82,7 @@ def _records(table: dict[str, Any], here: Path, experiment: Path) -> dict[str, l
 
 
 def load(path: Path) -> Campaign:
-    """The campaign of file ``path``, every run's experiment parsed; UsageError (one line) on bad input."""
+    """The campaign of file ``path``, every run checked (an experiment's parsed); UsageError (one line) on bad input."""
     try:
         table = parse_config_text(read_config_text(path), "TOML")
         CAMPAIGN_FILE.check(table)
@@ -82,26 +91,15 @@ def load(path: Path) -> Campaign:
     except (ValueError, ConfigError) as exc:
         raise UsageError(f"{path}: {exc}") from None
     campaign, here = table["campaign"], path.resolve().parent
-    experiment = here / campaign["experiment"]
+    subject: Subject = (ExperimentFile(here / campaign["experiment"]) if "experiment" in campaign
+                        else load_entry(SUBJECTS, campaign["problem"])())
     grid = dict(campaign.get("grid", {}))
+    if "records" in campaign and "problem" in campaign:
+        raise UsageError(f"{path}: campaign.records are files of an experiment; a problem names its records in "
+                         "[campaign.grid], e.g. record = [\"elcentro\", \"kobe\"]")
     if "records" in campaign:
-        grid.update(_records(campaign["records"], here, experiment))
+        grid.update(_records(campaign["records"], here, here / campaign["experiment"]))
     runs = with_draws(expand(grid, campaign.get("trials", 1)), campaign.get("random", {}), campaign.get("seed", 0))
-    check(experiment, runs)
-    return Campaign(experiment, runs)
+    subject.check(runs)
+    return Campaign(subject, runs)
 
-
-def check(experiment: Path, runs: list[Run]) -> None:
-    """Parse every run's experiment (no module is started): a bad value is refused before the first run."""
-    try:
-        source = read_config_text(experiment)
-        config = parse_config_text(source, "TOML")
-    except OSError as exc:
-        raise UsageError(f"campaign.experiment: cannot read {experiment} ({exc.strerror})") from None
-    except ValueError as exc:
-        raise UsageError(f"{experiment}: {exc}") from None
-    for run in runs:
-        try:
-            parse_experiment(apply(config, run), base_dir=experiment.parent, source=source)
-        except ExperimentError as exc:
-            raise UsageError(f"campaign run {run.run_id}: {exc}") from None

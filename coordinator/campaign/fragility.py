@@ -80,3 +80,29 @@ def tornado(factors: dict[str, Sequence[float]], response: Sequence[float]) -> l
         low, high = float(np.nanmean(y[v == v.min()])), float(np.nanmean(y[v == v.max()]))
         bars.append((name, low, high))
     return sorted(bars, key=lambda bar: -abs(bar[2] - bar[1]))
+
+
+def crossing(intensity: Sequence[float], response: Sequence[float], limit: float) -> float:
+    """The intensity at which an IDA curve (intensities ascending) first exceeds ``limit``: linear between its
+    run below and its first run above (the curve starts at the origin); NaN if it never does."""
+    x, y = np.concatenate([[0.0], intensity]), np.concatenate([[0.0], response])
+    above = np.flatnonzero(y > limit)
+    if not above.size:
+        return math.nan
+    j = above[0]
+    return float(x[j - 1] + (limit - y[j - 1]) * (x[j] - x[j - 1]) / (y[j] - y[j - 1]))
+
+
+def fit_ida(curves: Sequence[tuple[Sequence[float], Sequence[float]]], limit: float, resamples: int = 200,
+            seed: int = 0) -> Fragility:
+    """The fit to IDA curves, one per record, each intensity its own (Sa of a scaled record): the lognormal
+    of the records' intensities at the limit (:func:`crossing`), theta = exp(mean ln x_i), beta = the standard
+    deviation of ln x_i (n - 1; Baker 2015, eqs. 2 and 3); theta's band from bootstrap resamples of the records.
+    NaN when a record never exceeds the limit (its intensity there is above the largest run: run larger ones)."""
+    logs = np.log([crossing(x, y, limit) for x, y in curves])
+    if not np.all(np.isfinite(logs)) or logs.size < 2:
+        return Fragility(math.nan, math.nan, (math.nan, math.nan), 0)
+    rng = np.random.default_rng(seed)
+    thetas = np.exp([np.mean(rng.choice(logs, logs.size)) for _ in range(resamples)])
+    band = np.percentile(thetas, [5, 95])
+    return Fragility(float(np.exp(logs.mean())), float(logs.std(ddof=1)), (float(band[0]), float(band[1])), resamples)

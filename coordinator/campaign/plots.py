@@ -49,7 +49,11 @@ def _fragility(plt: Any, result: dict[str, Any]) -> Any:
     levels = np.unique(im)
     x = np.linspace(levels.min() * 0.5, levels.max() * 1.5, 200)
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    ax.plot(levels, [np.mean(y[im == v] > f["limit"]) for v in levels], "ko", label="fraction exceeding")
+    if "at_limit" in f:  # each record's intensity at the limit: their empirical distribution
+        at = np.sort(f["at_limit"])
+        ax.plot(at, (np.arange(at.size) + 0.5) / at.size, "ko", label="records at the limit")
+    else:
+        ax.plot(levels, [np.mean(y[im == v] > f["limit"]) for v in levels], "ko", label="fraction exceeding")
     for theta, style, label in ((f["theta"], "-", f"theta = {f['theta']:.3g}, beta = {f['beta']:.2f}"),
                                 (f["theta_band"][0], ":", "theta 5-95 % (bootstrap)"), (f["theta_band"][1], ":", None)):
         ax.plot(x, Fragility(theta, f["beta"], (theta, theta), 0).probability(x), "C0" + style, label=label)

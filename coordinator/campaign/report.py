@@ -6,6 +6,9 @@ default) and the record (``ground_motion.file``) give one IDA curve per record (
 Cornell, "Incremental dynamic analysis", EESD 31(3), 2002: intensity against peak response); a limit on
 the response gives the exceedances the lognormal fragility is fitted to (:mod:`.fragility`); every
 ``evaluation.<J>`` column its distribution; the numeric varied keys the tornado of the response.
+With :class:`.measures.Measures`, the intensity (Sa) and the response (the peak interstorey drift ratio) are
+measured in each run's results file; an intensity measured so differs from record to record, and the
+fragility is then fitted to the records' intensities at the limit (:func:`.fragility.fit_ida`), not by stripes.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.campaign.fragility import fit, tornado
+from hybridsim.coordinator.campaign.fragility import crossing, fit, fit_ida, tornado
+from hybridsim.coordinator.campaign.measures import Measures, measured
 from hybridsim.coordinator.errors import UsageError
 
 RUN_COLUMNS = ("seed", "status", "how", "wall_s", "output", "late_steps")
@@ -46,10 +50,18 @@ def completed(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def study(table: dict[str, np.ndarray], intensity: str | None = None, record: str | None = None,
-          response: str | None = None, limit: float | None = None) -> dict[str, Any]:
-    """Everything the report shows, as plain numbers (JSON)."""
+          response: str | None = None, limit: float | None = None, measures: Measures | None = None,
+          folder: Path = Path(".")) -> dict[str, Any]:
+    """Everything the report shows, as plain numbers (JSON); ``measures`` read from the runs' files (the table's
+    ``folder``) give the intensity and the response unless they are named."""
     rows = completed(table)
     keys = varied(rows)
+    by_record = False
+    if measures is not None:
+        rows = measured(rows, measures, folder)
+        by_record = intensity is None and measures.period is not None
+        intensity = intensity or (measures.intensity if measures.period is not None else None)
+        response = response or (measures.response if measures.drift else None)
     intensity = intensity or next((k for k in ("ground_motion.scale", "ground_motion.pga") if k in keys), None)
     record = record or ("ground_motion.file" if "ground_motion.file" in keys else None)
     name, y = response_of(rows, response)
@@ -64,9 +76,12 @@ def study(table: dict[str, np.ndarray], intensity: str | None = None, record: st
             order = np.argsort(im[groups == label])
             out["ida"][label] = [im[groups == label][order].tolist(), y[groups == label][order].tolist()]
         if limit is not None:
-            f = fit(im, y > limit)
+            f = fit_ida(list(out["ida"].values()), limit) if by_record else fit(im, y > limit)
             out["fragility"] = {"limit": limit, "theta": f.theta, "beta": f.beta, "theta_band": f.theta_band,
-                                "resamples": f.resamples}
+                                "resamples": f.resamples, "method": "records at the limit" if by_record
+                                else "stripes"}
+            if by_record:
+                out["fragility"]["at_limit"] = [crossing(x, y, limit) for x, y in out["ida"].values()]
     for column in (k for k in rows if k.startswith("evaluation.")):
         values = np.asarray(rows[column], float)
         values = values[np.isfinite(values)]

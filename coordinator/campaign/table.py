@@ -4,8 +4,9 @@ Columns (1-D datasets of group ``/campaign``, equal length; strings UTF-8):
 the varied dotted keys, the drawn ones (``[campaign.random]``), ``seed``, ``status``, ``how`` (made, resumed, found),
 ``wall_s`` (s), ``output`` (the run's results file), ``late_steps``, and the
 numeric leaves of the summary's ``peak_displacement`` and ``evaluation``
-tables as ``peak_displacement.<dof>`` and ``evaluation.<name>`` (NaN where a
-run has none).  Read it with :func:`read_table`, or with h5py into
+tables as ``peak_displacement.<dof>`` and ``evaluation.<name>``, a list's items
+numbered from 0 (the maRTHS J2 of actuator 1: ``evaluation.J.J2.0``; NaN where
+a run has none).  Read it with :func:`read_table`, or with h5py into
 ``pandas.DataFrame({k: f["campaign"][k][()] for k in f["campaign"]})``.
 """
 
@@ -24,9 +25,11 @@ FIGURES = ("peak_displacement", "evaluation")
 
 
 def _leaves(prefix: str, value: Any) -> dict[str, float]:
-    """The numeric leaves of a nested summary entry, named by their dotted path."""
+    """The numeric leaves of a nested summary entry, named by their dotted path (a list's items by number)."""
     if isinstance(value, Mapping):
         return {k: v for name, sub in value.items() for k, v in _leaves(f"{prefix}.{name}", sub).items()}
+    if isinstance(value, (list, tuple)):
+        return {k: v for i, sub in enumerate(value) for k, v in _leaves(f"{prefix}.{i}", sub).items()}
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return {prefix: float(value)} if is_number else {}
 

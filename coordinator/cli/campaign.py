@@ -47,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
     campaign = load(args.campaign)
     out = args.out or args.campaign.with_suffix("")
     slots = None if args.scheduler else 1 if args.executor == "serial" else args.workers
-    rows = run_campaign(campaign.experiment, campaign.runs, out, args.executor,
+    rows = run_campaign(campaign.subject, campaign.runs, out, args.executor,
                         Resources(workers=args.workers, scheduler=args.scheduler), Counter(len(campaign.runs), slots))
     table = write_table(rows, Path(out) / "campaign.h5")
     failed = [row for row in rows if row.status != "completed"]
@@ -67,7 +67,8 @@ def _entry(row: Any) -> dict[str, Any]:
 
 class Counter:
     """The progress line on stderr after each run: done of all, running (the runs in flight on ``slots`` workers;
-    unknown on a remote scheduler), failed, and the ETA from the wall time per run so far."""
+    on Dask, the cluster's worker threads at that moment, a remote scheduler's too), failed, and the ETA from
+    the wall time per run so far."""
 
     def __init__(self, total: int, slots: int | None) -> None:
         self.total, self.slots, self.done, self.failed, self.start = total, slots, 0, 0, time.monotonic()
@@ -76,7 +77,7 @@ class Counter:
         self.done += 1
         self.failed += row.status != "completed"
         left = self.total - self.done
-        running = f"{min(self.slots, left)} running, " if self.slots else ""
+        running = f"{min(self.slots, left)} running, " if self.slots is not None else ""
         eta = (time.monotonic() - self.start) / self.done * left
         print(f"campaign: {self.done}/{self.total} done, {running}{self.failed} failed, ETA {eta:.0f} s",
               file=sys.stderr)

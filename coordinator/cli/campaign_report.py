@@ -24,6 +24,12 @@ def register(sub: Any) -> None:
     parser.add_argument("--record", help="the varied key of the record (default: ground_motion.file if varied)")
     parser.add_argument("--response", help="the response column (default: each run's largest peak displacement)")
     parser.add_argument("--limit", type=float, help="the response's limit: the fragility of exceeding it")
+    parser.add_argument("--sa-period", metavar="T", help="the intensity: Sa(T, 5 %%) in g of the ground motion each "
+                        "run applied, T in s or T1 (each run's first natural period)")
+    parser.add_argument("--drift", nargs="+", metavar="DOF", help="the response: the peak interstorey drift ratio "
+                        "of these floors' DOFs, bottom up (with --storey-height)")
+    parser.add_argument("--storey-height", nargs="+", type=float, metavar="H", default=(),
+                        help="the storeys' heights (m): one for all, or one per --drift DOF")
     parser.add_argument("--out", type=Path, help="folder of the plots (default: the table's)")
     parser.add_argument("--json", action="store_true", help="print the report's figures as one JSON object")
     parser.set_defaults(func=main)
@@ -40,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.table}: not a campaign table ({exc}); give OUT/campaign.h5 of hybridsim campaign")
     if args.limit is not None and not args.limit > 0:
         raise UsageError(f"--limit: give a positive value of the response, not {args.limit}")
-    result = study(table, args.intensity, args.record, args.response, args.limit)
+    measures = _measures(args)
+    result = study(table, args.intensity, args.record, args.response, args.limit, measures, args.table.parent)
     out = args.out or args.table.parent
     out.mkdir(parents=True, exist_ok=True)
     figures = draw(result, out)
@@ -58,3 +65,20 @@ def main(args: argparse.Namespace) -> int:
                   f"(5-95 %: {f['theta_band'][0]:.4g} to {f['theta_band'][1]:.4g}), beta = {f['beta']:.3f}")
         print(f"{result['runs']} runs; figures: {', '.join(str(p) for p in figures) or 'none'}; {path}")
     return 0
+
+
+def _measures(args: argparse.Namespace) -> Any:
+    """What --sa-period, --drift and --storey-height ask to measure in the runs' files (None: nothing)."""
+    from hybridsim.coordinator.campaign.measures import FIRST_PERIOD, Measures
+
+    if args.sa_period is None and not args.drift:
+        return None
+    if args.drift and not args.storey_height:
+        raise UsageError("--drift needs --storey-height H (m): one for all storeys or one per floor")
+    period = args.sa_period
+    if period is not None and period != FIRST_PERIOD:
+        try:
+            period = float(period)
+        except ValueError:
+            raise UsageError(f"--sa-period: give a period in s or {FIRST_PERIOD}, not {period!r}") from None
+    return Measures(period, tuple(args.drift or ()), tuple(args.storey_height))

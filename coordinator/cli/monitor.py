@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from typing import Any
 
 from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.ports import BUSY
 from hybridsim.coordinator.monitor.service import listen_address
 from hybridsim.wire.security import is_loopback
 from hybridsim.coordinator.monitor.session import DEFAULT_WEB
@@ -26,7 +28,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         server = MonitorWebServer((host, int(port)), args.coordinator)
     except OSError as exc:
-        raise UsageError(f"--listen {args.listen}: cannot serve there ({exc.strerror})") from None
+        why = BUSY if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise UsageError(f"--listen {args.listen}: cannot serve there: {why}") from None
     print(f"monitor: watching {args.coordinator}; open {server.url}", file=sys.stderr, flush=True)
     if not is_loopback(f"{host}:{port}"):
         print(f"monitor: {host} is not a loopback address: anyone who reaches it sees the page", file=sys.stderr)

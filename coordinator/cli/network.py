@@ -30,6 +30,7 @@ def register(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from hybridsim.coordinator.interrupts import interrupted_once, stop_point
     from hybridsim.coordinator.network import network_of, parse_option
+    from hybridsim.coordinator.ports import BUSY, in_use
     from hybridsim.modules.config_schema import ConfigError
     from hybridsim.wire.network import NetworkEmulator
 
@@ -42,6 +43,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: give a port from 0 to 65535")
+    if in_use(f"127.0.0.1:{args.port}"):
+        raise UsageError(f"--port {args.port}: {BUSY}")
     with NetworkEmulator(network) as emulator:
         try:
             address = emulator.route(args.to, args.port)

@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from hybridsim.coordinator.experiment import ExperimentError
     from hybridsim.coordinator.rehearse.rehearsal import rehearse
-    from hybridsim.coordinator.rehearse.sheet import write
+    from hybridsim.coordinator.rehearse.sheet import margin_lines, write
 
     if args.trials is not None and args.trials < 1:
         raise UsageError(f"--trials: give 1 or more plants, not {args.trials}")
@@ -55,13 +55,7 @@ def main(args: argparse.Namespace) -> int:
         print()
     else:
         print(f"{result['verdict']}: {result['why']}")
-        margin = result["gain_margin"]
-        if margin is not None:
-            print(f"gain margin ({margin['trial']}): completes with up to {100 * margin['loss']:.1f} % of the "
-                  f"plant's gain lost (to {100 * margin['tolerance']:.1f} %)")
-        delay = result["delay_margin"]
-        if delay is not None:
-            print(f"delay margin ({delay['trial']}): tracks within {delay['tracking_percent']:.3g} % with up to "
-                  f"{delay['samples']} samples ({1e3 * delay['s']:.2f} ms) added to the actuators' delay")
+        for line in margin_lines(result):
+            print(line)
         print(f"sheet: {html_path} and {json_path}")
     return 0 if result["verdict"] == "GO" else 1

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.ports import in_use
+from hybridsim.coordinator.ports import BUSY, in_use
 from hybridsim.coordinator.config_text import parse_config_text, read_config_text
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
@@ -245,8 +245,7 @@ def _refuse_ports_in_use(site: str, listen: str, protocols: dict[str, str]) -> N
     """UsageError naming the first of the site's addresses where another program listens."""
     for option, address in (("--listen", listen), *((f"--{o}", a) for o, a in protocols.items())):
         if in_use(address):
-            raise UsageError(f"{site}: cannot listen on {address} ({option}): another program listens there; give "
-                             "another port, or port 0 for a free one")
+            raise UsageError(f"{site}: cannot listen on {address} ({option}): {BUSY}")
 
 
 def _keep_hold(server: SiteServer, args: argparse.Namespace) -> Path | None:

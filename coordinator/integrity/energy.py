@@ -74,8 +74,8 @@ class EnergyError:
 class StrainEnergy:
     """The recoverable strain energy E_s,el [J] of the structure's modules at their initial stiffness K0 (N/m):
     1/2 r_g^T K0_g^+ r_g summed over the groups of modules sharing DOFs (a module sharing none is its own group,
-    so that two yielding modules on separate DOFs are unloaded each along its own K0). Evaluated on demand, never
-    in the step loop: it depends on the present force only."""
+    so that two yielding modules on separate DOFs are unloaded each along its own K0). A state, not an integral:
+    a call costs one product with K0_g^+ a group (dense, O(n_g^2)) or one LU solve (sparse), factored once."""
 
     groups: list[tuple[np.ndarray, Any]]
     """each group's DOFs in the structure's and its K0 block"""

@@ -1,12 +1,11 @@
 """Campaign executors: one task over many independent jobs, serially, on a process pool or on Dask.
 
-A campaign (the maRTHS trials, the RLS-AC calibration runs) is a top-level
-function ``task`` and a list of argument tuples, one per job; every executor
-returns the results in the jobs' order and calls ``progress`` with each
-result as it arrives.  :data:`EXECUTORS` is the table; :func:`execute`
-chooses from it: Dask when a scheduler is given (``--scheduler
-tcp://HOST:PORT``; the optional extra ``hybridsim[dask]``, hybridsim
-installed on every worker), a process pool for ``workers`` > 1, else serial.
+A campaign (:mod:`hybridsim.coordinator.campaign.runner`: an experiment's runs, the maRTHS trials, the RLS-AC
+calibration runs; the rehearsal's trials) is a top-level function ``task`` and a list of argument tuples, one per
+job; every executor returns the results in the jobs' order and calls ``progress`` with each result as it
+arrives.  :data:`EXECUTORS` is the table; :func:`executor_for` chooses from it: Dask when a scheduler is given
+(``--scheduler tcp://HOST:PORT``; the optional extra ``hybridsim[dask]``, hybridsim installed on every worker),
+a process pool for ``workers`` > 1, else serial.
 The ``dask`` executor without a scheduler makes a LocalCluster of ``workers`` processes.
 """
 
@@ -18,13 +17,21 @@ import multiprocessing
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.wire.daemons_folders import multiprocessing_folder
 
 R = TypeVar("R")
 Progress = Callable[[Any], None] | None
+
+
+@runtime_checkable
+class Slotted(Protocol):
+    """A progress that shows the runs in flight: the Dask executor sets ``slots`` to the cluster's worker threads
+    (a remote scheduler's included) before each result it passes on."""
+
+    slots: int | None
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,8 @@ def dask(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources, pr
             print(f"dask: scheduler {address}, dashboard {dashboard}", file=sys.stderr)
             futures = [client.submit(task, *job, pure=False) for job in jobs]
             for future in as_completed(futures):
+                if isinstance(progress, Slotted):  # the cluster as it is now: workers come and go
+                    progress.slots = sum(client.nthreads().values())
                 if progress:
                     progress(future.result())
             return client.gather(futures)
@@ -108,12 +117,3 @@ def executor_for(resources: Resources, jobs: int) -> str:
         return "dask"
     return "pool" if resources.workers > 1 and jobs > 1 else "serial"
 
-
-def execute(task: Callable[..., R], jobs: Sequence[tuple], resources: Resources = Resources(),
-            progress: Progress = None, before_fork: Callable[[], None] | None = None) -> list[R]:
-    """``task(*job)`` for every job, in the jobs' order; ``before_fork`` computes, before a process pool starts,
-    what its workers then inherit instead of each computing it again."""
-    name = executor_for(resources, len(jobs))
-    if name == "pool" and before_fork is not None:
-        before_fork()
-    return EXECUTORS[name](task, jobs, resources, progress)

@@ -15,7 +15,7 @@ from hybridsim.coordinator.experiment import Experiment, load_experiment
 from hybridsim.coordinator.experiment_schema import REHEARSE, default
 from hybridsim.coordinator.problems.marths.loop import RunSpec
 from hybridsim.coordinator.problems.marths.parts import SAMPLE_RATE
-from hybridsim.coordinator.rehearse import marths_trials, sheet, site_trials
+from hybridsim.coordinator.rehearse import marths_trials, sheet, site_margins, site_trials
 from hybridsim.coordinator.rehearse.envelope import UNITS, envelope, site_limits
 
 
@@ -97,7 +97,8 @@ def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, ou
     actuators = [f"actuator {i + 1}" for i in range(count)]
     judged = _judged(peaks, [name for name, _ in done], site.config, actuators, f"site {site.name!r}", stopped)
     area = _piston_area(table, count)
-    return {"experiment": str(path), "trials": names, **judged, "gain_margin": None, "delay_margin": None,
+    found = site_margins.margins(experiment, site.name, table, out / "margins")
+    return {"experiment": str(path), "trials": names, **judged, **found,
             "actuators": _actuators([site_trials.actuator_figures(row.output, site.name, control_dt, area)
                                      for _, row in done]), "piston_area": area, "criteria": {},
             "wall_s": [row.wall_s for _, row in done]}

@@ -81,21 +81,27 @@ def _shown(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _margin(margin: dict[str, Any] | None) -> str:
-    if margin is None:
-        return ("<p>Gain margin: not sought (rehearse.gain_margin = false, or a virtual-lab site other than maRTHS: no "
-                "gain knob yet).</p>")
-    return (f"<p>Gain margin ({html.escape(margin['trial'])}): the run completes with up to "
-            f"{100 * margin['loss']:.1f} % of the plant's gain lost (to {100 * margin['tolerance']:.1f} %).</p>")
-
-
-def _delay(margin: dict[str, Any] | None) -> str:
-    if margin is None:
-        return ("<p>Delay margin: not sought (rehearse.delay_margin = false, or a virtual-lab site other than maRTHS: "
-                "no delay knob yet).</p>")
-    return (f"<p>Delay margin ({html.escape(margin['trial'])}): the run completes with its RMS tracking error under "
-            f"{margin['tracking_percent']:.3g} % with up to {margin['samples']} samples ({1e3 * margin['s']:.2f} ms) "
-            "of delay added to the actuators.</p>")
+def margin_lines(sheet: dict[str, Any]) -> list[str]:
+    """The sheet's margins in words: the maRTHS nominal trial's (a loss of plant gain, whole samples of delay at
+    a tracking bound) or a virtual-lab site's (a gain factor and a delay in s at which its loop stays stable)."""
+    gain, delay = sheet["gain_margin"], sheet["delay_margin"]
+    if gain is None:
+        lines = ["gain margin: not sought (rehearse.gain_margin = false)"]
+    elif "site" in gain:
+        lines = [f"gain margin (site {gain['site']!r}): its loop stays stable with its actuators' gain up to "
+                 f"{gain['factor']:.4g} times (to {gain['tolerance']:.3g})"]
+    else:
+        lines = [f"gain margin ({gain['trial']}): completes with up to {100 * gain['loss']:.1f} % of the plant's "
+                 f"gain lost (to {100 * gain['tolerance']:.1f} %)"]
+    if delay is None:
+        lines.append("delay margin: not sought (rehearse.delay_margin = false)")
+    elif "site" in delay:
+        lines.append(f"delay margin (site {delay['site']!r}): its loop stays stable with up to "
+                     f"{1e3 * delay['s']:.4g} ms added to its actuators' delay (to {1e3 * delay['tolerance_s']:.3g} ms)")
+    else:
+        lines.append(f"delay margin ({delay['trial']}): tracks within {delay['tracking_percent']:.3g} % with up to "
+                     f"{delay['samples']} samples ({1e3 * delay['s']:.2f} ms) added to the actuators' delay")
+    return lines
 
 
 def page(sheet: dict[str, Any]) -> str:
@@ -118,7 +124,7 @@ def page(sheet: dict[str, Any]) -> str:
             "table{border-collapse:collapse;margin-bottom:1.5em}</style></head><body>"
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
             f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
-            f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>{_margin(sheet['gain_margin'])}"
-            f"{_delay(sheet['delay_margin'])}"
+            f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>"
+            + "".join(f"<p>{html.escape(line)}</p>" for line in margin_lines(sheet)) +
             f"<h2>Limits</h2>{limits}<h2>Peaks over trials, per DOF or actuator</h2>{peaks}<h2>Actuators (max over trials)</h2>{actuators}"
             f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tomllib
@@ -182,6 +183,16 @@ def test_hybridsim_network_names_its_own_option_in_a_refusal(capsys, path, expec
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert expected in err and "--network" not in err
+
+
+def test_hybridsim_network_on_a_busy_port_says_so_and_how_to_get_a_free_one(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["network", "--to", "127.0.0.1:9", "--port", str(port), "--path", "round_trip_s=0.01"])
+    assert (code, capsys.readouterr().err) == (2, f"hybridsim network: error: --port {port}: another program listens "
+                                                  "there; give another port, or port 0 for a free one\n")
 
 
 def test_network_on_the_command_line_replaces_the_file_s_table_and_is_stored_for_resume(tmp_path):

@@ -7,17 +7,26 @@ sensor noise.  Per run and actuator, with regressor rows
 G_k = [xm(k), xm(k-1), xm(k-2), xm(k-3)] and targets y_k = xt(k) in metres
 (k = 3 .. N-1): P0 = (G^T G)^-1, theta0 = P0 G^T y.  The shipped parameters
 are the plain means of theta0 and of P0 over 3 records x 3 scales x
-(1 nominal + 10 uncertain plants) = 99 runs.
+(1 nominal + 10 uncertain plants) = 99 runs: a campaign (:class:`Fits`, ``[campaign] problem =
+"marths-calibration"``, one row per run with its theta0) on any executor of the campaign machinery.
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.problems.executors import Resources, execute
+from hybridsim.coordinator.campaign.grid import Run, expand
+from hybridsim.coordinator.campaign.runner import run_campaign
+from hybridsim.coordinator.campaign.subjects.base import write_outcome
+from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.problems.executors import Resources, executor_for
 from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.coordinator.problems.marths.loop import ground_acceleration
 from hybridsim.coordinator.problems.marths.structure import THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_substructure
@@ -39,18 +48,29 @@ class CalibrationRun:
     noise_seed: int
 
 
+def campaign_runs(trials: int = 10) -> list[Run]:
+    """The runs of §16 as a campaign's: every record and scale, seeds 0..``trials`` (:func:`run_of`)."""
+    return expand({"record": list(data.RECORDS), "scale": list(SCALES)}, trials + 1)
+
+
+def run_of(run: Run) -> CalibrationRun:
+    """A campaign run of §16: case c of (El Centro, Kobe, Morgan) x (0.2, 0.4, 0.6); seed 0 the nominal plant
+    (noise seed 123), seed t >= 1 the uncertain plant of seed 1000 + 100 c + t, noise seed 7000 + that plant seed."""
+    values = dict(run.values)
+    if set(values) != {"record", "scale"} or values["record"] not in data.RECORDS or values["scale"] not in SCALES:
+        raise UsageError(f"campaign run {run.run_id}: a calibration run is a record of {', '.join(data.RECORDS)} "
+                         f"at a scale of {', '.join(map(str, SCALES))} (SPEC §16): give [campaign.grid] record and "
+                         "scale from those")
+    case = data.RECORDS.index(values["record"]) * len(SCALES) + SCALES.index(values["scale"])
+    if run.seed == 0:
+        return CalibrationRun(case, values["record"], values["scale"], "nominal", None, 123)
+    seed = 1000 + 100 * case + run.seed
+    return CalibrationRun(case, values["record"], values["scale"], "uncertain", seed, 7000 + seed)
+
+
 def calibration_runs(trials: int = 10) -> list[CalibrationRun]:
-    """The runs of §16: case c = 0..8 over (El Centro, Kobe, Morgan) x (0.2, 0.4, 0.6); per case the nominal
-    plant (noise seed 123), then uncertain trial t = 1..``trials`` with plant seed 1000 + 100 c + t and noise
-    seed 7000 + that plant seed."""
-    runs = []
-    cases = [(r, s) for r in data.RECORDS for s in SCALES]
-    for c, (record, scale) in enumerate(cases):
-        runs.append(CalibrationRun(c, record, scale, "nominal", None, 123))
-        for t in range(1, trials + 1):
-            seed = 1000 + 100 * c + t
-            runs.append(CalibrationRun(c, record, scale, "uncertain", seed, 7000 + seed))
-    return runs
+    """The 9 (1 + ``trials``) runs of §16, case by case (:func:`run_of`)."""
+    return [run_of(run) for run in campaign_runs(trials)]
 
 
 @cache
@@ -125,11 +145,30 @@ class Calibration:
                 "P0_1": self.p0[0].tolist(), "P0_2": self.p0[1].tolist()}
 
 
+@dataclass(frozen=True)
+class Fits:
+    """The calibration's runs as a campaign's subject (``[campaign] problem = "marths-calibration"``): a run's
+    file holds its theta0 (the table's ``evaluation.theta0.<actuator>.<tap>``) and P0; a fit is made afresh."""
+
+    def check(self, runs: Sequence[Run]) -> None:
+        for run in runs:
+            run_of(run)
+
+    def make(self, run: Run, path: Path) -> dict[str, Any]:
+        theta, p = fit(run_of(run))
+        return write_outcome(path, {"evaluation": {"theta0": theta.tolist()}, "P0": p.tolist()})
+
+    def resume(self, path: Path) -> None:
+        return None
+
+
 def calibrate(trials: int = 10, workers: int = 1) -> Calibration:
-    """All runs of :func:`calibration_runs`, serially or on a process pool of ``workers``."""
-    runs = calibration_runs(trials)
-    fits = execute(fit, [(r,) for r in runs], Resources(workers))
-    return Calibration(runs, np.array([f[0] for f in fits]), np.array([f[1] for f in fits]))
+    """All runs of :func:`campaign_runs` as a campaign, serially or on a process pool of ``workers``."""
+    runs, resources = campaign_runs(trials), Resources(workers)
+    with tempfile.TemporaryDirectory(prefix="marths-calibration-") as folder:
+        rows = run_campaign(Fits(), runs, folder, executor_for(resources, len(runs)), resources)
+    return Calibration([run_of(row.run) for row in rows], np.array([row.summary["evaluation"]["theta0"] for row in rows]),
+                       np.array([row.summary["P0"] for row in rows]))
 
 
 def shipped() -> tuple[np.ndarray, np.ndarray]:

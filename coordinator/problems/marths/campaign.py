@@ -1,9 +1,9 @@
-"""Benchmark campaigns: the nominal run and N uncertain plants, serially, on a process pool or on Dask.
+"""Benchmark campaigns: the nominal run and N uncertain plants as runs of the campaign machinery.
 
-Each run is independent (its own plant and noise seeds, §15), so the runs of
-a campaign go to workers as they are; the result keeps the benchmark's
-order (run 1 = nominal, runs 2.. = uncertain).  The summary has the shape of
-``hybridsim benchmark marths --json``:
+:class:`Trials` is the campaign subject ``problem = "marths"`` (docs/campaigns.md): each run of the benchmark
+(its own plant and noise seeds, §15) a row of the campaign table with its own file, on any executor of
+:mod:`hybridsim.coordinator.problems.executors`; ``hybridsim benchmark marths`` is such a campaign of its
+options (:func:`runs`).  The summary has the shape of ``hybridsim benchmark marths --json``:
 ``{"nominal": J, "trials": [J, ...], "mean": J, "max_command_volts": [v1, v2],
 "realizable": bool, "wall_s": s}``, J unrounded, ``mean`` over the uncertain
 runs (the nominal run when there are none, §14.3).
@@ -12,15 +12,26 @@ runs (the nominal run when there are none, §14.3).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
-from hybridsim.coordinator.problems.executors import Resources, execute
+import h5py
+
+from hybridsim.coordinator.campaign.grid import Run, expand
+from hybridsim.coordinator.campaign.runner import Row
+from hybridsim.coordinator.campaign.subjects.base import write_outcome
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.problems.marths import loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria, mean_criteria, spread_criteria
+from hybridsim.wire.contract import ModuleError
 
 TOPOLOGIES = ("inprocess", "daemons", "own-clock")
+SETTINGS = {"topology": "inprocess", "seed_offset": 0}
+"""a run's values that are not RunSpec fields, and their defaults"""
+SIGNALS = tuple(f.name for f in fields(loop.History) if f.name not in ("spec", "info"))
+"""the logged signals a trial's file keeps (loop.History)"""
 
 
 @dataclass
@@ -54,19 +65,6 @@ def run_one(spec: loop.RunSpec, topology: str = "inprocess", keep_history: bool 
                        time.perf_counter() - start, hist if keep_history else None, hist.info.get("site", {}))
 
 
-def run_campaign(specs: Sequence[loop.RunSpec], workers: int = 1, topology: str = "inprocess",
-                 scheduler: str | None = None, keep_history: bool = True,
-                 progress: Callable[[TrialResult], None] | None = None) -> list[TrialResult]:
-    """All runs of ``specs``, in their order: serially (``workers`` = 1), on a process pool, or on Dask."""
-
-    def prepare() -> None:
-        for spec in {(s.record, s.scale, s.duration, s.partition): s for s in specs}.values():
-            loop.prepare(spec)
-
-    return execute(run_one, [(spec, topology, keep_history) for spec in specs], Resources(workers, scheduler),
-                   progress, before_fork=prepare)
-
-
 def summary(results: Sequence[TrialResult], wall_s: float) -> dict[str, Any]:
     """The JSON object of ``hybridsim benchmark marths --json``."""
     nominal, trials = results[0], list(results[1:])
@@ -86,3 +84,78 @@ def spread(results: Sequence[TrialResult]) -> dict[str, list[float]] | None:
     """Standard deviation of each index over the uncertain runs (None without any)."""
     trials = [r.criteria for r in results[1:]]
     return spread_criteria(trials) if trials else None
+
+
+def runs(base: loop.RunSpec, trials: int, topology: str = "inprocess", seed_offset: int = 0) -> list[Run]:
+    """The benchmark's campaign of ``base`` as runs: the nominal run, then ``trials`` uncertain plants when its
+    plant is "uncertain"; a run's values are the settings that differ from the defaults."""
+    defaults = loop.RunSpec()
+    settings = {f.name: getattr(base, f.name) for f in fields(loop.RunSpec)
+                if getattr(base, f.name) != getattr(defaults, f.name)}
+    settings.update({k: v for k, v in {"topology": topology, "seed_offset": seed_offset}.items() if v != SETTINGS[k]})
+    return expand({key: [value] for key, value in settings.items()}, trials + 1 if base.plant == "uncertain" else 1)
+
+
+def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
+    """The run's RunSpec and topology; UsageError (one line) for a value that is not a maRTHS run's."""
+    values = {**SETTINGS, **dict(run.values + run.drawn)}
+    unknown = set(values) - {f.name for f in fields(loop.RunSpec)} - set(SETTINGS)
+    if unknown:
+        names = ", ".join([*(f.name for f in fields(loop.RunSpec)), *SETTINGS])
+        raise UsageError(f"campaign.grid.{sorted(unknown)[0]}: not a setting of a maRTHS run; one of {names}")
+    topology, offset = values.pop("topology"), values.pop("seed_offset")
+    if topology not in TOPOLOGIES:
+        raise UsageError(f"campaign.grid.topology: one of {', '.join(TOPOLOGIES)}, not {topology!r}")
+    try:
+        specs = loop.trial_specs(loop.RunSpec(**values), run.seed, offset)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"campaign run {run.run_id}: {exc}") from None
+    if run.seed >= len(specs):
+        raise UsageError(f"campaign run {run.run_id}: the seeds after 0 are the benchmark's uncertain plants: "
+                         "set plant = [\"uncertain\"] in [campaign.grid], or trials = 1")
+    return specs[run.seed], topology
+
+
+@dataclass(frozen=True)
+class Trials:
+    """The maRTHS benchmark's runs as a campaign's subject (``[campaign] problem = "marths"``).
+
+    A run's values are RunSpec fields (record, scale, compensator, plant, duration, ...) and ``topology``
+    (TOPOLOGIES), ``seed_offset``; its seed s is the benchmark's run s (:func:`loop.trial_specs`): 0 the nominal
+    plant (noise seed 123), s >= 1 the uncertain plant s (plant seed 1000 + s, noise seed 2000 + s), each plus
+    ``seed_offset``.  Its file: the summary (J1..J10 under ``evaluation.J``, the largest command volts, realizable,
+    the trial's wall time, the site's clock) and, with ``keep_history``, the logged signals (SIGNALS).
+    A trial is seconds of work: one its process lost is made afresh.
+    """
+
+    keep_history: bool = True
+
+    def check(self, runs: Sequence[Run]) -> None:
+        for run in runs:
+            spec_of(run)
+
+    def make(self, run: Run, path: Path) -> dict[str, Any]:
+        spec, topology = spec_of(run)
+        try:
+            result = run_one(spec, topology, self.keep_history)
+        except ModuleError as exc:  # a site failed or refused a step, or a runaway guard tripped
+            raise RunStopped(str(exc)) from None
+        summary = {"evaluation": {"J": result.criteria, "max_command_volts": result.max_command_volts,
+                                  "realizable": result.realizable}, "wall_s": result.wall_s, "site": result.site}
+        history = result.history
+        return write_outcome(path, summary, {name: getattr(history, name) for name in SIGNALS} if history else None)
+
+    def resume(self, path: Path) -> None:
+        return None
+
+
+def result_of(row: Row) -> TrialResult:
+    """The trial of a completed row, its logged signals read back from its file when it kept them."""
+    spec = spec_of(row.run)[0]
+    evaluation = row.summary["evaluation"]
+    with h5py.File(row.output, "r") as f:
+        signals = {name: f[name][()] for name in SIGNALS if name in f}
+    site = row.summary.get("site", {})
+    history = loop.History(spec, **signals, info={"site": site} if site else {}) if signals else None
+    return TrialResult(spec, evaluation["J"], evaluation["max_command_volts"], evaluation["realizable"],
+                       row.summary["wall_s"], history, site)

@@ -96,5 +96,6 @@ def test_a_busy_port_is_one_line_for_the_run_s_monitor_and_the_page(tmp_path) ->
         2, f"hybridsim run: error: --monitor {busy}: cannot listen there: another program listens there; give another "
            "port, or port 0 for a free one\n")
     assert (errors["monitor"].returncode, errors["monitor"].stderr) == (
-        2, f"hybridsim monitor: error: --listen {busy}: cannot serve there (Address already in use)\n")
+        2, f"hybridsim monitor: error: --listen {busy}: cannot serve there: another program listens there; give "
+           "another port, or port 0 for a free one\n")
     assert not (tmp_path / "sdof.h5").exists()  # refused before anything ran

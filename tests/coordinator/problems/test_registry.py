@@ -14,7 +14,7 @@ from hybridsim.coordinator.cli import build_parser, main
 from hybridsim.coordinator.cli.problems import COMMANDS
 from hybridsim.coordinator.problems import PROBLEMS, evaluating, problems
 from hybridsim.coordinator.problems.base import Problem, finite
-from hybridsim.coordinator.problems.executors import EXECUTORS, Resources, execute, executor_for
+from hybridsim.coordinator.problems.executors import EXECUTORS, Resources, executor_for
 
 
 def _subcommands(parser, *path: str) -> list[str]:
@@ -55,9 +55,6 @@ def test_every_executor_returns_the_results_in_the_jobs_order() -> None:
         seen.clear()
         assert EXECUTORS[name](operator.pow, jobs, Resources(workers=2), seen.append) == [1024, 243, 49]
         assert sorted(seen) == [49, 243, 1024]
-    forked: list[bool] = []
-    assert execute(operator.pow, jobs, Resources(workers=2), before_fork=lambda: forked.append(True)) == [1024, 243, 49]
-    assert forked == [True]
 
 
 def test_a_pool_keeps_its_temporary_files_in_a_folder_of_its_process_not_pymp() -> None:
@@ -66,8 +63,8 @@ def test_a_pool_keeps_its_temporary_files_in_a_folder_of_its_process_not_pymp() 
     folder is a short one of its own: a socket's path holds at most 107 bytes, which pytest's tmp_path under
     xdist can leave no room for (multiprocessing then keeps its pymp-* folder, as it must)."""
     script = ("import os, sys\n"
-              "from hybridsim.coordinator.problems.executors import Resources, execute\n"
-              "print(execute(os.listdir, [(sys.argv[1],)] * 2, Resources(workers=2, start_method='forkserver'))[0])")
+              "from hybridsim.coordinator.problems.executors import Resources, process_pool\n"
+              "print(process_pool(os.listdir, [(sys.argv[1],)] * 2, Resources(2, start_method='forkserver'), None)[0])")
     with tempfile.TemporaryDirectory(prefix="hs") as folder:
         run = subprocess.run([sys.executable, "-c", script, folder], capture_output=True, text=True, timeout=60,
                              env={**os.environ, "TMPDIR": folder}, check=True)

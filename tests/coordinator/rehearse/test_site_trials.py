@@ -31,7 +31,8 @@ def rehearse(folder: Path, random: bool, stroke: float | None = None) -> tuple[s
     for name in ("one_actuator.toml", "one_actuator_site.toml"):
         shutil.copy(SETUPS / name, folder)
     with (folder / "one_actuator.toml").open("a") as f:
-        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\npiston_area = {AREA}\n" + (RANDOM if random else ""))
+        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\npiston_area = {AREA}\ngain_margin = false\n"
+                "delay_margin = false\n" + (RANDOM if random else ""))
     if stroke is not None:
         site = folder / "one_actuator_site.toml"
         site.write_text(site.read_text().replace("stroke = 0.1\n", f"stroke = {stroke!r}\n"))

@@ -1,0 +1,81 @@
+"""`hybridsim rehearse` of examples/delayed_spring.toml: a virtual-lab site's delay and gain margins against the
+closed form of the loop they rehearse.
+
+The example's numerical part (m, c, k_n) and its lab spring k_e behind a pure 3 ms actuator delay make the loop
+m x'' + c x' + k_n x + k_e x(t - tau) = 0, marginally stable at tau* (closed form,
+hybridsim.coordinator.rehearse.delayed_sdof; 6.6716 ms): the delay margin is tau* - 3 ms added, and the gain
+margin the factor g* on k_e at which tau*(g* k_e) = 3 ms (2.2228, the closed form solved for the stiffness).
+
+Tolerance: the bisection returns the last stable value, within its tolerance below the run's own limit; the run is
+the loop sampled at dt = 2 ms (central difference, no numerical damping; the delay linear between samples), whose
+limit differs from the continuous one at second order in w* dt: the central difference's frequency error
+(w dt)^2 / 24 and the interpolation's gain 1 - f (1 - f) (w dt)^2 / 2 >= 1 - (w dt)^2 / 8
+(hybridsim.modules.plant.knobs) move k_e, c / m and so tau* (about c / k_e) by a relative (w* dt)^2 at most:
+delta = tau* (w* dt)^2 = 2.7 us, and g* (w* dt)^2 for the gain (w* = 9.993 rad/s: (w* dt)^2 = 4.0e-4).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.optimize import brentq
+
+from hybridsim.coordinator.rehearse.delayed_sdof import DelayedSpringSdof
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "delayed_spring.toml"
+M, C, K_N, K_E, TAU_0, DT = 1000.0, 400.0, 4.0e4, 6.0e4, 0.003, 0.002
+"""the example's numerical part (kg, N*s/m, N/m), lab spring (N/m), actuator delay and step (s)"""
+
+
+def closed_forms() -> tuple[float, float, float]:
+    """tau* (s), g* and (w* dt)^2 of the example's loop."""
+    sdof = DelayedSpringSdof(M, C, K_N, K_E)
+    g_star = brentq(lambda g: DelayedSpringSdof(M, C, K_N, g * K_E).delay_margin() - TAU_0, 1.01, 10.0, xtol=1e-12)
+    return sdof.delay_margin(), g_star, (sdof.crossing_frequency() * DT) ** 2
+
+
+def rehearse(folder: Path, rehearse_table: str | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    """The example, its [rehearse] table replaced by ``rehearse_table`` if given."""
+    text = EXAMPLE.read_text()
+    if rehearse_table is not None:
+        text = text[:text.index("[rehearse]")] + rehearse_table + "\n" + text[text.index("[output]"):]
+    (folder / EXAMPLE.name).write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "hybridsim", "rehearse", str(folder / EXAMPLE.name), "--out",
+                           str(folder / "sheet")], capture_output=True, text=True, timeout=300, cwd=folder)
+    return proc, json.loads((folder / "sheet" / "rehearsal.json").read_text())
+
+
+def check(sheet: dict, tau_star: float, g_star: float, squared: float) -> None:
+    delay, gain = sheet["delay_margin"], sheet["gain_margin"]
+    found = TAU_0 + delay["s"]
+    print(f"delay margin: {1e3 * delay['s']:.4f} ms added, {1e3 * found:.4f} ms in all; closed form tau* = "
+          f"{1e3 * tau_star:.4f} ms (bisection tolerance {1e3 * delay['tolerance_s']:.3g} ms)")
+    print(f"gain margin: {gain['factor']:.4f}; closed form g* = {g_star:.4f} (tolerance {gain['tolerance']})")
+    assert tau_star - delay["tolerance_s"] - tau_star * squared <= found <= tau_star + tau_star * squared
+    assert g_star - gain["tolerance"] - g_star * squared <= gain["factor"] <= g_star + g_star * squared
+
+
+def test_the_margins_of_a_delayed_spring_are_the_closed_forms(tmp_path) -> None:
+    """Brackets around the closed forms, each bisection's runs 0.3 % or more from them (4 runs for the delay, 3
+    for the gain); the long test brackets widely."""
+    tau_star, g_star, squared = closed_forms()
+    proc, sheet = rehearse(tmp_path, "[rehearse]\nduration = 0.2\nmargin_duration = 2.5\n"
+                                     "delay_margin_bracket = [0.0035, 0.0038]\ndelay_margin_tolerance = 1e-4\n"
+                                     "gain_margin_bracket = [2.1, 2.3]\ngain_margin_tolerance = 0.1\n")
+    assert proc.returncode == 0, proc.stderr
+    check(sheet, tau_star, g_star, squared)
+    assert "delay margin (site 'spring'): its loop stays stable with up to 3.65 ms added" in proc.stdout
+    assert sheet["delay_margin"]["site"] == sheet["gain_margin"]["site"] == "spring"
+
+
+@pytest.mark.long
+def test_the_margins_found_from_wide_brackets(tmp_path) -> None:
+    """The example as shipped (brackets [0, 50 ms] and [1, 4]); prints both margins beside their closed forms."""
+    proc, sheet = rehearse(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    check(sheet, *closed_forms())
