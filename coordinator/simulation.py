@@ -167,8 +167,6 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(path))
         checkpoint, attrs = _resumable(path)
-        if attrs.get("status") == "completed":
-            raise UsageError(f"{path} holds a completed run; there is nothing to resume")
         experiment = stored_experiment(attrs, network)
         run = _Run(experiment, options, _start(experiment.modules, stack))
         inputs = compared(path, attrs, run.inputs(), accept_changed, checkpoint.step)
@@ -179,12 +177,15 @@ def _resumable(path: Path) -> tuple[Checkpoint, dict[str, Any]]:
     """The last verified checkpoint of a results file and its attributes; a file that has none, or cannot be
     read (not found, truncated, zeroed, its bytes changed), is refused in one line."""
     attrs = stored_attributes(path)
+    if attrs.get("status") == "completed":  # before its checkpoints: a run made without any may have completed
+        raise UsageError(f"{path} holds a completed run; there is nothing to resume")
     try:
         checkpoint = read_checkpoint(path)
     except UNREADABLE as exc:
         raise UsageError(f"{path}: not readable as a results file ({_first_line(exc)})") from None
     if checkpoint is None:
-        raise UsageError(f"{path} has no checkpoint to resume from (set output.checkpoint_every in the experiment)")
+        raise UsageError(f"{path} has no checkpoint to resume from: run the experiment again (hybridsim run "
+                         "--overwrite), with output.checkpoint_every set so that its next stop can be resumed")
     return checkpoint, attrs
 
 

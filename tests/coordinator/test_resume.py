@@ -62,9 +62,14 @@ def test_an_aborted_yielding_test_resumes_to_the_uninterrupted_response(tmp_path
 
 
 def test_resume_refuses_a_file_without_checkpoints_and_a_completed_run(tmp_path, capsys):
-    run_experiment(experiment(tmp_path, "plain", checkpoint_every=0))
-    with pytest.raises(UsageError, match="no checkpoint"):
+    control, listener = aborted_at(300)
+    with pytest.raises(RunStopped):
+        run_experiment(experiment(tmp_path, "plain", checkpoint_every=0), control=control, listeners=[listener])
+    with pytest.raises(UsageError, match="no checkpoint to resume from: run the experiment again"):
         resume_run(tmp_path / "plain.h5")
+    run_experiment(experiment(tmp_path, "completed", checkpoint_every=0))  # completed, not "no checkpoint"
+    assert main(["resume", str(tmp_path / "completed.h5")]) == 2
+    assert "holds a completed run; there is nothing to resume" in capsys.readouterr().err
     run_experiment(experiment(tmp_path, "done"))
     assert main(["resume", str(tmp_path / "done.h5")]) == 2
     assert "completed run" in capsys.readouterr().err
