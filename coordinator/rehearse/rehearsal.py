@@ -17,6 +17,7 @@ from hybridsim.coordinator.problems.marths.loop import RunSpec
 from hybridsim.coordinator.problems.marths.parts import SAMPLE_RATE
 from hybridsim.coordinator.rehearse import marths_trials, sheet, site_margins, site_trials
 from hybridsim.coordinator.rehearse.envelope import UNITS, envelope, site_limits
+from hybridsim.modules.experimental.controls.plant import plant_channels
 
 
 def _site_config(experiment: Experiment) -> dict[str, Any]:
@@ -43,11 +44,12 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
     return _sites(path, experiment, table, n, out, (executor, workers, scheduler))
 
 
-def _judged(peaks: list[dict], ran: list[str], config: dict[str, Any], actuators: list[str], site: str,
-            stopped: list[tuple[str, str]]) -> dict[str, Any]:
-    """The sheet's verdict, its limits' rows and the peaks over the trials that ran."""
+def _judged(peaks: list[dict], ran: list[str], config: dict[str, Any], dofs: list[str], actuators: list[str],
+            site: str, stopped: list[tuple[str, str]]) -> dict[str, Any]:
+    """The sheet's verdict, its limits' rows and the peaks over the trials that ran (``dofs``, ``actuators``: how
+    the rows name the site's interface DOFs and actuators)."""
     rows = [envelope(limit, [p[limit.table, limit.kind][limit.index] for p in peaks], ran)
-            for limit in site_limits(config, list(config.get("dofs", ())), actuators)]
+            for limit in site_limits(config, dofs, actuators)]
     go, why = sheet.verdict(rows, stopped, site)
     return {"verdict": go, "why": why, "stopped": [f"{name}: {reason}" for name, reason in stopped], "limits": rows,
             "peaks": {f"{t}.{k}": sheet.distribution([p[t, k] for p in peaks]) for t, k in UNITS} if peaks else {},
@@ -64,7 +66,8 @@ def _marths(path: Path, experiment: Experiment, table: dict[str, Any], n: int, e
     results = [o for o in outcomes if not isinstance(o, str)]
     ran = [name for name, o in zip(names, outcomes) if not isinstance(o, str)]
     peaks = [marths_trials.site_peaks(r.history) for r in results]
-    judged = _judged(peaks, ran, _site_config(experiment), list(marths_trials.ACTUATORS),
+    config = _site_config(experiment)
+    judged = _judged(peaks, ran, config, list(config.get("dofs", ())), list(marths_trials.ACTUATORS),
                      f"site {experiment.evaluation.get('site')!r}", stopped)
     area = _piston_area(table, 2)
     return {"experiment": str(path), "trials": names, **judged, **_margins(specs[0], names[0], table),
@@ -77,31 +80,47 @@ def _marths(path: Path, experiment: Experiment, table: dict[str, Any], n: int, e
 
 def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, out: Path,
            where: tuple[str, int, str | None]) -> dict[str, Any]:
-    """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws, each site's peaks against its limits."""
+    """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws; each virtual-lab site's peaks against its
+    limits, its verdict and margins (``sites``), and the experiment's: GO when every site's is."""
     sites = site_trials.virtual_sites(experiment)
-    if len(sites) > 1:
-        raise UsageError(f"rehearse: the experiment has {len(sites)} virtual-lab sites; a rehearsal signs off one "
-                         "site today (give the others an address, or rehearse them one experiment each)")
-    site = sites[0]
     runs = site_trials.trials(table.get("random", {}), n)
     if "duration" in table:
         runs = [replace(run, values=(("experiment.duration", table["duration"]),)) for run in runs]
     rows = site_trials.run_trials(path, runs, out, *where)
     names = [site_trials.trial_name(run) for run in runs]
-    done = [(name, row) for name, row in zip(names, rows) if row.status == "completed"]
+    done = [(name, row.output) for name, row in zip(names, rows) if row.status == "completed"]
     stopped = [(name, row.summary.get("stop_reason", f"the run ended {row.status} ({row.output})"))
                for name, row in zip(names, rows) if row.status != "completed"]
+    counts = [plant_channels(site.config["backend"]["plant"]) for site in sites]
+    area = _piston_area(table, sum(counts))
+    per_site = [_site(experiment, site, done, stopped, table, out, len(sites) > 1,
+                      None if area is None else area[sum(counts[:i]):sum(counts[:i + 1])])
+                for i, site in enumerate(sites)]
+    first = next((s for s in per_site if s["verdict"] != "GO"), None)
+    rows_all = [row for s in per_site for row in s["limits"]]
+    go, why = sheet.verdict(rows_all, stopped) if first is None else (first["verdict"], first["why"])
+    return {"experiment": str(path), "trials": names, "verdict": go, "why": why, "stopped": per_site[0]["stopped"],
+            "limits": rows_all, "unchecked": [u for s in per_site for u in s["unchecked"]],
+            "peaks": {key: d for s in per_site for key, d in s["peaks"].items()},
+            "actuators": [a for s in per_site for a in s["actuators"]], "piston_area": area, "criteria": {},
+            **{key: [s[key] for s in per_site if s[key] is not None] for key in ("gain_margin", "delay_margin")},
+            "sites": per_site, "wall_s": [row.wall_s for row in rows if row.status == "completed"]}
+
+
+def _site(experiment: Experiment, site: Any, done: list[tuple[str, str]], stopped: list[tuple[str, str]],
+          table: dict[str, Any], out: Path, named: bool, area: list[float] | None) -> dict[str, Any]:
+    """One site's sheet: its limits' envelopes over the trials that ran (``done``: name and results file), its
+    verdict, actuators and margins; ``named``: its DOFs, actuators and peaks say the site (several sites)."""
+    of = f" of site {site.name!r}" if named else ""
     control_dt = float(site.config["dt"])
-    peaks = [site_trials.site_peaks(row.output, site.name, experiment.dt, control_dt) for _, row in done]
-    count = len(peaks[0]["actuators", "stroke"]) if peaks else len(site.config.get("actuators", ()))
-    actuators = [f"actuator {i + 1}" for i in range(count)]
-    judged = _judged(peaks, [name for name, _ in done], site.config, actuators, f"site {site.name!r}", stopped)
-    area = _piston_area(table, count)
-    found = site_margins.margins(experiment, site.name, table, out / "margins")
-    return {"experiment": str(path), "trials": names, **judged, **found,
-            "actuators": _actuators([site_trials.actuator_figures(row.output, site.name, control_dt, area)
-                                     for _, row in done]), "piston_area": area, "criteria": {},
-            "wall_s": [row.wall_s for _, row in done]}
+    peaks = [site_trials.site_peaks(output, site.name, experiment.dt, control_dt) for _, output in done]
+    actuators = [f"actuator {i + 1}{of}" for i in range(plant_channels(site.config["backend"]["plant"]))]
+    judged = _judged(peaks, [name for name, _ in done], site.config, [f"{d}{of}" for d in site.config.get("dofs", ())],
+                     actuators, f"site {site.name!r}", stopped)
+    figures = _actuators([site_trials.actuator_figures(output, site.name, control_dt, area) for _, output in done])
+    return {"site": site.name, **judged, "peaks": {f"{key}{of}": d for key, d in judged["peaks"].items()},
+            "actuators": [{"name": name, **f} for name, f in zip(actuators, figures)],
+            **site_margins.margins(experiment, site.name, table, out / "margins")}
 
 
 def _margins(nominal: RunSpec, name: str, table: dict[str, Any]) -> dict[str, dict[str, Any] | None]:

@@ -85,23 +85,29 @@ def margin_lines(sheet: dict[str, Any]) -> list[str]:
     """The sheet's margins in words: the maRTHS nominal trial's (a loss of plant gain, whole samples of delay at
     a tracking bound) or a virtual-lab site's (a gain factor and a delay in s at which its loop stays stable)."""
     gain, delay = sheet["gain_margin"], sheet["delay_margin"]
-    if gain is None:
+    if not gain:
         lines = ["gain margin: not sought (rehearse.gain_margin = false)"]
-    elif "site" in gain:
-        lines = [f"gain margin (site {gain['site']!r}): its loop stays stable with its actuators' gain up to "
-                 f"{gain['factor']:.4g} times (to {gain['tolerance']:.3g})"]
+    elif isinstance(gain, list):  # one per virtual-lab site
+        lines = [f"gain margin (site {g['site']!r}): its loop stays stable with its actuators' gain up to "
+                 f"{g['factor']:.4g} times (to {g['tolerance']:.3g})" for g in gain]
     else:
         lines = [f"gain margin ({gain['trial']}): completes with up to {100 * gain['loss']:.1f} % of the plant's "
                  f"gain lost (to {100 * gain['tolerance']:.1f} %)"]
-    if delay is None:
+    if not delay:
         lines.append("delay margin: not sought (rehearse.delay_margin = false)")
-    elif "site" in delay:
-        lines.append(f"delay margin (site {delay['site']!r}): its loop stays stable with up to "
-                     f"{1e3 * delay['s']:.4g} ms added to its actuators' delay (to {1e3 * delay['tolerance_s']:.3g} ms)")
+    elif isinstance(delay, list):
+        lines += [f"delay margin (site {d['site']!r}): its loop stays stable with up to {1e3 * d['s']:.4g} ms added "
+                  f"to its actuators' delay (to {1e3 * d['tolerance_s']:.3g} ms)" for d in delay]
     else:
         lines.append(f"delay margin ({delay['trial']}): tracks within {delay['tracking_percent']:.3g} % with up to "
                      f"{delay['samples']} samples ({1e3 * delay['s']:.2f} ms) added to the actuators' delay")
     return lines
+
+
+def _site_lines(sheet: dict[str, Any]) -> list[str]:
+    """Each virtual-lab site's own verdict, when the experiment has several."""
+    sites = sheet.get("sites", [])
+    return [f"site {s['site']!r}: {s['verdict']}: {s['why']}" for s in sites] if len(sites) > 1 else []
 
 
 def page(sheet: dict[str, Any]) -> str:
@@ -112,7 +118,8 @@ def page(sheet: dict[str, Any]) -> str:
                      for r in sheet["limits"]])
     actuators = _table(["actuator", "peak stroke (m)", "peak command velocity (m/s)", "flow (m^3/s)",
                         "tracking RMS (%)", "tracking peak (m)"],
-                       [[i + 1, a["stroke"]["max"], a["velocity"]["max"], a["flow"] and a["flow"]["max"],
+                       [[a.get("name", f"actuator {i + 1}"), a["stroke"]["max"], a["velocity"]["max"],
+                         a["flow"] and a["flow"]["max"],
                          a["tracking_rms_percent"]["max"], a["tracking_peak"]["max"]]
                         for i, a in enumerate(sheet["actuators"])])
     peaks = _table(["quantity (site's key)", "min", "mean", "std", "max"],
@@ -125,6 +132,6 @@ def page(sheet: dict[str, Any]) -> str:
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
             f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
             f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>"
-            + "".join(f"<p>{html.escape(line)}</p>" for line in margin_lines(sheet)) +
+            + "".join(f"<p>{html.escape(line)}</p>" for line in margin_lines(sheet) + _site_lines(sheet)) +
             f"<h2>Limits</h2>{limits}<h2>Peaks over trials, per DOF or actuator</h2>{peaks}<h2>Actuators (max over trials)</h2>{actuators}"
             f"<h2>Criteria over trials</h2>{criteria}</body></html>\n")
