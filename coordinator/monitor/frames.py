@@ -12,13 +12,15 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from hybridsim.coordinator.monitor.indicators import Crossings, indicator_info, indicator_rows
 from hybridsim.coordinator.monitor.layout import RunLayout
 from hybridsim.v1 import monitor_pb2 as pb
 
 STEP_TIME_EDGES_S = np.geomspace(1e-6, 10.0, 71)
 """edges of the step wall-time histogram (s): 1 us to 10 s, ten bins per decade"""
 
-SAMPLE_FIELDS = ("step", "time_s", "wall_step_s", "ground_acceleration", "response", "command", "measured", "force")
+SAMPLE_FIELDS = ("step", "time_s", "wall_step_s", "ground_acceleration", "response", "command", "measured", "force",
+                 "indicators")
 TERMINAL_STATES = ("completed", "stopped")
 CHUNK_SAMPLES = 2000
 """samples per frame when a history is sent in one go (to a late observer, into a report)"""
@@ -33,7 +35,7 @@ def run_info(layout: RunLayout) -> pb.RunInfo:
     return pb.RunInfo(
         experiment=layout.experiment, integrator=layout.integrator, dt_s=layout.dt, total_steps=layout.total_steps,
         decimation=layout.decimation, response_dofs=layout.response_dofs, step_time_edges_s=STEP_TIME_EDGES_S,
-        realtime=layout.realtime,
+        realtime=layout.realtime, indicators=indicator_info(layout.indicators),
         modules=[pb.ModuleInfo(name=m.name, dofs=m.dofs, where=m.where, has_command=m.command_index is not None,
                                kind=m.kind, actuated=m.actuated,
                                displacement_limit=() if m.displacement_limit is None else m.displacement_limit,
@@ -58,6 +60,7 @@ class FrameBuilder:
                          self.displacement_margin, "displacement"),
                         (_concat([m.force_limit for m in layout.modules], [m.ndof for m in layout.modules]),
                          self.force_margin, "force")]
+        self.crossings = Crossings(layout.indicators)
 
     def frame(self, arrays: Mapping[str, np.ndarray], start: int, stop: int) -> pb.Frame:
         """The frame of rows ``start .. stop-1`` (row 0 is the state at t = 0, not a step)."""
@@ -73,7 +76,9 @@ class FrameBuilder:
                          ground_acceleration=arrays["ground_acceleration"][rows],
                          response=arrays["displacement"][rows][:, layout.response_index].ravel(),
                          command=commands.ravel(), measured=modules["displacement"][rows - start].ravel(),
-                         force=modules["force"][rows - start].ravel())
+                         force=modules["force"][rows - start].ravel(),
+                         indicators=indicator_rows(arrays, layout.indicators, rows))
+        self.crossings.observe(arrays, start, stop)  # (reads before it keeps anything, as _count)
         self._count(arrays["wall_step_s"][max(start, 1):stop], modules)
         self._fill_progress(frame.progress, stop - 1, float(arrays["time"][stop - 1]))
         return frame
@@ -102,6 +107,8 @@ class FrameBuilder:
         progress.step_time_counts[:] = self.step_time_counts
         progress.displacement_margin[:] = self.displacement_margin
         progress.force_margin[:] = self.force_margin
+        del progress.crossings[:]
+        progress.crossings.extend(self.crossings.found)
 
     def progress(self, step: int, time_s: float) -> pb.Progress:
         """The progress at ``step`` without new samples (a heartbeat while the run is held)."""

@@ -31,6 +31,9 @@ def info_json(info: pb.RunInfo) -> dict[str, Any]:
                      "kind": m.kind, "actuated": m.actuated,
                      "displacement_limit": _plain(m.displacement_limit), "force_limit": _plain(m.force_limit)}
                     for m in info.modules],
+        "indicators": [{"dataset": i.dataset, "module": i.module, "indicator": i.indicator, "columns": list(i.columns),
+                        "unit": i.unit, "threshold": i.threshold if i.HasField("threshold") else None,
+                        "action": i.action} for i in info.indicators],
     }
 
 
@@ -42,6 +45,8 @@ def progress_json(progress: pb.Progress) -> dict[str, Any]:
         "dropped_frames": progress.dropped_frames, "step_time_counts": list(progress.step_time_counts),
         "displacement_margin": _plain(progress.displacement_margin), "force_margin": _plain(progress.force_margin),
         "counters": {c.module: dict(c.values) for c in progress.counters},
+        "crossings": [{"module": c.module, "indicator": c.indicator, "value": c.value, "threshold": c.threshold,
+                       "step": c.step, "time_s": c.time_s, "action": c.action} for c in progress.crossings],
     }
 
 
@@ -54,5 +59,6 @@ def frame_json(frame: pb.Frame, info: pb.RunInfo) -> dict[str, Any]:
         "response": _columns(frame.response, samples, len(info.response_dofs)),
         "command": _columns(frame.command, samples, width), "measured": _columns(frame.measured, samples, width),
         "force": _columns(frame.force, samples, width),
+        "indicators": _columns(frame.indicators, samples, sum(len(i.columns) for i in info.indicators)),
         "progress": progress_json(frame.progress),
     }

@@ -11,6 +11,7 @@ displacement and force limit of each DOF is left.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.experiment import Experiment
+from hybridsim.coordinator.monitor.indicators import IndicatorLayout, indicator_layouts
 from hybridsim.wire.contract import ModuleError
 from hybridsim.modules.limits import SafetyLimits
 
@@ -66,6 +68,8 @@ class RunLayout:
     decimation: int
     realtime: bool = False
     """paced to the wall clock: a step over dt is late (otherwise only information)"""
+    indicators: tuple[IndicatorLayout, ...] = ()
+    """the integrity monitor's per-step datasets (a run with [integrity])"""
 
     @property
     def module_width(self) -> int:
@@ -102,9 +106,11 @@ def layout_of_experiment(experiment: Experiment, arrays: Mapping[str, np.ndarray
     modules = [(m.name, m.config, "in process" if m.address is None else
                 "local daemon" if m.address == "local" else m.address) for m in experiment.modules]
     widths = {m.name: arrays[f"modules/{m.name}/displacement"].shape[1] for m in experiment.modules}
-    return run_layout(experiment=experiment.name, integrator=experiment.integrator, dt=experiment.dt,
-                      total_steps=experiment.steps, dofs=experiment.dofs, shaken=shaken, modules=modules,
-                      widths=widths, described=described, realtime=realtime, max_points=max_points)
+    layout = run_layout(experiment=experiment.name, integrator=experiment.integrator, dt=experiment.dt,
+                        total_steps=experiment.steps, dofs=experiment.dofs, shaken=shaken, modules=modules,
+                        widths=widths, described=described, realtime=realtime, max_points=max_points)
+    return dataclasses.replace(layout, indicators=indicator_layouts(arrays, experiment.integrity,
+                                                                    {m.name: m.dofs for m in layout.modules}))
 
 
 def module_layout(name: str, config: Mapping[str, Any], width: int, where: str, lookup: Mapping[str, int],

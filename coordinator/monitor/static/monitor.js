@@ -3,7 +3,8 @@
  *
  * The page feeds this script JSON of the shapes `coordinator.monitor.jsonview` writes:
  *   info  {experiment, dt_s, total_steps, response_dofs, modules: [{name, dofs, has_command, ...}], ...}
- *   frame {step, time, wall, ground, response: [per DOF], command|measured|force: [per module DOF], progress}
+ *   frame {step, time, wall, ground, response: [per DOF], command|measured|force: [per module DOF],
+ *          indicators: [per column of info.indicators], progress}
  * SI units (m, rad, N, N*m, s); step times are shown in ms.
  */
 "use strict";
@@ -26,9 +27,11 @@ const hybridsimMonitor = (() => {
     let offset = 0;
     for (const m of info.modules) { m.offset = offset; offset += m.dofs.length; }
     const width = offset;
+    offset = 0;
+    for (const ind of info.indicators || []) { ind.offset = offset; offset += ind.columns.length; }
     const columns = (n) => Array.from({ length: n }, () => []);
     cols = { step: [], time: [], wall: [], response: columns(info.response_dofs.length),
-             command: columns(width), measured: columns(width), force: columns(width) };
+             command: columns(width), measured: columns(width), force: columns(width), indicators: columns(offset) };
     progress = null;
     $("experiment").textContent = info.experiment;
     $("run-facts").textContent = `${info.integrator}, dt = ${fmt(info.dt_s * 1e3, 4)} ms, ` +
@@ -45,6 +48,7 @@ const hybridsimMonitor = (() => {
     push(cols.wall, frame.wall.map((s) => s * 1e3));
     frame.response.forEach((c, i) => push(cols.response[i], c));
     for (const key of ["command", "measured", "force"]) frame[key].forEach((c, i) => push(cols[key][i], c));
+    (frame.indicators || []).forEach((c, i) => push(cols.indicators[i], c));
     if (frame.progress) progress = frame.progress;
     dirty = true;
   }
@@ -119,6 +123,8 @@ const hybridsimMonitor = (() => {
     timeChart(`Response: displacement of ${info.response_dofs.join(", ")}`, "the DOFs the ground shakes", "m, rad",
       info.response_dofs.map((d, i) => line(d, COLORS[i % COLORS.length])), () => cols.response);
 
+    for (const ind of info.indicators || []) indicatorChart(ind);
+
     for (const m of info.modules) {
       const idx = shown(m);
       const series = [], columns = [];
@@ -143,7 +149,7 @@ const hybridsimMonitor = (() => {
         }));
     }
 
-    syncChart(tracked);
+    syncChart(tracked.concat(watchedPairs().filter(([m, i]) => !tracked.some(([n, j]) => n === m && j === i))));
 
     for (const m of info.modules) for (const i of shown(m)) hysteresisChart(m, i);
 
@@ -174,6 +180,40 @@ const hybridsimMonitor = (() => {
     const pairs = [];
     for (const m of info.modules) if (m.actuated && m.has_command) for (const i of shown(m)) pairs.push([m, i]);
     return pairs;
+  }
+
+  // (module, DOF index) of every DOF of a module the integrity monitor watches, whose target is known
+  function watchedPairs() {
+    const watched = new Set((info.indicators || []).map((ind) => ind.module));
+    const pairs = [];
+    for (const m of info.modules) if (watched.has(m.name) && m.has_command) m.dofs.forEach((d, i) => pairs.push([m, i]));
+    return pairs;
+  }
+
+  const INDICATOR_NAMES = { balance: "energy balance", energy_error: "energy error E_err / E_in",
+                            tracking: "tracking indicator TI", delay: "online delay estimate" };
+  const INDICATOR_NOTES = {
+    balance: "the whole structure's energies by the trapezoidal rule (Uang & Bertero 1990); the residual, input " +
+             "less the others, is what the integrator and the transfer system added",
+    energy_error: "the work of the measured force on measured - commanded displacement over the input energy " +
+                  "(Mosqueda et al. 2007)",
+    tracking: "the area of the synchronization subspace plot, per DOF; positive for a lag (Mercan & Ricles 2007)",
+    delay: "per DOF, by recursive least squares; 0 until its memory of 1000 steps has passed",
+  };
+
+  // one integrity indicator over time, with its threshold (a value: above it; the largest |value| over the
+  // columns: above +threshold or below -threshold)
+  function indicatorChart(ind) {
+    const what = INDICATOR_NAMES[ind.indicator] || ind.indicator;
+    const series = ind.columns.map((c, k) => line(c || what, COLORS[k % COLORS.length]));
+    const columns = ind.columns.map((c, k) => ind.offset + k);
+    const levels = ind.threshold == null ? [] : ind.columns.length === 1 && ind.columns[0] === "" ? [ind.threshold]
+      : [ind.threshold, -ind.threshold];
+    levels.forEach((level) => series.push(line(`threshold ${fmt(level, 4)} (${ind.action})`, "#b3261e", true)));
+    const note = (INDICATOR_NOTES[ind.indicator] || "") + (ind.threshold == null ? "" :
+      `; threshold ${fmt(ind.threshold, 4)}${ind.unit === "1" ? "" : " " + ind.unit}, action: ${ind.action}`);
+    timeChart(`${ind.module || "Whole structure"}: ${what}`, note, ind.unit, series,
+      () => columns.map((c) => cols.indicators[c]).concat(levels.map((level) => cols.time.map(() => level))));
   }
 
   // an x-y chart (uPlot mode 2): each series its own [x, y] columns; ``diagonal`` adds the line y = x
@@ -210,7 +250,8 @@ const hybridsimMonitor = (() => {
 
   function syncChart(pairs) {
     const el = card("Synchronization subspace", pairs.length
-      ? "measured vs target displacement of each site with actuators; on the diagonal when it reaches its command"
+      ? "measured vs target displacement of each site with actuators and each DOF the integrity monitor " +
+        "watches; on the diagonal when it reaches its command"
       : "no site with actuators (an experimental site or a lab protocol's client) whose target is known");
     if (!pairs.length) return;
     xyChart(el, "sync", "target (m, rad)", "measured (m, rad)", pairs.map(([m, i]) => `${m.name} ${m.dofs[i]}`),
@@ -284,6 +325,7 @@ const hybridsimMonitor = (() => {
     $("dropped").textContent = p.dropped_frames || 0;
     renderCounters(p);
     renderMargins(p);
+    renderCrossings(p);
     if (typeof onState === "function") onState(state);
   }
 
@@ -327,6 +369,22 @@ const hybridsimMonitor = (() => {
     }));
   }
 
+  // the integrity crossings: module, indicator, value, threshold, step, time, the declared action
+  function renderCrossings(p) {
+    const crossings = p.crossings || [];
+    $("crossings").hidden = crossings.length === 0;
+    $("crossings-body").replaceChildren(...crossings.map((c) => {
+      const tr = document.createElement("tr");
+      for (const t of [c.module, c.indicator, fmt(c.value, 4), fmt(c.threshold, 4), c.step, c.time_s.toFixed(4), c.action]) {
+        const td = document.createElement("td");
+        td.textContent = t;
+        tr.appendChild(td);
+      }
+      tr.className = c.action === "warn" ? "warn" : "danger";
+      return tr;
+    }));
+  }
+
   function redraw() {
     if (!dirty || !info) return;
     dirty = false;
@@ -348,9 +406,14 @@ const hybridsimMonitor = (() => {
     reset, addFrame, redraw,
     onStateChange: (f) => { onState = f; },
     points: () => (cols ? cols.time.length : 0),
+    steps: () => (cols ? cols.step : []),
     redraws: () => redraws,
     lastStep: () => (progress ? progress.step : -1),
     state: () => (progress ? progress.state : ""),
+    plotted: (name) => {  // a chart's series labels and data as drawn (the tests read them)
+      const c = charts.find((chart) => chart.name === name);
+      return c ? { labels: c.plot.series.map((s) => s.label), data: c.data() } : null;
+    },
     yRanges: () => charts.map((c) => [c.name, c.plot.scales.y.min, c.plot.scales.y.max]),
   };
 })();

@@ -19,7 +19,7 @@ class MonitorEvent(_message.Message):
     def __init__(self, info: _Optional[_Union[RunInfo, _Mapping]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class RunInfo(_message.Message):
-    __slots__ = ("experiment", "integrator", "dt_s", "total_steps", "decimation", "response_dofs", "modules", "step_time_edges_s", "realtime")
+    __slots__ = ("experiment", "integrator", "dt_s", "total_steps", "decimation", "response_dofs", "modules", "step_time_edges_s", "realtime", "indicators")
     EXPERIMENT_FIELD_NUMBER: _ClassVar[int]
     INTEGRATOR_FIELD_NUMBER: _ClassVar[int]
     DT_S_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class RunInfo(_message.Message):
     MODULES_FIELD_NUMBER: _ClassVar[int]
     STEP_TIME_EDGES_S_FIELD_NUMBER: _ClassVar[int]
     REALTIME_FIELD_NUMBER: _ClassVar[int]
+    INDICATORS_FIELD_NUMBER: _ClassVar[int]
     experiment: str
     integrator: str
     dt_s: float
@@ -38,7 +39,26 @@ class RunInfo(_message.Message):
     modules: _containers.RepeatedCompositeFieldContainer[ModuleInfo]
     step_time_edges_s: _containers.RepeatedScalarFieldContainer[float]
     realtime: bool
-    def __init__(self, experiment: _Optional[str] = ..., integrator: _Optional[str] = ..., dt_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., decimation: _Optional[int] = ..., response_dofs: _Optional[_Iterable[str]] = ..., modules: _Optional[_Iterable[_Union[ModuleInfo, _Mapping]]] = ..., step_time_edges_s: _Optional[_Iterable[float]] = ..., realtime: _Optional[bool] = ...) -> None: ...
+    indicators: _containers.RepeatedCompositeFieldContainer[Indicator]
+    def __init__(self, experiment: _Optional[str] = ..., integrator: _Optional[str] = ..., dt_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., decimation: _Optional[int] = ..., response_dofs: _Optional[_Iterable[str]] = ..., modules: _Optional[_Iterable[_Union[ModuleInfo, _Mapping]]] = ..., step_time_edges_s: _Optional[_Iterable[float]] = ..., realtime: _Optional[bool] = ..., indicators: _Optional[_Iterable[_Union[Indicator, _Mapping]]] = ...) -> None: ...
+
+class Indicator(_message.Message):
+    __slots__ = ("dataset", "module", "indicator", "columns", "unit", "threshold", "action")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    INDICATOR_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    module: str
+    indicator: str
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    unit: str
+    threshold: float
+    action: str
+    def __init__(self, dataset: _Optional[str] = ..., module: _Optional[str] = ..., indicator: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., unit: _Optional[str] = ..., threshold: _Optional[float] = ..., action: _Optional[str] = ...) -> None: ...
 
 class ModuleInfo(_message.Message):
     __slots__ = ("name", "dofs", "where", "displacement_limit", "force_limit", "has_command", "kind", "actuated")
@@ -61,7 +81,7 @@ class ModuleInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., dofs: _Optional[_Iterable[str]] = ..., where: _Optional[str] = ..., displacement_limit: _Optional[_Iterable[float]] = ..., force_limit: _Optional[_Iterable[float]] = ..., has_command: _Optional[bool] = ..., kind: _Optional[str] = ..., actuated: _Optional[bool] = ...) -> None: ...
 
 class Frame(_message.Message):
-    __slots__ = ("step", "time_s", "wall_step_s", "ground_acceleration", "response", "command", "measured", "force", "progress")
+    __slots__ = ("step", "time_s", "wall_step_s", "ground_acceleration", "response", "command", "measured", "force", "progress", "indicators")
     STEP_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
     WALL_STEP_S_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +91,7 @@ class Frame(_message.Message):
     MEASURED_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    INDICATORS_FIELD_NUMBER: _ClassVar[int]
     step: _containers.RepeatedScalarFieldContainer[int]
     time_s: _containers.RepeatedScalarFieldContainer[float]
     wall_step_s: _containers.RepeatedScalarFieldContainer[float]
@@ -80,10 +101,11 @@ class Frame(_message.Message):
     measured: _containers.RepeatedScalarFieldContainer[float]
     force: _containers.RepeatedScalarFieldContainer[float]
     progress: Progress
-    def __init__(self, step: _Optional[_Iterable[int]] = ..., time_s: _Optional[_Iterable[float]] = ..., wall_step_s: _Optional[_Iterable[float]] = ..., ground_acceleration: _Optional[_Iterable[float]] = ..., response: _Optional[_Iterable[float]] = ..., command: _Optional[_Iterable[float]] = ..., measured: _Optional[_Iterable[float]] = ..., force: _Optional[_Iterable[float]] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ...) -> None: ...
+    indicators: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, step: _Optional[_Iterable[int]] = ..., time_s: _Optional[_Iterable[float]] = ..., wall_step_s: _Optional[_Iterable[float]] = ..., ground_acceleration: _Optional[_Iterable[float]] = ..., response: _Optional[_Iterable[float]] = ..., command: _Optional[_Iterable[float]] = ..., measured: _Optional[_Iterable[float]] = ..., force: _Optional[_Iterable[float]] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ..., indicators: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class Progress(_message.Message):
-    __slots__ = ("step", "time_s", "total_steps", "state", "late_steps", "max_wall_step_s", "mean_wall_step_s", "elapsed_s", "eta_s", "dropped_frames", "step_time_counts", "displacement_margin", "force_margin", "counters")
+    __slots__ = ("step", "time_s", "total_steps", "state", "late_steps", "max_wall_step_s", "mean_wall_step_s", "elapsed_s", "eta_s", "dropped_frames", "step_time_counts", "displacement_margin", "force_margin", "counters", "crossings")
     STEP_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
     TOTAL_STEPS_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +120,7 @@ class Progress(_message.Message):
     DISPLACEMENT_MARGIN_FIELD_NUMBER: _ClassVar[int]
     FORCE_MARGIN_FIELD_NUMBER: _ClassVar[int]
     COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    CROSSINGS_FIELD_NUMBER: _ClassVar[int]
     step: int
     time_s: float
     total_steps: int
@@ -112,7 +135,26 @@ class Progress(_message.Message):
     displacement_margin: _containers.RepeatedScalarFieldContainer[float]
     force_margin: _containers.RepeatedScalarFieldContainer[float]
     counters: _containers.RepeatedCompositeFieldContainer[ModuleCounters]
-    def __init__(self, step: _Optional[int] = ..., time_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., state: _Optional[str] = ..., late_steps: _Optional[int] = ..., max_wall_step_s: _Optional[float] = ..., mean_wall_step_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., eta_s: _Optional[float] = ..., dropped_frames: _Optional[int] = ..., step_time_counts: _Optional[_Iterable[int]] = ..., displacement_margin: _Optional[_Iterable[float]] = ..., force_margin: _Optional[_Iterable[float]] = ..., counters: _Optional[_Iterable[_Union[ModuleCounters, _Mapping]]] = ...) -> None: ...
+    crossings: _containers.RepeatedCompositeFieldContainer[Crossing]
+    def __init__(self, step: _Optional[int] = ..., time_s: _Optional[float] = ..., total_steps: _Optional[int] = ..., state: _Optional[str] = ..., late_steps: _Optional[int] = ..., max_wall_step_s: _Optional[float] = ..., mean_wall_step_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., eta_s: _Optional[float] = ..., dropped_frames: _Optional[int] = ..., step_time_counts: _Optional[_Iterable[int]] = ..., displacement_margin: _Optional[_Iterable[float]] = ..., force_margin: _Optional[_Iterable[float]] = ..., counters: _Optional[_Iterable[_Union[ModuleCounters, _Mapping]]] = ..., crossings: _Optional[_Iterable[_Union[Crossing, _Mapping]]] = ...) -> None: ...
+
+class Crossing(_message.Message):
+    __slots__ = ("module", "indicator", "value", "threshold", "step", "time_s", "action")
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    INDICATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TIME_S_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    module: str
+    indicator: str
+    value: float
+    threshold: float
+    step: int
+    time_s: float
+    action: str
+    def __init__(self, module: _Optional[str] = ..., indicator: _Optional[str] = ..., value: _Optional[float] = ..., threshold: _Optional[float] = ..., step: _Optional[int] = ..., time_s: _Optional[float] = ..., action: _Optional[str] = ...) -> None: ...
 
 class ModuleCounters(_message.Message):
     __slots__ = ("module", "values")

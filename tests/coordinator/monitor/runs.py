@@ -57,9 +57,10 @@ class MonitoredRun:
 
 @contextlib.contextmanager
 def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = False, bar: ProgressBar | None = None,
-                  **publisher_options: Any) -> Iterator[MonitoredRun]:
+                  hold_after: int | None = None, **publisher_options: Any) -> Iterator[MonitoredRun]:
     """Start ``experiment`` on a monitor at a free loopback port (with ``bar``: the progress bar of `hybridsim run`
-    too); abort it at the end if still running."""
+    too; with ``hold_after``: held after that step, as the monitor's Hold holds it, until the test resumes it);
+    abort it at the end if still running."""
     ready = threading.Event()
     state: dict[str, Any] = {}
 
@@ -70,7 +71,11 @@ def monitored_run(experiment: Experiment, output: Path, *, realtime: bool = Fals
                 state["address"] = printed.getvalue().split(" on ")[1].split(";")[0]
                 state["hooks"] = hooks
                 ready.set()
-                state["result"] = run_experiment(experiment, output=output, realtime=realtime, **with_bar(hooks, bar))
+                hooks = dict(with_bar(hooks, bar))
+                if hold_after is not None:
+                    control = hooks["control"]
+                    hooks["listeners"] = [*hooks["listeners"], lambda n, _: control.hold() if n == hold_after else None]
+                state["result"] = run_experiment(experiment, output=output, realtime=realtime, **hooks)
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             state["error"] = exc
         finally:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from hybridsim.coordinator.integrity.rules import Rule
 from hybridsim.coordinator.monitor.frames import STEP_TIME_EDGES_S, FrameBuilder, merged_chunks
+from hybridsim.coordinator.monitor.indicators import indicator_layouts
 from hybridsim.coordinator.monitor.layout import run_layout
 
 DT = 0.001
@@ -85,3 +89,24 @@ def test_merged_chunks_keep_every_sample_in_order() -> None:
     assert [len(c.step) for c in chunks] == [400, 601]
     assert [s for c in chunks for s in c.step] == list(range(STEPS + 1))
     assert chunks[-1].progress == frames[-1].progress
+
+
+def test_a_crossing_is_the_first_step_past_the_threshold_of_every_step_not_only_the_sampled() -> None:
+    """pier's TI on [x2, x1] is (-t, t / 2) m^2 against 0.3335: |TI| of x2 passes it at t = 0.334 s (step 334, not a
+    sampled one); its E_err / E_in, -t, is compared signed and never passes 0.1 (a site that takes energy out)."""
+    arrays = _arrays()
+    t = arrays["time"]
+    arrays |= {"integrity/modules/pier/energy_error": -t, "integrity/modules/pier/tracking": np.column_stack([-t, t / 2])}
+    rules = {"pier": Rule({"tracking": 0.3335, "energy_error": 0.1}, "stop")}
+    layout = dataclasses.replace(_layout(None), indicators=indicator_layouts(arrays, rules, {"pier": ("x2", "x1")}))
+    builder = FrameBuilder(layout)
+    frames = [builder.frame(arrays, a, b) for a, b in ((0, 300), (300, 700), (700, STEPS + 1))]
+    assert [len(f.progress.crossings) for f in frames] == [0, 1, 1]
+    crossing = frames[-1].progress.crossings[0]
+    assert (crossing.module, crossing.indicator, crossing.step, crossing.threshold, crossing.action) == \
+        ("pier", "tracking", 334, 0.3335, "stop")
+    assert crossing.value == t[334] and crossing.time_s == t[334]
+    assert 334 not in frames[1].step  # found between the sampled rows
+    rows = np.array(frames[1].step)
+    np.testing.assert_array_equal(np.reshape(frames[1].indicators, (rows.size, 3)),
+                                  np.column_stack([-t[rows], -t[rows], t[rows] / 2]))
