@@ -1,31 +1,24 @@
 """A 2 x 2 slice of the yielding frame's IDA (examples/ida_frame/ida.toml: the two synthetic records at the two
-smallest scales, 3 s of each) through `hybridsim campaign` and `hybridsim campaign-report`.
-
-Oracles: the whole frame under OpenSees' own AlphaOS (the monolithic model: the drift of every run), the
-frame's first period from OpenSees' eigen solver, and Sa from SciPy's lsim of the 5 %-damped oscillator under
-the record read from its CSV file (not through hybridsim's reader).
+smallest scales, 3 s of each) through `hybridsim campaign` and `hybridsim campaign-report`, against the oracles of
+:mod:`.frame_oracle` (OpenSees' AlphaOS on the whole frame, its eigen solver, SciPy's lsim for Sa).
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import signal
 
 from hybridsim.coordinator.cli import main
-from hybridsim.modules.opensees.monolithic import alpha_os_response
+from tests.coordinator.campaign.frame_oracle import FLOORS, FOLDER, REPORT, drift, first_period, ground, sa
 
-FOLDER = Path(__file__).resolve().parents[3] / "examples" / "ida_frame"
 RECORDS = ["kanai_tajimi_firm.csv", "kanai_tajimi_soft.csv"]
-SCALES, DURATION, DT, H, G = [0.1, 0.25], 3.0, 0.005, 3.5, 9.80665
-FLOORS = ["floor1.x", "floor2.x", "floor3.x"]
+SCALES, DURATION = [0.1, 0.25], 3.0
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    """The slice's campaign (2 workers) and its report (Sa at T1, the drift, a limit between the runs)."""
+    """The folder of the slice's campaign (2 workers): its runs and its table."""
     out = tmp_path_factory.mktemp("ida")
     study = out / "slice.toml"
     study.write_text(f'[campaign]\nexperiment = "{FOLDER / "frame.toml"}"\n[campaign.records]\n'
@@ -37,49 +30,23 @@ def report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle():
-    """(Sa g, drift) of every record at every scale from the oracles."""
-    return {r: [_oracle(r, s) for s in SCALES] for r in RECORDS}
+    """(Sa(T1) g, the monolithic's peak drift ratio) of every record at every scale."""
+    period = first_period()
+    return {r: [(sa(ground(r, s, DURATION), period), drift(ground(r, s, DURATION))) for s in SCALES] for r in RECORDS}
 
 
 def _report(table: Path, capsys, *args: str) -> dict:
-    assert main(["campaign-report", str(table), "--sa-period", "T1", "--drift", *FLOORS, "--storey-height", str(H),
-                 "--json", *args]) == 0
+    assert main(["campaign-report", str(table), *REPORT, "--json", *args]) == 0
     return json.loads(capsys.readouterr().out)
-
-
-def _frame():
-    spec = importlib.util.spec_from_file_location("steel_frame", FOLDER / "steel_frame.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _oracle(record: str, scale: float) -> tuple[float, float]:
-    """(Sa(T1, 5 %) g, the monolithic's peak drift ratio) of the record at the scale."""
-    from hybridsim.modules.opensees import domain
-    from hybridsim.modules.opensees.lazy import ops
-
-    with domain.held("the frame's periods"):
-        _frame().build(ops)
-        period = 2 * np.pi / np.sqrt(ops.eigen("-fullGenLapack", 1)[0])
-    data = np.loadtxt(FOLDER / record, delimiter=",", skiprows=1)[:int(round(DURATION / DT)) + 1]
-    acc = scale * data[:, 1]
-    omega = 2 * np.pi / period
-    _, u, _ = signal.lsim(([-1.0], [1.0, 2 * 0.05 * omega, omega ** 2]), acc, data[:, 0])
-    floors = alpha_os_response(FOLDER / "steel_frame.py", {}, dt=DT, ground_acceleration=acc, alpha=-0.05,
-                               record=[(3, 1), (5, 1), (7, 1)], rayleigh=(0.2714, 0.0))
-    drift = np.max(np.abs(np.diff(np.column_stack([np.zeros(len(floors)), floors]), axis=1))) / H
-    return omega ** 2 * np.max(np.abs(u)) / G, drift
 
 
 def test_the_slice_gives_the_monolithic_drifts_at_sa_of_t1(report, oracle, capsys):
     result = _report(report / "campaign.h5", capsys)
     assert result["runs"] == 4 and result["intensity"] == "Sa(T1, 5 %) (g)"
     for record in RECORDS:
-        (sa, drift) = next(v for k, v in result["ida"].items() if k.endswith(record))
-        expected = oracle[record]
-        assert sa == pytest.approx([e[0] for e in expected], rel=1e-6)
-        assert drift == pytest.approx([e[1] for e in expected], rel=1e-6)  # elastic: drift / scale the same
+        (intensity, response) = next(v for k, v in result["ida"].items() if k.endswith(record))
+        assert intensity == pytest.approx([e[0] for e in oracle[record]], rel=1e-6)
+        assert response == pytest.approx([e[1] for e in oracle[record]], rel=1e-6)
     assert {Path(p).name for p in result["figures"]} >= {"ida.png"}
 
 
