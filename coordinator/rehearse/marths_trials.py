@@ -23,8 +23,8 @@ from hybridsim.coordinator.problems.marths import campaign, loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.coordinator.rehearse.actuator_figures import figures
 from hybridsim.coordinator.rehearse.bisection import largest_stable
-from hybridsim.coordinator.rehearse.delayed_lab import DelayedActuators
 from hybridsim.modules.experimental.module import build_site
+from hybridsim.modules.plant.knobs import KnobbedActuators
 from hybridsim.wire.contract import ModuleError
 
 GAIN_LOSS_BRACKET = (0.0, 0.95)
@@ -85,10 +85,11 @@ ACTUATORS = ("actuator 1", "actuator 2")
 
 def delayed_tracking(spec: loop.RunSpec, samples: int) -> float | None:
     """The largest RMS tracking error of the actuators (%, the benchmark's J2) of ``spec``'s run with its plant
-    ``samples`` samples late (:class:`DelayedActuators`); None when the run stops (its guard, divergence)."""
+    ``samples`` samples late (the lab's delay knob, :class:`KnobbedActuators`); None when the run stops (its guard, divergence)."""
     lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise, spec.daq_in_loop,
                     spec.plant_gain)
-    lab.actuators = DelayedActuators(lab.actuators, samples, len(lab.daq.gains))
+    channels = len(lab.daq.gains)
+    lab.actuators = KnobbedActuators(lab.actuators, [samples * parts.DT] * channels, [1.0] * channels, parts.DT)
     site = build_site(loop.site_config(spec), lab)
     try:
         logs = loop.simulate(spec, loop.InProcessSide(site, iterative=spec.iterative))

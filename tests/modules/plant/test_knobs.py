@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybridsim.modules.plant.module import CONFIG, build_actuators
+from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.modules.config_schema import ConfigError
+from hybridsim.modules.plant.actuators import LinearActuators
+from hybridsim.modules.plant.knobs import KnobbedActuators
+from hybridsim.modules.plant.module import CONFIG, build_actuators
 
 DT = 0.001
 
@@ -52,3 +55,22 @@ def test_a_bad_knob_is_refused_by_the_schema_naming_it(key, value, words) -> Non
     table = {"dt": DT, "dofs": ["a"], "actuators": [{"model": "ideal", key: value}]}
     with pytest.raises(ConfigError, match=words):
         CONFIG.check(table)
+
+
+@pytest.mark.parametrize("samples", [0, 1, 7])
+def test_a_whole_sample_delay_of_the_marths_plant_is_its_own_response_shifted(samples) -> None:
+    """The maRTHS rehearsal's delay margin turns this knob: the undelayed 2x2 identified plant (1024 Hz), driven
+    by the same commands, is the oracle, bit for bit."""
+    a, b, c = data.nominal_plant_state_space()
+    commands = np.random.default_rng(3).normal(size=(200, 2))
+    undelayed = LinearActuators.rk4(a, b, c, parts.DT)
+    delayed = KnobbedActuators(LinearActuators.rk4(a, b, c, parts.DT), [samples * parts.DT] * 2, [1.0, 1.0],
+                               parts.DT)
+    out = []
+    for command in commands:
+        undelayed.advance(command)
+        delayed.advance(command)
+        out.append((undelayed.position(), delayed.position()))
+    plain, late = (np.array(column) for column in zip(*out))
+    np.testing.assert_array_equal(late[:samples], 0.0)
+    np.testing.assert_array_equal(late[samples:], plain[:200 - samples])
