@@ -14,10 +14,10 @@ one process so that ratios compare like with like:
   exponent of a power-law fit (1 is linear, 2 is the dense mat-vec);
 - ``hybrid_over_monolithic``: the maRTHS frame as OpenSees site daemons plus a linear module,
   against the whole frame under OpenSees' AlphaOS, same record (ratio of loop wall times);
-- ``marths_realtime_factor``: simulated seconds per wall second of the benchmark loop, in process and
-  with the experimental site and the plant as daemons (two round trips per 1024 Hz tick), on the
-  daemons' step links (``details.marths_loop`` adds them on gRPC Steps streams, the timings and the
-  first run);
+- ``marths_realtime_factor``: simulated seconds per wall second of the benchmark loop, in process (its
+  ticks in one compiled kernel; ``inprocess_objects``: on the site's objects, side by side) and with the
+  experimental site and the plant as daemons (two round trips per 1024 Hz tick), on the daemons' step
+  links (``details.marths_loop`` adds them on gRPC Steps streams, the timings and the first run);
 - ``realtime_late_steps_pct``: the design-card run (coordinator, frame, site, plant: four processes)
   paced to the wall clock at Dt = 10/1024 s with the site's actuator loop at 1024 Hz (ten site-to-plant
   round trips per step on the plant daemon's step link); the details give the same over gRPC alone and
@@ -286,9 +286,10 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     """Simulated seconds per wall second of the benchmark loop in process and with the site and plant as daemons.
 
     In process: the loop once the process has its one-time work done (record, reference run, loaded
-    kernels), which a first 1 s run does and ``first_run_s`` reports.  As daemons: start-up and stop
-    included, as a user would see it, every sample on the daemons' step links ("daemons") and on
-    their gRPC Steps streams ("daemons_grpc").
+    kernels), which a first 1 s run does and ``first_run_s`` reports; every tick in one compiled kernel
+    ("inprocess") and, side by side, on the site's Python objects tick by tick ("inprocess_objects").  As
+    daemons: start-up and stop included, as a user would see it, every sample on the daemons' step links
+    ("daemons") and on their gRPC Steps streams ("daemons_grpc").
     """
     from hybridsim.coordinator.problems.marths import loop
     from hybridsim.coordinator.problems.marths.daemons import run_on_daemons
@@ -297,10 +298,13 @@ def marths_realtime_factor(duration: float = 20.0) -> dict[str, Any]:
     simulated = (spec.ticks() - 1) / 1024.0
     start = time.perf_counter()
     loop.run(loop.RunSpec(duration=1.0))
+    loop.prepare(spec)
     first_run_s = time.perf_counter() - start
-    start = time.perf_counter()
-    loop.run(spec)
-    factors: dict[str, Any] = {"inprocess": simulated / (time.perf_counter() - start)}
+    factors: dict[str, Any] = {}
+    for key, compiled in (("inprocess_objects", False), ("inprocess", True)):
+        start = time.perf_counter()
+        loop.run(spec, compiled=compiled)
+        factors[key] = simulated / (time.perf_counter() - start)
     for key, transport in (("daemons", "link"), ("daemons_grpc", "stream")):
         timings: dict[str, float] = {}
         start = time.perf_counter()
@@ -410,7 +414,8 @@ def run_all(calls: int = 2000, quick: bool = False) -> dict[str, Any]:
         if value is not None:
             figures[key] = value
     if marths_loop is not None:
-        figures["marths_realtime_factor"] = {key: marths_loop[key] for key in ("inprocess", "daemons")}
+        figures["marths_realtime_factor"] = {key: marths_loop[key] for key in ("inprocess", "inprocess_objects",
+                                                                                  "daemons")}
         details["marths_loop"] = marths_loop
     if hybrid is not None:
         figures["hybrid_over_monolithic"] = hybrid["ratio"]

@@ -42,6 +42,17 @@ def newmark_step(transition: np.ndarray, ground: np.ndarray, feedback: np.ndarra
     return np.dot(transition, state) + ground * ag + np.dot(feedback, force)
 
 
+@kernel
+def free_response(transition: np.ndarray, ground: np.ndarray, dofs: int, ground_acceleration: np.ndarray) -> np.ndarray:
+    """U_k (N x ``dofs``) of s_k = transition s_{k-1} + ground ag_k from rest (BLAS products, as numpy's ``@``)."""
+    state = np.zeros(transition.shape[0])
+    out = np.empty((ground_acceleration.size, dofs))
+    for k in range(ground_acceleration.size):
+        state = np.dot(transition, state) + ground * ground_acceleration[k]
+        out[k] = state[:dofs]
+    return out
+
+
 @dataclass(frozen=True)
 class FrameModel:
     """A linear model over the 29 DOFs: M u'' + C u' + K u = -load_mass * ag - F."""
@@ -216,11 +227,5 @@ class NewmarkMap:
                             np.asarray(force, dtype=float))
 
     def displacements(self, ground_acceleration: np.ndarray) -> np.ndarray:
-        """U_k (N x dofs, m and rad SAP sign) for F = 0, starting at rest: the reference run."""
-        state = np.zeros(self.size)
-        out = np.empty((ground_acceleration.size, self.dofs))
-        transition, ground, n = self.transition, self.ground, self.dofs
-        for k, ag in enumerate(ground_acceleration):
-            state = transition @ state + ground * ag
-            out[k] = state[:n]
-        return out
+        """U_k (N x dofs, m and rad SAP sign) for F = 0, starting at rest: the reference run (:func:`free_response`)."""
+        return free_response(self.transition, self.ground, self.dofs, np.asarray(ground_acceleration, float))
