@@ -9,6 +9,9 @@ import numpy as np
 
 from hybridsim.coordinator.campaign.fragility import Fragility
 
+J_COLUMNS = 6
+"""histograms a row of j.png (a maRTHS campaign has 26: J1..J10 per actuator or DOF, the command volts)"""
+
 
 def draw(result: dict[str, Any], folder: Path) -> list[Path]:
     """Every figure :func:`hybridsim.coordinator.campaign.report.study` has data for, written in ``folder``."""
@@ -66,10 +69,14 @@ def _fragility(plt: Any, result: dict[str, Any]) -> Any:
 def _j(plt: Any, result: dict[str, Any]) -> Any:
     if not result["j"]:
         return None
-    fig, axes = plt.subplots(1, len(result["j"]), figsize=(3 * len(result["j"]), 3), squeeze=False)
-    for ax, (name, values) in zip(axes[0], result["j"].items()):
+    columns = min(J_COLUMNS, len(result["j"]))
+    rows = -(-len(result["j"]) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3 * columns, 3 * rows), squeeze=False)
+    for ax, (name, values) in zip(axes.flat, result["j"].items()):
         ax.hist(values, bins=min(20, max(5, len(values) // 3)), color="C2")
         ax.set(xlabel=name, ylabel="runs")
+    for ax in axes.flat[len(result["j"]):]:
+        ax.set_visible(False)
     return fig
 
 
