@@ -33,7 +33,7 @@ BALANCE = "Whole structure: energy balance"
 def test_the_live_page_plots_the_run_s_indicators_their_threshold_and_the_hold(tmp_path: Path) -> None:
     require_chromium()
     experiment = lagging_sdof(tmp_path, "held", {"kind": "none"}, {"energy_error": THETA, "action": "hold"})
-    with monitored_run(experiment, tmp_path / "held.h5", hold_after=1) as run, chromium(1400, 3000) as page:
+    with monitored_run(experiment, tmp_path / "held.h5", hold_after=1) as run, chromium(1400, 1500) as page:
         web = MonitorWebServer(("127.0.0.1", 0), run.address)
         threading.Thread(target=web.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
         try:
