@@ -1,8 +1,8 @@
 """Intensity and response measures of a campaign's runs, read from their results files.
 
 - ``Sa(T)``: the pseudo-spectral acceleration omega^2 max|u| (g) of a linear oscillator of period T and damping
-  ratio zeta (5 %) under the ground acceleration the run applied (``/ground_acceleration``: the record as
-  scaled and resampled), u'' + 2 zeta omega u' + omega^2 u = -a_g, integrated exactly for an a_g linear between
+  ratio zeta (5 %) under the run's whole ground motion (its first component, as scaled and resampled for the run,
+  from the experiment its file keeps: a stopped run's too), u'' + 2 zeta omega u' + omega^2 u = -a_g, integrated exactly for an a_g linear between
   samples (Nigam and Jennings, "Calculation of response spectra from strong-motion earthquake records", BSSA
   59(2), 1969: the recurrence x_{k+1} = A x_k + B0 a_k + B1 a_{k+1}, here with A, B0, B1 from one matrix
   exponential, C. F. Van Loan, IEEE TAC 23(3), 1978).  T is a number, or each run's first natural period T1
@@ -24,6 +24,8 @@ from scipy.linalg import expm
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.motion import STANDARD_GRAVITY
+from hybridsim.coordinator.recorder.read import read_attributes
+from hybridsim.coordinator.simulation import stored_experiment
 
 FIRST_PERIOD = "T1"
 
@@ -81,20 +83,20 @@ def peak_drift(displacement: np.ndarray, heights: Sequence[float]) -> float:
 
 def measure(path: Path, measures: Measures) -> dict[str, float]:
     """The run's measures, named by :attr:`Measures.intensity` and :attr:`Measures.response`."""
-    out = {}
-    with h5py.File(path, "r") as f:
-        if measures.period is not None:
-            period = json.loads(f.attrs["natural_periods_s"])[0] if measures.period == FIRST_PERIOD \
-                else measures.period
-            out[measures.intensity] = spectral_acceleration(f["ground_acceleration"][()], float(f.attrs["dt"]),
-                                                            period, measures.zeta) / STANDARD_GRAVITY
-        if measures.drift:
-            dofs = json.loads(f.attrs["dofs"])
-            missing = [d for d in measures.drift if d not in dofs]
-            if missing:
-                raise UsageError(f"--drift: {path.name} has no DOF {missing[0]!r}; name floors of {', '.join(dofs)}")
-            columns = [dofs.index(d) for d in measures.drift]
-            out[measures.response] = peak_drift(f["displacement"][:, columns], measures.heights)
+    out, attrs = {}, read_attributes(path)
+    if measures.period is not None:
+        period = json.loads(attrs["natural_periods_s"])[0] if measures.period == FIRST_PERIOD else measures.period
+        experiment = stored_experiment(attrs)
+        out[measures.intensity] = spectral_acceleration(experiment.motion.acceleration, experiment.dt, period,
+                                                        measures.zeta) / STANDARD_GRAVITY
+    if measures.drift:
+        dofs = json.loads(attrs["dofs"])
+        missing = [d for d in measures.drift if d not in dofs]
+        if missing:
+            raise UsageError(f"--drift: {path.name} has no DOF {missing[0]!r}; name floors of {', '.join(dofs)}")
+        with h5py.File(path, "r") as f:
+            out[measures.response] = peak_drift(f["displacement"][:, [dofs.index(d) for d in measures.drift]],
+                                                measures.heights)
     return out
 
 

@@ -34,8 +34,13 @@ def _ida(plt: Any, result: dict[str, Any]) -> Any:
     if not result["ida"]:
         return None
     fig, ax = plt.subplots(figsize=(6, 4.5))
+    finite = [v for _, y in result["ida"].values() for v in y if v is not None]
+    edge = 1.05 * max(finite, default=1.0)
     for label, (im, y) in result["ida"].items():
-        ax.plot(y, im, "o-", ms=4, label=Path(str(label)).stem)
+        line, = ax.plot([np.nan if v is None else v for v in y], im, "o-", ms=4, label=Path(str(label)).stem)
+        stopped = [x for x, v in zip(im, y) if v is None]
+        if stopped:  # a stopped run: beyond every response (the curve's flatline), drawn at the right edge
+            ax.plot([edge] * len(stopped), stopped, "x", color=line.get_color(), ms=7)
     if result["fragility"]:
         ax.axvline(result["fragility"]["limit"], color="k", ls="--", lw=1, label="limit")
     ax.set(xlabel=result["response"], ylabel=result["intensity"], title="Incremental dynamic analysis")
@@ -48,7 +53,7 @@ def _fragility(plt: Any, result: dict[str, Any]) -> Any:
     if not f:
         return None
     im = np.concatenate([np.asarray(v[0]) for v in result["ida"].values()])
-    y = np.concatenate([np.asarray(v[1]) for v in result["ida"].values()])
+    y = np.array([np.inf if r is None else r for v in result["ida"].values() for r in v[1]], float)
     levels = np.unique(im)
     x = np.linspace(levels.min() * 0.5, levels.max() * 1.5, 200)
     fig, ax = plt.subplots(figsize=(6, 4.5))
