@@ -114,18 +114,30 @@ class Start:
     """the structure's first natural periods (s) from M and the pre-test's K_I (:mod:`hybridsim.coordinator.periods`)"""
     origin: np.ndarray | None = None
     """a test program's: the displacement where its current stage began (m, rad), kept with every checkpoint"""
+    integrity: np.ndarray | None = None
+    """a resumed run's: its [integrity] monitor's state at the checkpoint (:data:`INTEGRITY_STATE`), continued"""
+    acted: frozenset[tuple[str, str]] = frozenset()
+    """a resumed run's: the (module, indicator) that acted after its checkpoint, before the run stopped"""
 
 
 STAGE_ORIGIN = "stage_origin"
 """the checkpoint's array of a test program's :attr:`Start.origin`"""
 
 
-def checkpoint_state(integrator: Integrator, origin: np.ndarray | None) -> dict[str, np.ndarray]:
-    """What a checkpoint keeps of the loop: the integrator's committed state and, in a test program, where its
-    current stage began (a static stage resumed inside ramps from it)."""
+INTEGRITY_STATE = "integrity"
+"""the checkpoint's array of the [integrity] monitor's state (:meth:`~hybridsim.coordinator.integrity.monitor.
+IntegrityMonitor.state`)"""
+
+
+def checkpoint_state(integrator: Integrator, origin: np.ndarray | None,
+                     integrity: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """What a checkpoint keeps of the loop: the integrator's committed state, in a test program where its current
+    stage began (a static stage resumed inside ramps from it), with [integrity] its monitor's state."""
     state = integrator.state()
     if origin is not None:
         state[STAGE_ORIGIN] = origin.copy()
+    if integrity is not None:
+        state[INTEGRITY_STATE] = integrity
     return state
 
 
@@ -266,9 +278,12 @@ class Checkpoints:
     ``every`` steps (``output.checkpoint_every``, 0: never) a checkpoint (the rows before it, the integrator's
     state and every module's checkpoint).  A writer that failed stops the run here."""
 
-    def __init__(self, start: Start, partition: Partition, every: int, status: "Status") -> None:
+    def __init__(self, start: Start, partition: Partition, every: int, status: "Status", monitor: Any = None) -> None:
+        """``monitor``: [integrity]'s (:class:`~hybridsim.coordinator.integrity.monitor.IntegrityMonitor`), whose
+        state each checkpoint keeps."""
         self.recorder, self.window, self.integrator = start.recorder, start.window, start.integrator
         self.partition, self.every, self.status, self.origin = partition, every, status, start.origin
+        self.monitor = monitor
 
     def after(self, n: int, step_id: int) -> bool:
         """After step n (module step ID ``step_id``): whether it queued rows or a checkpoint."""
@@ -290,7 +305,8 @@ class Checkpoints:
                 modules[slot.name] = slot.module.checkpoint()
             except ModuleError as exc:
                 raise ModuleStepError(slot, step_id, exc) from exc
-        self.recorder.checkpoint(n, step_id, checkpoint_state(self.integrator, self.origin), modules)
+        integrity = self.monitor.state() if self.monitor is not None else None
+        self.recorder.checkpoint(n, step_id, checkpoint_state(self.integrator, self.origin, integrity), modules)
 
 
 class Records:

@@ -29,8 +29,8 @@ from hybridsim.coordinator.config_text import rows_refusal
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
-from hybridsim.coordinator.integrity.columns import indicator_columns, indicator_labels
-from hybridsim.coordinator.integrity.monitor import IntegrityMonitor, integrity_monitor
+from hybridsim.coordinator.integrity.columns import acted_after, indicator_columns, indicator_labels
+from hybridsim.coordinator.integrity.monitor import IntegrityMonitor, integrity_monitor, state_shape
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import ScaledModule
 from hybridsim.coordinator.integrators import Integrator, IntegratorError, integrator_class
@@ -45,7 +45,7 @@ from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileErr
                                             read_checkpoint, read_results, read_rows, scan_rows, write_records)
 from hybridsim.coordinator.run_end import Status, recorder_closed, summary, with_network_stats
 from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, Integration, Observers, Pipeline,
-                                            Records, Rows, STAGE_ORIGIN, Start, checkpoint_state,
+                                            Records, Rows, INTEGRITY_STATE, STAGE_ORIGIN, Start, checkpoint_state,
                                             raise_on_failure)
 from hybridsim.coordinator.stages.base import StageContext
 from hybridsim.coordinator.stages.program import StagedIntegration
@@ -353,7 +353,8 @@ class _Run:
                    "modules": {s.name: s.where for s in partition.slots},
                    "module_descriptions": self.descriptions, INPUTS: self.inputs()},
             model={"mass": model.mass, "damping": model.damping, "initial_stiffness": measured.stiffness},
-            checkpoint_state=checkpoint_state(integrator, origin) if exp.checkpoint_every else None,
+            checkpoint_state=checkpoint_state(integrator, origin, state_shape(exp.integrity, partition.slots))
+            if exp.checkpoint_every else None,
             checkpoint_modules=[s.name for s in partition.slots],
             labels=labels(exp.dofs, self.kinds, {s.name: (s.description, s.where) for s in partition.slots})
             | dataset_labels(exp.components) | (exp.program.labels() if exp.program else {})
@@ -394,8 +395,10 @@ class _Run:
         streamed = self.records.streamed()
         table = {"experiment_table": json.dumps(exp.table), **inputs}  # as resumed (its network may be another)
         recorder = _results_file(lambda: Recorder.reopen(self.output, rows, streamed, table))
+        acted = acted_after(self.output, exp.integrity, rows, attrs)
         return Start(integrator, reduction, window, recorder, checkpoint.step, checkpoint.step_id, asymmetry, figures,
-                     resumed_from=checkpoint.step, periods=periods, origin=origin)
+                     resumed_from=checkpoint.step, periods=periods, origin=origin,
+                     integrity=checkpoint.integrator.get(INTEGRITY_STATE), acted=acted)
 
     def _window(self) -> RowWindow:
         """The run's window over every per-step dataset: the response, each module's, the watched ones' indicators."""
@@ -440,6 +443,7 @@ class _Run:
                     self._pipeline(start, status, clock, observers, monitor).run(start.step + 1, exp.steps)
                 except BaseException as exc:
                     self._stopped(start, status, clock, exc, time.perf_counter() - wall_start)
+                    status.summary = {**(status.summary or {}), **(monitor.summary() if monitor else {})}
                     raise
                 finally:  # the modules' own records, before their sessions close (a failed module's: none)
                     records = partition.records(skip=(status.stop or {}).get("module"), since=self.records.rows)
@@ -462,7 +466,7 @@ class _Run:
         self.records.recorder = start.recorder
         return Pipeline(holds=Holds(self.options.control, exp.dt, status, clock.pacer, start.recorder), clock=clock,
                         integration=self._integration(start, status), rows=self._rows(start),
-                        checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status),
+                        checkpoints=Checkpoints(start, partition, exp.checkpoint_every, status, indicators),
                         records=self.records, observers=observers, indicators=indicators)
 
     def _integration(self, start: Start, status: Status) -> Integration | StagedIntegration:

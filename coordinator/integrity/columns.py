@@ -4,7 +4,7 @@ Written into each step's row by :class:`~hybridsim.coordinator.integrity.monitor
 is queued for the results writer, so they are rows like the others (checksummed, truncated with them on a resume)::
 
     /integrity/balance                       (n, 7)  input, kinetic, damped, restoring, elastic, hysteretic and
-                                                     residual energy [J] (:mod:`~hybridsim.coordinator.integrity.energy`)
+                                                     residual energy [J] (see :mod:`.energy`)
     /integrity/energy_error                  (n,)    the whole structure's: the watched sites' E_err over E_in [1]
     /integrity/modules/<name>/energy_error   (n,)    the site's E_err / E_in [1]
     /integrity/modules/<name>/tracking       (n, m)  each DOF's tracking indicator TI [m^2 or rad^2]
@@ -15,8 +15,14 @@ A threshold is compared with the energy error, and with the largest |TI| and |de
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from hybridsim.coordinator.recorder.read import DamagedResults, read_rows
 from hybridsim.coordinator.units import DISPLACEMENT
 from hybridsim.wire.contract import Description
 
@@ -57,3 +63,43 @@ def indicator_labels(watched: Mapping[str, Description]) -> dict[str, dict[str, 
                                            "dofs": dofs}
         out[site_key(name, "delay")] = {"units": ["s"] * len(dofs), "dofs": dofs}
     return out
+
+
+def compared(arrays: Mapping[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
+    """Module ``name``'s indicators over the rows of ``arrays`` as a threshold is compared with them: its energy
+    error (1), the largest |TI| (m^2) and |delay| (s) over its DOFs."""
+    return {"energy_error": arrays[site_key(name, "energy_error")],
+            **{k: np.abs(arrays[site_key(name, k)]).max(axis=1, initial=0.0) for k in ("tracking", "delay")}}
+
+
+def crossings(arrays: Mapping[str, np.ndarray], rules: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    """(module, indicator, row) of the first row of ``arrays`` (rows of a results file's datasets) at which each
+    watched module's recorded indicator passed its threshold (``rules``: each module's
+    :class:`~hybridsim.coordinator.integrity.rules.Rule`), as the monitor compared it; none without the datasets."""
+    out = []
+    for name, rule in rules.items():
+        if site_key(name, "energy_error") not in arrays:
+            continue
+        values = compared(arrays, name)
+        for indicator, threshold in rule.thresholds.items():
+            above = np.flatnonzero(values[indicator] > threshold)
+            if above.size:
+                out.append((name, indicator, int(above[0])))
+    return sorted(out, key=lambda c: c[2])
+
+
+def acted_after(path: Path, rules: Mapping[str, Any], first: int, attrs: Mapping[str, Any]
+                ) -> frozenset[tuple[str, str]]:
+    """The (module, indicator) that acted after a results file's checkpoint at row ``first - 1``, before its run
+    stopped: those its summary lists as acted (``attrs``: the file's attributes; a run held, then resumed and
+    refused while held, lists them again) and those its rows from ``first`` on passed (a run killed: no summary).
+    A row that fails its checksum is left out (a resume does not need those rows)."""
+    if not rules:
+        return frozenset()
+    said = json.loads(attrs.get("summary") or "{}").get("integrity", {}).get("acted", [])
+    try:
+        rows = read_rows(path, first, int(attrs.get("completed_steps", first)))
+    except DamagedResults:
+        rows = {}
+    return frozenset([(name, indicator) for name, indicator in said]
+                     + [(name, indicator) for name, indicator, _ in crossings(rows, rules)])

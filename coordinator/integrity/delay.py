@@ -9,6 +9,10 @@ amplitude A ~ a (1), delay tau ~ -b/a [s]; two parameters, so O(1) a step (a 2 x
 from __future__ import annotations
 
 
+STATE = 6
+"""floats in :meth:`DelayEstimate.state`"""
+
+
 class DelayEstimate:
     """One actuator's online delay [s] and amplitude factor (1) from commanded and measured displacement [m].
 
@@ -39,6 +43,16 @@ class DelayEstimate:
             lam = self.forgetting
             self._p = [(p00 - g0 * q0) / lam, (p01 - g0 * q1) / lam, (p11 - g1 * q1) / lam]
         self._command = command
+
+    def state(self) -> list[float]:
+        """What a checkpoint keeps (:data:`STATE` floats): a, b, P00, P01, P11 and the last command [m]."""
+        return [self.a, self.b, *self._p, self._command if self._command is not None else float("nan")]
+
+    def restore(self, state: list[float]) -> None:
+        """Continue from :meth:`state` (a NaN command: none observed yet)."""
+        self.a, self.b, *p, command = state
+        self._p = list(p)
+        self._command = None if command != command else command
 
     @property
     def amplitude(self) -> float:

@@ -11,15 +11,15 @@ before the row is queued for the results file. A threshold crossed acts once per
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
-from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, site_key
-from hybridsim.coordinator.integrity.delay import DelayEstimate
+from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, INDICATORS, site_key
+from hybridsim.coordinator.integrity.delay import STATE as DELAY_STATE, DelayEstimate
 from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy
 from hybridsim.coordinator.integrity.rules import Rule
 from hybridsim.coordinator.integrity.tracking import TrackingIndicator
@@ -65,6 +65,24 @@ class Watched:
             tracking.observe(float(c), float(m))
             delay.observe(float(c), float(m))
         self.steps += 1
+
+    def state(self) -> list[float]:
+        """What a checkpoint keeps (:func:`state_length`): E_err [J], the steps observed, whether each indicator
+        has acted (1/0), and per DOF the last command [m], TI [m^2] and the delay estimator's state."""
+        out = [self.energy.value, float(self.steps), *(float(k in self.crossed) for k in INDICATORS)]
+        for tracking, delay in zip(self.tracking, self.delay):
+            out += [tracking.command, tracking.value, *delay.state()]
+        return out
+
+    def restore(self, state: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
+        """Continue from :meth:`state` and the checkpoint's row: what it measured [m] and its force [N]."""
+        self.steps = int(state[1])
+        self.crossed = {k for k, acted in zip(INDICATORS, state[2:5]) if acted}
+        per_dof = state[5:].reshape(len(self.index), -1)
+        self.energy = EnergyError(float(state[0]), np.array(force, float), measured - per_dof[:, 0])
+        for j, (values, m) in enumerate(zip(per_dof, measured)):
+            self.tracking[j] = TrackingIndicator(float(values[1]), (float(values[0]), float(m)))
+            self.delay[j].restore([float(v) for v in values[2:]])
 
     def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> dict[str, float]:
         """Its indicators as they stand into slot i of the window's ``arrays``: E_err / E_in (1), each DOF's TI
@@ -126,6 +144,28 @@ class IntegrityMonitor:
         for site in self.watched:  # (after the whole row is written: a crossing may stop the run)
             self._compare(site, site.last, n, time_s)
 
+    def state(self) -> np.ndarray:
+        """What a checkpoint keeps of the monitor (:func:`state_length` floats): the balance's integrals (input,
+        damped, restoring work, J) and each watched module's :meth:`Watched.state`; the rest is the checkpoint's
+        row, read again by :meth:`restore`."""
+        b = self.balance
+        return np.array([b.input, b.damped, b.restoring, *(v for site in self.watched for v in site.state())])
+
+    def restore(self, n: int, state: np.ndarray, acted: Collection[tuple[str, str]] = ()) -> None:
+        """Continue from :meth:`state` kept at step n (row n in the window): the indicators go on from their
+        values there; ``acted``: (module, indicator) that acted after the checkpoint, before the run stopped
+        (an operator's clear acknowledges them: they do not act again)."""
+        row, i = self.window.arrays, self.window.slot(n)
+        self._state(row, i)  # the balance's last row (its integrals from the state, below)
+        b = self.balance
+        b.input, b.damped, b.restoring = (float(v) for v in state[:3])
+        first = 3
+        for site in self.watched:
+            size = site_state_length(len(site.index))
+            site.restore(state[first:first + size], row[site.measured][i], row[site.force][i])
+            site.crossed |= {indicator for name, indicator in acted if name == site.name}
+            first += size
+
     def _state(self, row: Mapping[str, np.ndarray], i: int) -> np.ndarray:
         """Row i of ``row`` into the energy balance; its displacement [m]."""
         x = row["displacement"][i]
@@ -134,13 +174,15 @@ class IntegrityMonitor:
         return x
 
     def summary(self) -> dict[str, Any]:
-        """The run's figures: the energy balance [J], each module's indicators and energy error [J], the crossings."""
+        """The run's figures: the energy balance [J], each module's indicators and energy error [J], the crossings
+        of this session and every (module, indicator) that has acted in the run (a resume does not act on them)."""
         b = self.balance
         return {"integrity": {
             "balance_j": {"input": b.input, "kinetic": b.kinetic, "damped": b.damped, "restoring": b.restoring,
                           "elastic": b.elastic, "hysteretic": b.hysteretic, "residual": b.residual},
             "modules": {s.name: {**s.last, "energy_error_j": s.energy.value} for s in self.watched},
-            "crossings": self.crossings}}
+            "crossings": self.crossings,
+            "acted": sorted([s.name, indicator] for s in self.watched for indicator in s.crossed)}}
 
     def _compare(self, site: Watched, values: Mapping[str, float], n: int, time_s: float) -> None:
         for indicator, threshold in site.rule.thresholds.items():
@@ -165,6 +207,23 @@ class IntegrityMonitor:
                 raise RunStopped(reason)
 
 
+def site_state_length(width: int) -> int:
+    """Floats in :meth:`Watched.state` of a module of ``width`` DOFs."""
+    return 2 + len(INDICATORS) + width * (2 + DELAY_STATE)
+
+
+def state_length(widths: Iterable[int]) -> int:
+    """Floats in :meth:`IntegrityMonitor.state` over the watched modules' DOF counts."""
+    return 3 + sum(site_state_length(width) for width in widths)
+
+
+def state_shape(rules: Mapping[str, Rule], slots: Iterable[Any]) -> np.ndarray | None:
+    """Zeros the size of the monitor's state over the partition's ``slots`` (what a results file's checkpoints
+    are created to hold); None when no module is watched."""
+    widths = [s.ndof for s in slots if s.name in rules]
+    return np.zeros(state_length(widths)) if widths else None
+
+
 def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt: float, stop: Stop
                       ) -> IntegrityMonitor | None:
     """The run's monitor over its modules (:class:`~hybridsim.coordinator.partition.Partition`) from where the loop
@@ -177,7 +236,10 @@ def integrity_monitor(rules: Mapping[str, Rule], partition: Any, start: Any, dt:
         return None
     strain = StrainEnergy.of(start.reduction.initial_stiffness, [s.index for s in partition.slots])
     monitor = IntegrityMonitor(watched, partition, start.reduction.model, strain, start.window, stop)
-    monitor.begin(start.step)
+    if start.integrity is None:
+        monitor.begin(start.step)
+    else:
+        monitor.restore(start.step, start.integrity, start.acted)
     return monitor
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridsim.coordinator.integrity.columns import BALANCE, BALANCE_TERMS, site_key
+from hybridsim.coordinator.integrity.columns import BALANCE, BALANCE_TERMS, compared, crossings
 from hybridsim.coordinator.integrity.rules import site_rules
 
 BEFORE_S = 2.0
@@ -38,19 +38,12 @@ def recorded(arrays: Mapping[str, np.ndarray], table: Mapping[str, Any], dofs: S
     if not rules or BALANCE not in arrays:
         return None
     time = arrays["time"]
-    compared = {name: {"energy_error": arrays[site_key(name, "energy_error")],
-                       **{k: np.abs(arrays[site_key(name, k)]).max(axis=1) for k in ("tracking", "delay")}}
-                for name in rules}
-    crossings = []
-    for name, rule in rules.items():
-        for indicator, threshold in rule.thresholds.items():
-            above = np.flatnonzero(compared[name][indicator] > threshold)
-            if above.size:
-                n = int(above[0])
-                crossings.append({"module": name, "indicator": indicator, "value": float(compared[name][indicator][n]),
-                                  "threshold": threshold, "step": n, "time_s": float(time[n]), "action": rule.action})
-    return {"time": time, "modules": compared, "balance": dict(zip(BALANCE_TERMS, arrays[BALANCE].T)),
-            "crossings": sorted(crossings, key=lambda c: c["step"]), "rules": rules,
+    series = {name: compared(arrays, name) for name in rules}
+    found = [{"module": name, "indicator": indicator, "value": float(series[name][indicator][n]),
+              "threshold": rules[name].thresholds[indicator], "step": n, "time_s": float(time[n]),
+              "action": rules[name].action} for name, indicator, n in crossings(arrays, rules)]
+    return {"time": time, "modules": series, "balance": dict(zip(BALANCE_TERMS, arrays[BALANCE].T)),
+            "crossings": found, "rules": rules,
             "index": {name: [list(dofs).index(d) for d in module_dofs[name]] for name in rules}}
 
 

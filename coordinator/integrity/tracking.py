@@ -30,3 +30,8 @@ class TrackingIndicator:
             self.value += 0.5 * (transposed - area)
         self._last = (command, measured)
         return self.value
+
+    @property
+    def command(self) -> float:
+        """The last command observed [m] (NaN before any)."""
+        return self._last[0] if self._last is not None else float("nan")

@@ -44,8 +44,9 @@ PULSE, STROKE, THETA = 8.8, 0.05, 20.0
 def lagging_sdof(tmp_path: Path, name: str, compensator: dict[str, Any], integrity: dict[str, Any],
                  **more: Any) -> Any:
     """The SDOF on a virtual lab (in process, or on a site daemon at ``more["address"]``), hit by one step of ground
-    acceleration at t = dt; ``more["checkpoint_every"]``: steps between checkpoints."""
-    ground = np.zeros(int(2.0 / DT) + 1)
+    acceleration at t = dt; ``more["checkpoint_every"]``: steps between checkpoints; ``more["duration"]``: s."""
+    duration = more.get("duration", 1.5)
+    ground = np.zeros(int((duration + 0.5) / DT) + 1)
     ground[1] = -PULSE
     record = tmp_path / f"{name}.csv"
     record.write_text("time_s,accel_m_s2\n" + "".join(f"{i * DT:.3f},{g}\n" for i, g in enumerate(ground)))
@@ -55,7 +56,7 @@ def lagging_sdof(tmp_path: Path, name: str, compensator: dict[str, Any], integri
                                   "actuators": [{"model": "first-order", "bandwidth": BANDWIDTH}],
                                   "specimen": {"kind": "spring", "law": "linear", "stiffness": M * W * W}}}}
     return parse_experiment({
-        "experiment": {"name": name, "dt": DT, "duration": 1.5},
+        "experiment": {"name": name, "dt": DT, "duration": duration},
         "structure": {"dofs": ["x"], "mass_diagonal": [M], "influence": [1.0],
                       "damping": {"matrix": [[2 * ZETA * M * W]]}},
         "ground_motion": {"file": str(record)}, "integrator": {"kind": "alpha-os", "alpha": 0.0},
