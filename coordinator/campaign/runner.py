@@ -81,9 +81,9 @@ def _attributes(path: Path) -> dict[str, Any]:
 
 def run_campaign(subject: str | Path | Subject, runs: list[Run], out_dir: str | Path, executor: str = "serial",
                  resources: Resources = Resources(), progress: Progress = None) -> list[Row]:
-    """Every run of the campaign on ``executor`` (a name of EXECUTORS), the rows in the runs' order.
-    A process pool's workers are spawned, not forked: a forked worker inherits the results writer's fork
-    server of a run made earlier in this process, which it cannot wait for (ChildProcessError)."""
+    """Every run of the campaign on ``executor`` (a name of EXECUTORS), the rows in the runs' order; a process
+    pool's workers started as the subject says (its ``start_method``)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    jobs = [(subject_of(subject), run, str(out_dir)) for run in runs]
-    return EXECUTORS[executor](run_one, jobs, replace(resources, start_method="spawn"), progress)
+    subject = subject_of(subject)
+    jobs = [(subject, run, str(out_dir)) for run in runs]
+    return EXECUTORS[executor](run_one, jobs, replace(resources, start_method=subject.start_method), progress)

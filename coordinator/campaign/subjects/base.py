@@ -22,6 +22,10 @@ from hybridsim.coordinator.campaign.grid import Run
 class Subject(Protocol):
     """An experiment file (:mod:`.experiment`) or a problem's runs (:data:`SUBJECTS`)."""
 
+    start_method: str
+    """how a process pool's workers start (multiprocessing): ``spawn``, or ``fork`` to inherit this process's
+    imports when a run starts no child process of its own"""
+
     def check(self, runs: Sequence[Run]) -> None:
         """Refuse a run's bad value before the first run starts (UsageError, one line naming it)."""
 

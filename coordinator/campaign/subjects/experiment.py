@@ -24,6 +24,9 @@ class ExperimentFile:
     """The experiment file at ``path`` (TOML)."""
 
     path: Path
+    start_method = "spawn"
+    """a forked worker would inherit the results writer's fork server of a run made earlier in this process,
+    which it cannot wait for (ChildProcessError)"""
 
     def _parsed(self, run: Run) -> Any:
         source = read_config_text(self.path)

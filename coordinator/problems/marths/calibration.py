@@ -150,6 +150,9 @@ class Fits:
     """The calibration's runs as a campaign's subject (``[campaign] problem = "marths-calibration"``): a run's
     file holds its theta0 (the table's ``evaluation.theta0.<actuator>.<tap>``) and P0; a fit is made afresh."""
 
+    start_method = "fork"
+    """a fit starts no child process: forked workers inherit the imports"""
+
     def check(self, runs: Sequence[Run]) -> None:
         for run in runs:
             run_of(run)

@@ -130,6 +130,8 @@ class Trials:
     """
 
     keep_history: bool = True
+    start_method = "fork"
+    """a trial starts no results writer: forked workers (as the benchmark's pool always was) inherit the imports"""
 
     def check(self, runs: Sequence[Run]) -> None:
         for run in runs:
