@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from hybridsim.coordinator.errors import RunStopped, UsageError
-from hybridsim.coordinator.experiment import ExperimentError, load_experiment
+from hybridsim.coordinator.excitation import peaks
+from hybridsim.coordinator.experiment import Experiment, ExperimentError, load_experiment
 from hybridsim.coordinator.interrupts import interrupted_once
 from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_token, monitoring
+from hybridsim.coordinator.motion import STANDARD_GRAVITY
 from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
 from hybridsim.coordinator.recorder import read_attributes, read_checkpoint
 from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experiment, stored_attributes,
@@ -71,6 +73,7 @@ def main(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.experiment, network=args.network)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
+    _say_excitation(experiment, _say(args))
     with _says_what_is_kept(args.output or experiment.output), interrupted_once(), \
             monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
@@ -83,6 +86,7 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(stored_attributes(args.results), args.network)
+    _say_excitation(experiment, _say(args))
     with _says_what_is_kept(args.results), interrupted_once(), \
             monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
@@ -114,6 +118,14 @@ def _say(args: argparse.Namespace) -> Callable[[str], None] | None:
     """What prints the lines a run says before its first step: on stdout before the summary (stderr keeps the one
     line of a stop); none with --json (stdout is one JSON object, which holds them) or --quiet (the summary only)."""
     return None if (args.json or args.quiet) else lambda line: print(line, flush=True)
+
+
+def _say_excitation(experiment: Experiment, say: Callable[[str], None] | None) -> None:
+    """Before the run: each excitation component's peak as scaled (m/s^2 with g beside it), so that a record in
+    other units than its ``units`` key says shows before anything moves; nothing for a run without one."""
+    found = {name: c for name, c in peaks(experiment.components, experiment.dt).items() if c["peak"] > 0}
+    if say is not None and found:
+        say("excitation: " + ", ".join(_component(name, c) for name, c in found.items()))
 
 
 @contextmanager
@@ -202,7 +214,8 @@ def _program_lines(summary: dict[str, Any]) -> list[str]:
 def _component(name: str, figures: dict[str, Any]) -> str:
     """One excitation component's peak, when it occurs and when the component starts."""
     start = f" (from {figures['start_s']:g} s)" if figures["start_s"] else ""
-    return f"{name} peak {figures['peak']:.4g} {figures['unit']} at {figures['time_s']:.4g} s{start}"
+    in_g = f" = {figures['peak'] / STANDARD_GRAVITY:.3g} g" if figures["unit"] == "m/s^2" else ""
+    return f"{name} peak {figures['peak']:.4g} {figures['unit']}{in_g} at {figures['time_s']:.4g} s{start}"
 
 
 def _path_counters(stats: dict[str, float], prefix: str) -> str:

@@ -53,3 +53,16 @@ def test_a_site_link_to_its_plant_daemon_prints_its_path_counters(tmp_path: Path
     assert (f"network from site column to its plant: {stats['plant_network_segments']:.0f} segments, "
             f"{stats['plant_network_lost_segments']:.0f} lost and resent (longest wait "
             f"{1e3 * stats['plant_network_max_resend_wait_s']:.0f} ms)") in lines
+
+
+def test_the_run_says_its_excitation_s_peak_in_m_s2_and_g_before_the_first_step(tmp_path: Path, capsys) -> None:
+    """A record in g read as m/s^2 (or the reverse) shows before anything moves: a CSV whose peak is 0.5 g, declared
+    `units = "g"` and scaled by 0.8, is said to peak at 0.8 * 0.5 * 9.80665 = 3.923 m/s^2 = 0.4 g, at its time."""
+    from hybridsim.coordinator.cli import main
+
+    (tmp_path / "pulse.csv").write_text("time_s,accel_g\n0.0,0.0\n0.02,0.25\n0.04,-0.5\n0.06,0.0\n0.08,0.0\n")
+    table = (EXAMPLES / "sdof.toml").read_text().replace('"hybridsim:marths/ground_motion_elcentro.csv"',
+                                                         '"pulse.csv"\nunits = "g"').replace("scale = 0.4", "scale = 0.8")
+    (tmp_path / "pulse.toml").write_text(table)
+    assert main(["run", str(tmp_path / "pulse.toml"), "--output", str(tmp_path / "pulse.h5")]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "excitation: pulse peak 3.923 m/s^2 = 0.4 g at 0.04 s"

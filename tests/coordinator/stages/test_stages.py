@@ -185,7 +185,7 @@ def test_the_printed_summary_names_the_stages_and_each_components_peak():
                               "H2": {"peak": 2.5, "unit": "m/s^2", "time_s": 3.5, "start_s": 1.0}}}
     assert _program_lines(summary) == [
         "stages: gravity (static, rows 1-10), shaking (dynamic, rows 11-310)",
-        "excitation: H1 peak 3.13 m/s^2 at 2.5 s, H2 peak 2.5 m/s^2 at 3.5 s (from 1 s)"]
+        "excitation: H1 peak 3.13 m/s^2 = 0.319 g at 2.5 s, H2 peak 2.5 m/s^2 = 0.255 g at 3.5 s (from 1 s)"]
 
 
 def test_the_shipped_test_program_runs_its_four_stages(tmp_path):
