@@ -20,14 +20,21 @@ rule of the average-acceleration (Newmark 1/4, 1/2) integrator, so that for it t
     E_in = E_k + E_d + E_s,el + E_h + E_err
 
 W_r splits into the recoverable strain energy E_s,el, a function of the present restoring force alone, and the
-hysteretic (dissipated plastic) energy E_h = W_r - E_s,el (Uang & Bertero 1990, "Evaluation of seismic energy in
-structures", EESD 19(1):77-90, relative-energy form: the absorbed E_a = E_s + E_h). A yielding spring unloads
-along its initial stiffness k0, so its recoverable energy at force f is f^2 / (2 k0); a group of modules sharing
-DOFs, with initial stiffness K0 over those DOFs, 1/2 r^T K0^+ r (K0^+ the pseudo-inverse: a floating group's r is
-self-equilibrated, in the range of K0). A linear structure has E_s,el = 1/2 x^T K x and E_h = 0. The remainder
-E_err = E_in - (E_k + E_d + W_r) is what the integrator added. W_r is the work of the measured forces on the
-structure's displacement, so a site's transfer-system error (E_err of the site, above: what a lag added) is in
-W_r and so in E_h, with a negative sign; it is reported per site beside.
+hysteretic (dissipated plastic) energy E_h (Uang & Bertero 1990, "Evaluation of seismic energy in structures",
+EESD 19(1):77-90, relative-energy form: the absorbed E_a = E_s + E_h). A yielding spring unloads along its
+initial stiffness k0, so its recoverable energy at force f is f^2 / (2 k0); a group of modules sharing DOFs, with
+initial stiffness K0 over those DOFs, 1/2 r^T K0^+ r (K0^+ the pseudo-inverse: a floating group's r is
+self-equilibrated, in the range of K0). A linear structure has E_s,el = 1/2 x^T K x and E_h = 0.
+
+W_r is the work of the measured forces on the structure's displacement, so it holds, with a minus sign, what the
+watched sites' transfer systems added, T = sum of their E_err (above): the specimens' own work is W_r + T
+(Mosqueda et al. 2007, Part I), and
+
+    E_h = W_r + T - E_s,el,    E_in + T = E_k + E_d + E_s,el + E_h + E_int,    E_int = E_in - (E_k + E_d + W_r)
+
+E_int what the integrator added; the issue's single error term E_in = E_k + E_d + E_s,el + E_h + E_err is
+E_err = E_int - T. Under alpha-OS a linear specimen behind a lag keeps E_h = beta (w dt)^2 T, the share of the
+scheme's correction K_I (x - x~) (x - x~ = beta dt^2 a = -beta (w dt)^2 x) in the interface's work.
 """
 
 from __future__ import annotations
@@ -125,6 +132,8 @@ class EnergyBalance:
     kinetic: float = 0.0
     damped: float = 0.0
     restoring: float = 0.0
+    transfer: float = 0.0
+    """T [J]: what the watched sites' transfer systems added (the sum of their E_err), as the monitor last set it"""
     _last: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def observe(self, x: np.ndarray, v: np.ndarray, load: np.ndarray, restoring: np.ndarray) -> None:
@@ -146,11 +155,16 @@ class EnergyBalance:
 
     @property
     def hysteretic(self) -> float:
-        """E_h = W_r - E_s,el [J]: the work the restoring forces dissipated (plastic; less what a site's
-        transfer system added, its energy error)."""
-        return self.restoring - self.elastic
+        """E_h = W_r + T - E_s,el [J]: the work the specimens dissipated (plastic)."""
+        return self.restoring + self.transfer - self.elastic
 
     @property
     def residual(self) -> float:
-        """E_err = E_in - (E_k + E_d + E_s,el + E_h) = E_in - (E_k + E_d + W_r) [J]: what the integrator added."""
+        """E_int = E_in - (E_k + E_d + W_r) [J]: what the integrator added."""
         return self.input - (self.kinetic + self.damped + self.restoring)
+
+    def terms(self) -> tuple[float, ...]:
+        """Input, kinetic, damped, restoring, elastic, hysteretic and residual energy [J] (E_s,el computed once)."""
+        elastic = self.elastic
+        return (self.input, self.kinetic, self.damped, self.restoring, elastic,
+                self.restoring + self.transfer - elastic, self.residual)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
-from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, INDICATORS, site_key
+from hybridsim.coordinator.integrity.columns import BALANCE, BALANCE_TERMS, ENERGY_ERROR, INDICATORS, site_key
 from hybridsim.coordinator.integrity.delay import STATE as DELAY_STATE, DelayEstimate
 from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy
 from hybridsim.coordinator.integrity.rules import Rule
@@ -133,13 +133,12 @@ class IntegrityMonitor:
         row, i = self.window.arrays, self.window.slot(n)
         self._state(row, i)
         sent, b = self.partition.sent, self.balance
-        elastic = b.elastic
-        row[BALANCE][i] = (b.input, b.kinetic, b.damped, b.restoring, elastic, b.restoring - elastic, b.residual)
         for site in self.watched:
             site.observe(sent[site.index], row[site.measured][i], row[site.force][i])
             site.record(row, i, b.input)
-        total = sum(site.energy.value for site in self.watched)
-        row[ENERGY_ERROR][i] = total / b.input if b.input > 0.0 else 0.0
+        b.transfer = sum(site.energy.value for site in self.watched)
+        row[BALANCE][i] = b.terms()
+        row[ENERGY_ERROR][i] = b.transfer / b.input if b.input > 0.0 else 0.0
         time_s = float(row["time"][i])
         for site in self.watched:  # (after the whole row is written: a crossing may stop the run)
             self._compare(site, site.last, n, time_s)
@@ -178,8 +177,7 @@ class IntegrityMonitor:
         of this session and every (module, indicator) that has acted in the run (a resume does not act on them)."""
         b = self.balance
         return {"integrity": {
-            "balance_j": {"input": b.input, "kinetic": b.kinetic, "damped": b.damped, "restoring": b.restoring,
-                          "elastic": b.elastic, "hysteretic": b.hysteretic, "residual": b.residual},
+            "balance_j": dict(zip(BALANCE_TERMS, b.terms())),
             "modules": {s.name: {**s.last, "energy_error_j": s.energy.value} for s in self.watched},
             "crossings": self.crossings,
             "acted": sorted([s.name, indicator] for s in self.watched for indicator in s.crossed)}}

@@ -22,9 +22,9 @@ BEFORE_S = 2.0
 """seconds of commands and measurements shown before the first crossing"""
 
 
-BALANCE_LABELS = {"elastic": "elastic strain", "hysteretic": "hysteretic (less a transfer system's addition)",
+BALANCE_LABELS = {"elastic": "elastic strain", "hysteretic": "hysteretic (the specimens')",
                   "residual": "residual (integrator)"}
-"""the balance panel's labels (restoring, their sum, is not drawn)"""
+"""the balance panel's labels (restoring, elastic + hysteretic less the transfer systems' addition, is not drawn)"""
 
 
 def recorded(arrays: Mapping[str, np.ndarray], table: Mapping[str, Any], dofs: Sequence[str],
@@ -71,7 +71,7 @@ def figure_png(indicators: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) 
         before.plot(t[window], 1e3 * command[window], label=f"{name}: command")
         before.plot(t[window], 1e3 * measured[window], ls="--", label=f"{name}: measured")
     for key, series in indicators["balance"].items():
-        if key != "restoring":  # (elastic + hysteretic)
+        if key != "restoring":  # (elastic + hysteretic - T)
             balance.plot(t, series, ls=":" if key == "residual" else "-", label=BALANCE_LABELS.get(key, key))
     for ax, title, xl, yl in ((error, "energy error", "t (s)", "E_err / E_in"), (balance, "energy balance", "t (s)",
                               "J"), (subspace, "synchronization subspace", "command (mm)", "measured (mm)"),
