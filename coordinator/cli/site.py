@@ -192,6 +192,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--config: give the module's configuration file (SITE.toml or SITE.json)")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     listen = _listen_address(args.listen)
+    max_message_bytes = _message_bytes(args.max_message_mib)
     health_listen = None if args.health_listen is None else _listen_address(args.health_listen, "--health-listen")
     link_listen = None if args.link_listen == "none" else _listen_address(args.link_listen, "--link-listen", " or none")
     access = site_access(args)
@@ -209,7 +210,6 @@ def main(args: argparse.Namespace) -> int:
     if args.move_to is not None:
         return _move_to(args, config)
     base_dir = (args.base_dir or args.config.parent).resolve()
-    max_message_bytes = int(args.max_message_mib * 2**20)
     _refuse_ports_in_use(f"site {name} ({args.kind}, {args.config})", listen, protocols)
     try:
         server = SiteServer(partial(build_module, args.kind, config, base_dir), name, listen,
@@ -239,6 +239,15 @@ def main(args: argparse.Namespace) -> int:
     if notice is not None:
         notice.unlink(missing_ok=True)
     return 0
+
+
+def _message_bytes(mib: float) -> int:
+    """--max-message-mib in bytes: above zero (gRPC takes a negative size for no limit at all) and below 2048 MiB (gRPC
+    counts a message's bytes in a signed 32-bit integer)."""
+    if not 0 < mib < 2048:  # NaN too
+        raise UsageError(f"--max-message-mib {mib:g}: give a size above 0 and below 2048 (MiB; default "
+                         f"{codec.DEFAULT_MAX_MESSAGE_BYTES / 2**20:g})")
+    return int(mib * 2**20)
 
 
 def _refuse_ports_in_use(site: str, listen: str, protocols: dict[str, str]) -> None:

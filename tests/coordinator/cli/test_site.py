@@ -73,6 +73,14 @@ def test_a_bad_listen_address_or_a_port_in_use(capsys, config):
     assert line.startswith(f"hybridsim site: error: site left (linear, {config}): cannot listen on 127.0.0.1:{port}")
 
 
+@pytest.mark.parametrize("mib", ["-1", "0", "2048", "inf", "nan"])
+def test_a_message_size_that_would_lift_the_limit_or_overflow_grpc_s_count_is_refused(capsys, config, mib):
+    """-1 MiB would have served with no limit (gRPC takes a negative size for none); 2048 MiB is 2^31 bytes, past the
+    signed 32-bit count gRPC keeps; inf and nan ended in a traceback."""
+    assert error_of(capsys, "linear", "--config", str(config), "--listen", "127.0.0.1:0", "--max-message-mib", mib) == \
+        f"hybridsim site: error: --max-message-mib {float(mib):g}: give a size above 0 and below 2048 (MiB; default 4)"
+
+
 def test_a_port_in_use_is_one_line_on_standard_error(config):
     """Whatever gRPC's core would log: the whole of what the site prints (another process, its stderr read)."""
     with socket.socket() as taken:
