@@ -108,7 +108,12 @@ class Publisher:
 
     def close(self, state: str, drain_s: float = 2.0) -> None:
         """Publish the final ``state`` ("completed" or "stopped: ..."), wait up to ``drain_s`` (s) for
-        observers to take their frames, and end every observer's stream."""
+        observers to take their frames, and end every observer's stream.  The last frame holds every row the
+        run's window completed: a step whose indicators stopped the run has its row (it is in the results file)
+        but was never reported to the listeners."""
+        window = getattr(self._arrays, "window", None)
+        if window is not None:  # (the loop has ended: its window no longer changes)
+            self._latest = max(self._latest, window.rows - 1)
         self._final_state = state
         self._wake.set()
         self._thread.join(timeout=5.0)

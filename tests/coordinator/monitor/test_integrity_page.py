@@ -19,6 +19,7 @@ import pytest
 from hybridsim.coordinator.integrity.columns import BALANCE_TERMS
 from hybridsim.coordinator.monitor.report import report_html
 from hybridsim.coordinator.monitor.web import MonitorWebServer
+from hybridsim.v1 import monitor_pb2 as pb
 from tests.coordinator.integrity.test_hold import THETA, lagging_sdof
 from tests.coordinator.monitor.browser import chromium, console_errors, require_chromium
 from tests.coordinator.monitor.runs import TOKEN, monitored_run
@@ -79,3 +80,23 @@ def test_the_live_page_plots_the_run_s_indicators_their_threshold_and_the_hold(t
     indicators = {i["dataset"]: i for i in report["info"]["indicators"]}
     assert indicators["integrity/modules/column/energy_error"]["threshold"] == THETA
     assert [c["step"] for c in report["frames"][-1]["progress"]["crossings"]] == [held]
+
+
+def test_a_stop_is_the_observers_final_state_with_its_crossing(tmp_path: Path) -> None:
+    """action = "stop" at E_err / E_in = 2 (test_hold.py's stop): the Watch stream's last frame is stopped by the
+    indicator at the step the results file's stop names, and carries the crossing with its action."""
+    experiment = lagging_sdof(tmp_path, "stopped", {"kind": "none"}, {"energy_error": 2.0, "action": "stop"})
+    with monitored_run(experiment, tmp_path / "stopped.h5", hold_after=1) as run:
+        events = run.stub().Watch(pb.WatchRequest(), timeout=60)
+        info = next(iter(events)).info
+        run.outcome["hooks"]["control"].resume()
+        last = [event.frame.progress for event in events][-1]
+        run.thread.join(30)
+    with h5py.File(tmp_path / "stopped.h5") as f:
+        stop, recorded = json.loads(f.attrs["stop"]), f["integrity/modules/column/energy_error"][()]
+    watched = {i.dataset: i for i in info.indicators}["integrity/modules/column/energy_error"]
+    assert (watched.threshold, watched.action, watched.unit) == (2.0, "stop", "1")
+    crossed = stop["step"] - 1  # the run ends after the crossing step
+    assert last.state == f"stopped: {stop['reason']}" and "integrity: column's energy error" in last.state
+    assert [(c.indicator, c.step, c.value, c.action) for c in last.crossings] == \
+        [("energy_error", crossed, recorded[crossed], "stop")]
