@@ -11,6 +11,7 @@ loop) and the feedback force; per actuator the command's stroke, velocity and tr
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped, UsageError
-from hybridsim.coordinator.problems.executors import EXECUTORS, Resources
+from hybridsim.coordinator.campaign.runner import run_campaign
+from hybridsim.coordinator.problems.executors import Resources
 from hybridsim.coordinator.problems.marths import campaign, loop, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.coordinator.rehearse.actuator_figures import figures
@@ -65,9 +67,14 @@ def run_trial(spec: loop.RunSpec, keep_history: bool = True) -> campaign.TrialRe
 
 def run_trials(specs: Sequence[loop.RunSpec], executor: str, workers: int,
                scheduler: str | None) -> list[campaign.TrialResult | str]:
-    """Every trial, in order, on ``executor`` (serial, pool of ``workers``, or Dask at ``scheduler`` /
-    a local cluster)."""
-    return EXECUTORS[executor](run_trial, [(spec,) for spec in specs], Resources(workers, scheduler), None)
+    """Every trial, in order, as a campaign of the campaign runner (:class:`campaign.Trials`, its files in a
+    temporary folder) on ``executor`` (serial, pool of ``workers``, or Dask at ``scheduler`` / a local cluster);
+    a trial that stopped (its runaway guard, a diverged loop) is why."""
+    with tempfile.TemporaryDirectory(prefix="rehearse-marths-") as folder:
+        rows = run_campaign(campaign.Trials(), [campaign.run_of(spec) for spec in specs], folder, executor,
+                            Resources(workers, scheduler))
+        return [campaign.result_of(row) if row.status == "completed" else row.summary.get("stop_reason", row.status)
+                for row in rows]
 
 
 def gain_margin(spec: loop.RunSpec, tolerance: float) -> float:

@@ -87,14 +87,26 @@ def spread(results: Sequence[TrialResult]) -> dict[str, list[float]] | None:
     return spread_criteria(trials) if trials else None
 
 
+def _settings(spec: loop.RunSpec, topology: str, seed_offset: int) -> dict[str, Any]:
+    """The settings of ``spec`` that differ from the defaults (RunSpec's and SETTINGS)."""
+    defaults = loop.RunSpec()
+    settings = {f.name: getattr(spec, f.name) for f in fields(loop.RunSpec)
+                if getattr(spec, f.name) != getattr(defaults, f.name)}
+    settings.update({k: v for k, v in {"topology": topology, "seed_offset": seed_offset}.items() if v != SETTINGS[k]})
+    return settings
+
+
 def runs(base: loop.RunSpec, trials: int, topology: str = "inprocess", seed_offset: int = 0) -> list[Run]:
     """The benchmark's campaign of ``base`` as runs: the nominal run, then ``trials`` uncertain plants when its
     plant is "uncertain"; a run's values are the settings that differ from the defaults."""
-    defaults = loop.RunSpec()
-    settings = {f.name: getattr(base, f.name) for f in fields(loop.RunSpec)
-                if getattr(base, f.name) != getattr(defaults, f.name)}
-    settings.update({k: v for k, v in {"topology": topology, "seed_offset": seed_offset}.items() if v != SETTINGS[k]})
+    settings = _settings(base, topology, seed_offset)
     return expand({key: [value] for key, value in settings.items()}, trials + 1 if base.plant == "uncertain" else 1)
+
+
+def run_of(spec: loop.RunSpec, topology: str = "inprocess") -> Run:
+    """The run of ``spec`` as it is: its plant and noise seeds among its values."""
+    explicit = {"plant_seed": spec.plant_seed, "noise_seed": spec.noise_seed}
+    return Run(tuple({**_settings(spec, topology, 0), **explicit}.items()), 0)
 
 
 def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
@@ -108,9 +120,15 @@ def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
     if topology not in TOPOLOGIES:
         raise UsageError(f"campaign.grid.topology: one of {', '.join(TOPOLOGIES)}, not {topology!r}")
     try:
-        specs = loop.trial_specs(loop.RunSpec(**values), run.seed, offset)
+        base = loop.RunSpec(**values)
+        specs = loop.trial_specs(base, run.seed, offset)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"campaign run {run.run_id}: {exc}") from None
+    if {"plant_seed", "noise_seed"} & set(values):  # the run's own seeds
+        if run.seed or offset:
+            raise UsageError(f"campaign run {run.run_id}: give plant_seed and noise_seed, or trials and seed_offset "
+                             "(the benchmark's seeds), not both")
+        return base, topology
     if run.seed >= len(specs):
         raise UsageError(f"campaign run {run.run_id}: the seeds after 0 are the benchmark's uncertain plants: "
                          "set plant = [\"uncertain\"] in [campaign.grid], or trials = 1")
@@ -124,7 +142,8 @@ class Trials:
     A run's values are RunSpec fields (record, scale, compensator, plant, duration, ...) and ``topology``
     (TOPOLOGIES), ``seed_offset``; its seed s is the benchmark's run s (:func:`loop.trial_specs`): 0 the nominal
     plant (noise seed 123), s >= 1 the uncertain plant s (plant seed 1000 + s, noise seed 2000 + s), each plus
-    ``seed_offset``.  Its file: the summary (J1..J10 under ``evaluation.J``, the largest command volts, realizable,
+    ``seed_offset``; a run that gives ``plant_seed`` or ``noise_seed`` is the RunSpec of its values as they are
+    (:func:`run_of`).  Its file: the summary (J1..J10 under ``evaluation.J``, the largest command volts, realizable,
     the peak displacements (:func:`peaks`), the trial's wall time, the site's clock) and, with ``keep_history``, the logged signals (SIGNALS).
     A trial is seconds of work: one its process lost is made afresh.
     """
