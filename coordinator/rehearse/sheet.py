@@ -89,7 +89,8 @@ def margin_lines(sheet: dict[str, Any]) -> list[str]:
         lines = ["gain margin: not sought (rehearse.gain_margin = false)"]
     elif isinstance(gain, list):  # one per virtual-lab site
         lines = [f"gain margin (site {g['site']!r}): its loop stays stable with its actuators' gain up to "
-                 f"{g['factor']:.4g} times (to {g['tolerance']:.3g})" for g in gain]
+                 f"{g['factor']:.4g} times " + ("at least (the top of rehearse.gain_margin_bracket: raise it)"
+                                                if g["above_bracket"] else f"(to {g['tolerance']:.3g})") for g in gain]
     else:
         lines = [f"gain margin ({gain['trial']}): completes with up to {100 * gain['loss']:.1f} % of the plant's "
                  f"gain lost (to {100 * gain['tolerance']:.1f} %)"]
@@ -97,7 +98,9 @@ def margin_lines(sheet: dict[str, Any]) -> list[str]:
         lines.append("delay margin: not sought (rehearse.delay_margin = false)")
     elif isinstance(delay, list):
         lines += [f"delay margin (site {d['site']!r}): its loop stays stable with up to {1e3 * d['s']:.4g} ms added "
-                  f"to its actuators' delay (to {1e3 * d['tolerance_s']:.3g} ms)" for d in delay]
+                  "to its actuators' delay " + ("at least (the top of rehearse.delay_margin_bracket: raise it)"
+                                                if d["above_bracket"] else f"(to {1e3 * d['tolerance_s']:.3g} ms)")
+                  for d in delay]
     else:
         lines.append(f"delay margin ({delay['trial']}): tracks within {delay['tracking_percent']:.3g} % with up to "
                      f"{delay['samples']} samples ({1e3 * delay['s']:.2f} ms) added to the actuators' delay")

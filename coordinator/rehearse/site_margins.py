@@ -3,8 +3,10 @@
 Stability is the loop's, not the record's: each margin run is the experiment with its excitation replaced by one
 step of the record's peak acceleration (a velocity kick of PGA dt, the record's own scale) followed by
 ``margin_duration`` s of free vibration, and the run is stable when it completes (no gate, guard or divergence
-stops it) and its free vibration decays at every interface DOF of the site (the peak |x| of the run's last quarter
-below that of its second: :func:`hybridsim.coordinator.rehearse.delayed_sdof.decays`).  The knobs are the lab's
+stops it) and its free vibration decays at every DOF of the structure the as-written run moves (the peak |x|
+of the run's last quarter below that of its second: :func:`hybridsim.coordinator.rehearse.delayed_sdof.decays`)
+without growing past :data:`GROWTH` times the as-written run's peak (a yielding specimen bounds an unstable loop's
+growth in a limit cycle the decay alone would pass).  The knobs are the lab's
 own keys (hybridsim.modules.plant.knobs): every actuator's ``delay`` plus the added delay (s), its ``gain`` times
 the gain factor.  Each margin is the largest added delay or gain factor found stable by bisection
 (:func:`hybridsim.coordinator.rehearse.bisection.largest_stable`), one site's knob turned at a time with the
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,42 +64,79 @@ def with_knobs(experiment: Experiment, site: str, delay: float, gain: float) -> 
     return dataclasses.replace(experiment, modules=tuple(modules))
 
 
-def stable(experiment: Experiment, site: str, output: Path) -> bool:
-    """Whether the run completes and its free vibration decays at every interface DOF of ``site``."""
+GROWTH = 2.0
+"""a margin run whose peak |x| at a DOF exceeds this many times the as-written loop's has lost stability, whatever
+bounds it afterwards (a yielding specimen turns an unstable loop's growth into a limit cycle that may even decay)"""
+
+
+def response(experiment: Experiment, output: Path) -> np.ndarray | None:
+    """The structure's displacements (steps x DOFs, the coordinator's: a lab's gain knob scales what the site
+    measures, not them) of a run that completes; None when a gate, guard or divergence stops it."""
     try:
         run_experiment(experiment, output=output, overwrite=True)
     except RunStopped:
-        return False
+        return None
     if stored_attributes(output).get("status") != "completed":
-        return False
+        return None
     with h5py.File(output, "r") as f:
-        displacement = np.asarray(f[f"modules/{site}/displacement"][()])
-    return all(decays(column) for column in displacement.T)
+        return np.asarray(f["displacement"][()])
 
 
-def _bracket(table: dict[str, Any], key: str) -> tuple[float, float]:
-    """rehearse.``key``: [stable, unstable], two numbers, the first below the second."""
+def stable(x: np.ndarray | None, reference: np.ndarray) -> bool:
+    """Whether a run's response ``x`` (None: stopped) is stable: at every DOF the as-written run moved
+    (``reference``: its peaks), its free vibration decays and never grows past GROWTH times that peak."""
+    if x is None:
+        return False
+    moving = reference > 0
+    return bool(np.all(np.max(np.abs(x[:, moving]), axis=0) <= GROWTH * reference[moving])
+                and all(decays(column) for column in x[:, moving].T))
+
+
+def _largest(stable_at: Callable[[float], bool], table: dict[str, Any], key: str,
+             tolerance: float) -> tuple[float, list[float], bool]:
+    """The largest value stable in rehearse.``key``'s bracket [stable, unstable] (two numbers, the first below the
+    second) to ``tolerance``, the bracket, and whether its top was still stable (then the margin is at least it)."""
     bracket = default(REHEARSE, table, key)
     if len(bracket) != 2 or not bracket[0] < bracket[1]:
         raise UsageError(f"rehearse.{key}: give [stable, unstable], two numbers, the first below the second, "
                          f"not {bracket}")
-    return float(bracket[0]), float(bracket[1])
+    low, high = float(bracket[0]), float(bracket[1])
+    if stable_at(high) and stable_at(low):
+        return high, [low, high], True
+    return largest_stable(stable_at, low, high, tolerance), [low, high], False
 
 
 def margins(experiment: Experiment, site: str, table: dict[str, Any], out: Path) -> dict[str, Any]:
     """The delay margin (s added) and the gain margin (the factor) of ``site`` as ``table`` ([rehearse]) asks,
     each None when not sought; the runs' files in ``out``."""
+    found: dict[str, Any] = {"delay_margin": None, "gain_margin": None}
+    if not (default(REHEARSE, table, "delay_margin") or default(REHEARSE, table, "gain_margin")):
+        return found
     base = pulse_experiment(experiment, default(REHEARSE, table, "margin_duration"))
     out.mkdir(parents=True, exist_ok=True)
-    found: dict[str, Any] = {"delay_margin": None, "gain_margin": None}
+    written = response(base, out / f"{site}_as_written.h5")
+    reference = np.zeros(0) if written is None else np.max(np.abs(written), axis=0)
+    if not stable(written, reference):
+        raise UsageError(f"rehearse: site {site!r}'s loop is unstable as written (the margins' pulse response does "
+                         "not decay): no margin; give rehearse.delay_margin = false and gain_margin = false to "
+                         "see its trials")
+
+    seen: dict[tuple[float, float], bool] = {(0.0, 1.0): True}  # (added delay, gain): stable; as written, it is
+
+    def knobbed(delay: float, gain: float) -> bool:
+        if (delay, gain) not in seen:
+            x = response(with_knobs(base, site, delay, gain), out / f"{site}_knobbed.h5")
+            seen[delay, gain] = stable(x, reference)
+        return seen[delay, gain]
+
     if default(REHEARSE, table, "delay_margin"):
-        bracket, tolerance = _bracket(table, "delay_margin_bracket"), default(REHEARSE, table, "delay_margin_tolerance")
-        added = largest_stable(lambda tau: stable(with_knobs(base, site, tau, 1.0), site, out / f"{site}_delay.h5"),
-                               *bracket, tolerance)
-        found["delay_margin"] = {"site": site, "s": added, "tolerance_s": tolerance, "bracket_s": list(bracket)}
+        tolerance = default(REHEARSE, table, "delay_margin_tolerance")
+        added, bracket, above = _largest(lambda tau: knobbed(tau, 1.0), table, "delay_margin_bracket", tolerance)
+        found["delay_margin"] = {"site": site, "s": added, "tolerance_s": tolerance, "bracket_s": bracket,
+                                 "above_bracket": above}
     if default(REHEARSE, table, "gain_margin"):
-        bracket, tolerance = _bracket(table, "gain_margin_bracket"), default(REHEARSE, table, "gain_margin_tolerance")
-        factor = largest_stable(lambda g: stable(with_knobs(base, site, 0.0, g), site, out / f"{site}_gain.h5"),
-                                *bracket, tolerance)
-        found["gain_margin"] = {"site": site, "factor": factor, "tolerance": tolerance, "bracket": list(bracket)}
+        tolerance = default(REHEARSE, table, "gain_margin_tolerance")
+        factor, bracket, above = _largest(lambda g: knobbed(0.0, g), table, "gain_margin_bracket", tolerance)
+        found["gain_margin"] = {"site": site, "factor": factor, "tolerance": tolerance, "bracket": bracket,
+                                "above_bracket": above}
     return found

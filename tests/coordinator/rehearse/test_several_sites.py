@@ -78,7 +78,8 @@ config = {{ dofs = ["x1", "x2"], stiffness = [[{K_N}, 0.0], [0.0, {K_N}]] }}
     (folder / "two_sites.toml").write_text(text)
     proc = subprocess.run([sys.executable, "-m", "hybridsim", "rehearse", str(folder / "two_sites.toml"), "--out",
                            str(folder / "sheet")], capture_output=True, text=True, timeout=900, cwd=folder)
-    return proc, json.loads((folder / "sheet" / "rehearsal.json").read_text())
+    sheet = folder / "sheet" / "rehearsal.json"
+    return proc, json.loads(sheet.read_text()) if sheet.exists() else {}
 
 
 def test_each_site_is_judged_on_its_own_and_the_sheet_names_it(tmp_path) -> None:
@@ -98,9 +99,10 @@ def test_each_site_is_judged_on_its_own_and_the_sheet_names_it(tmp_path) -> None
 
 @pytest.mark.long
 def test_each_sites_margins_are_its_own_loops_closed_forms(tmp_path) -> None:
-    """Both sites' delay and gain margins from the default brackets (about 40 runs), printed beside the closed
-    forms."""
-    proc, sheet = rehearse(tmp_path, "[rehearse]\nduration = 0.5\n", right_limits=True)
+    """Both sites' delay and gain margins (the default brackets, the gain's to 8: g* = 4.45 at 800 N*s/m; about
+    45 runs), printed beside the closed forms."""
+    proc, sheet = rehearse(tmp_path, "[rehearse]\nduration = 0.5\ngain_margin_bracket = [1.0, 8.0]\n",
+                           right_limits=True)
     assert proc.returncode == 0, proc.stderr
     for delay, gain in zip(sheet["delay_margin"], sheet["gain_margin"]):
         sdof = DelayedSpringSdof(M, DAMPING[delay["site"]], K_N, K_E)

@@ -47,7 +47,8 @@ def rehearse(folder: Path, rehearse_table: str | None = None) -> tuple[subproces
     (folder / EXAMPLE.name).write_text(text)
     proc = subprocess.run([sys.executable, "-m", "hybridsim", "rehearse", str(folder / EXAMPLE.name), "--out",
                            str(folder / "sheet")], capture_output=True, text=True, timeout=300, cwd=folder)
-    return proc, json.loads((folder / "sheet" / "rehearsal.json").read_text())
+    sheet = folder / "sheet" / "rehearsal.json"
+    return proc, json.loads(sheet.read_text()) if sheet.exists() else {}
 
 
 def check(sheet: dict, tau_star: float, g_star: float, squared: float) -> None:
