@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 
 
 @dataclass(frozen=True)
@@ -98,11 +98,43 @@ def fit_ida(curves: Sequence[tuple[Sequence[float], Sequence[float]]], limit: fl
     """The fit to IDA curves, one per record, each intensity its own (Sa of a scaled record): the lognormal
     of the records' intensities at the limit (:func:`crossing`), theta = exp(mean ln x_i), beta = the standard
     deviation of ln x_i (n - 1; Baker 2015, eqs. 2 and 3); theta's band from bootstrap resamples of the records.
-    NaN when a record never exceeds the limit (its intensity there is above the largest run: run larger ones)."""
-    logs = np.log([crossing(x, y, limit) for x, y in curves])
-    if not np.all(np.isfinite(logs)) or logs.size < 2:
+    A record that never exceeds the limit is known only to exceed it above its largest intensity (a truncated
+    IDA, Baker 2015): theta and beta are then the maximum-likelihood ones, the record's term 1 - Phi(ln(x_max /
+    theta) / beta).  NaN with fewer than two records that reach the limit."""
+    at = np.log([crossing(x, y, limit) for x, y in curves])
+    top = np.log([np.max(x) for x, _ in curves])
+    reached = np.isfinite(at)
+    if reached.sum() < 2:
         return Fragility(math.nan, math.nan, (math.nan, math.nan), 0)
+    log_theta, beta = _lognormal(at[reached], top[~reached])
     rng = np.random.default_rng(seed)
-    thetas = np.exp([np.mean(rng.choice(logs, logs.size)) for _ in range(resamples)])
-    band = np.percentile(thetas, [5, 95])
-    return Fragility(float(np.exp(logs.mean())), float(logs.std(ddof=1)), (float(band[0]), float(band[1])), resamples)
+    thetas = []
+    for _ in range(resamples):
+        pick = rng.integers(0, at.size, at.size)
+        if reached[pick].sum() >= 2:
+            thetas.append(math.exp(_lognormal(at[pick][reached[pick]], top[pick][~reached[pick]])[0]))
+    band = np.percentile(thetas, [5, 95]) if thetas else (math.nan, math.nan)
+    return Fragility(math.exp(log_theta), beta, (float(band[0]), float(band[1])), resamples)
+
+
+def _lognormal(logs: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
+    """(ln theta, beta) of the records' log intensities at the limit ``logs`` and, for the records that never
+    reached it, the logs of their largest intensities ``censored``: the moments (n - 1) when there are none,
+    else the likelihood's maximum (BFGS from the moments, over mu = ln theta and t = ln beta)."""
+    mean, std = float(logs.mean()), float(logs.std(ddof=1))
+    if not censored.size:
+        return mean, std
+
+    def minus_log_likelihood(p: np.ndarray) -> tuple[float, np.ndarray]:
+        """-(sum ln phi(z_i) - ln beta + sum ln Phi(w_j)), z = (u - mu)/beta, w = (mu - c)/beta, and its gradient
+        (lambda = phi(w)/Phi(w)): d/dmu = -(sum z + sum lambda)/beta, d/dt = n_u - sum z^2 + sum lambda w."""
+        beta = math.exp(p[1])
+        z, w = (logs - p[0]) / beta, (p[0] - censored) / beta
+        tail = special.log_ndtr(w)
+        ratio = np.exp(-0.5 * w ** 2 - 0.5 * math.log(2 * math.pi) - tail)
+        value = float(np.sum(0.5 * z ** 2) + logs.size * p[1] - np.sum(tail))
+        return value, np.array([-(z.sum() + ratio.sum()) / beta, logs.size - np.sum(z ** 2) + np.sum(ratio * w)])
+
+    best = optimize.minimize(minus_log_likelihood, [mean, math.log(max(std, 1e-3))], jac=True, method="BFGS",
+                             options={"gtol": 1e-8})
+    return float(best.x[0]), math.exp(best.x[1])
