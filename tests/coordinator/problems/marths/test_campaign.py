@@ -48,6 +48,17 @@ def test_trials_are_rows_found_again_and_reported(capsys, tmp_path: Path) -> Non
     assert report["ida"]["all runs"][0] == [0.2, 0.2, 0.4, 0.4]
 
 
+def test_a_drawn_plant_gain_reaches_its_trial(capsys, tmp_path: Path) -> None:
+    path = _study(tmp_path, 'problem = "marths"\nseed = 4\n[campaign.grid]\nduration = [6.0]\n'
+                            '[campaign.random.plant_gain]\ndistribution = "uniform"\nlow = 0.8\nhigh = 1.2\n')
+    assert main(["campaign", str(path), "--json"]) == 0
+    table = read_table(Path(_json(capsys)["table"]))
+    gain = float(table["plant_gain"][0])
+    assert 0.8 < gain < 1.2 and gain != 1.0
+    direct = campaign.run_one(loop.RunSpec(duration=6.0, plant_gain=gain), keep_history=False).criteria
+    assert [table[f"evaluation.J.J2.{i}"][0] for i in range(2)] == direct["J2"]
+
+
 def test_a_calibration_fit_as_a_campaign_row(capsys, tmp_path: Path) -> None:
     """Nominal El Centro x 0.4: theta0 of actuator 1 is the spec's (SPEC §16.2: 7.51, 2.53, -2.07, -7.05)."""
     path = _study(tmp_path, 'problem = "marths-calibration"\n[campaign.grid]\nrecord = ["elcentro"]\nscale = [0.4]\n')
@@ -61,6 +72,7 @@ def test_a_calibration_fit_as_a_campaign_row(capsys, tmp_path: Path) -> None:
     ('problem = "marths"\n[campaign.grid]\nscal = [0.4]\n', "campaign.grid.scal: not a setting of a maRTHS run"),
     ('problem = "marths"\ntrials = 2\n', "the seeds after 0 are the benchmark's uncertain plants"),
     ('problem = "marths"\n[campaign.grid]\ntopology = ["cloud"]\n', "campaign.grid.topology: one of"),
+    ('problem = "marths"\ntrials = 2\n[campaign.grid]\nplant = ["uncertain"]\nplant_seed = [1001]\n', "not both"),
     ('problem = "marths"\n[campaign.grid]\nscale = [-1.0]\n', "scale must be a positive factor"),
     ('problem = "marths"\nexperiment = "x.toml"\n', "exactly one of"),
     ('problem = "opensees"\n', "problem must be one of"),
