@@ -96,9 +96,11 @@ const hybridsimMonitor = (() => {
     return splits.map((v) => (v == null ? "" : String(Number(v.toFixed(digits)))));
   }
 
-  function timeChart(title, note, yLabel, series, values) {
+  // ``marks``: the times (s) of the vertical lines drawn across the chart (an indicator's crossing)
+  function timeChart(title, note, yLabel, series, values, marks) {
     const el = card(title, note);
     const opts = {
+      hooks: marks ? { draw: [(u) => markTimes(u, marks())] } : {},
       width: chartWidth(), height: 230,
       scales: { x: { time: false }, y: { range: yRange } },
       legend: { live: true },
@@ -107,7 +109,23 @@ const hybridsimMonitor = (() => {
       axes: [{ label: "t (s)" }, { label: yLabel, size: 70, values: ticks }],
     };
     const data = () => [cols.time].concat(values());
-    charts.push({ plot: new uPlot(opts, data(), el), data, name: title });
+    charts.push({ plot: new uPlot(opts, data(), el), data, name: title, marks });
+  }
+
+  function markTimes(u, times) {
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = "#b3261e";
+    ctx.lineWidth = 1.5 * devicePixelRatio;
+    ctx.setLineDash([2 * devicePixelRatio, 3 * devicePixelRatio]);
+    for (const t of times) {
+      const x = Math.round(u.valToPos(t, "x", true));
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+    }
+    ctx.restore();
   }
 
   function line(label, color, dashed) {
@@ -213,7 +231,9 @@ const hybridsimMonitor = (() => {
     const note = (INDICATOR_NOTES[ind.indicator] || "") + (ind.threshold == null ? "" :
       `; threshold ${fmt(ind.threshold, 4)}${ind.unit === "1" ? "" : " " + ind.unit}, action: ${ind.action}`);
     timeChart(`${ind.module || "Whole structure"}: ${what}`, note, ind.unit, series,
-      () => columns.map((c) => cols.indicators[c]).concat(levels.map((level) => cols.time.map(() => level))));
+      () => columns.map((c) => cols.indicators[c]).concat(levels.map((level) => cols.time.map(() => level))),
+      () => ((progress && progress.crossings) || []).filter((c) => !ind.module || c.module === ind.module)
+        .map((c) => c.time_s));
   }
 
   // an x-y chart (uPlot mode 2): each series its own [x, y] columns; ``diagonal`` adds the line y = x
@@ -412,7 +432,7 @@ const hybridsimMonitor = (() => {
     state: () => (progress ? progress.state : ""),
     plotted: (name) => {  // a chart's series labels and data as drawn (the tests read them)
       const c = charts.find((chart) => chart.name === name);
-      return c ? { labels: c.plot.series.map((s) => s.label), data: c.data() } : null;
+      return c ? { labels: c.plot.series.map((s) => s.label), data: c.data(), marks: c.marks ? c.marks() : [] } : null;
     },
     yRanges: () => charts.map((c) => [c.name, c.plot.scales.y.min, c.plot.scales.y.max]),
   };

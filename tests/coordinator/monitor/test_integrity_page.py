@@ -68,6 +68,7 @@ def test_the_live_page_plots_the_run_s_indicators_their_threshold_and_the_hold(t
     np.testing.assert_array_equal(error["data"][1], recorded["error"][steps])
     assert error["data"][2] == [THETA] * steps.size  # the threshold line at the declared value
     assert error["data"][1][-1] > THETA >= max(error["data"][1][:-1])  # first past it at the last step
+    assert error["marks"] == [error["data"][0][-1]] == [balance["marks"][0]]  # the crossing's time marked
     assert balance["labels"][1:] == list(BALANCE_TERMS)
     np.testing.assert_array_equal(np.array(balance["data"][1:]).T, recorded["balance"][steps])
     assert {"column: tracking indicator TI", "column: online delay estimate", "Whole structure: energy error "
