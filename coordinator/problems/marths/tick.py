@@ -30,7 +30,7 @@ from hybridsim.modules.experimental.kinematics import coupler_frame, coupler_str
 from hybridsim.modules.experimental.physical_frame import FrameFeedback, feedback_sample
 from hybridsim.modules.experimental.setups.marths_coupler import MarthsCoupler
 from hybridsim.modules.experimental.site import MM_PER_M, ExperimentalSite, SiteResponse
-from hybridsim.modules.kernels import kernel
+from hybridsim.modules.kernels import inlined, kernel
 from hybridsim.modules.plant.actuators import LinearActuators, held_output, held_step
 from hybridsim.modules.plant.daq import dac_command, servo_volts
 from hybridsim.modules.plant.lab import VirtualLab
@@ -44,7 +44,7 @@ _NO_RLS = (np.zeros(1), np.zeros((1, 1)), *(np.zeros(1) for _ in range(7)))
 """the arrays of a compensator without RLS state (unused: a tuple of compensators has one type)"""
 
 
-@kernel
+@inlined
 def _compensate(kind: int, arrays: tuple, forgetting: float, bounds: np.ndarray, guarded: bool, target: float,
                 measured: float) -> tuple[float, int]:
     """One compensator's command (:meth:`Compensator.command`) and the code of the guard check that trips (0)."""
@@ -56,7 +56,7 @@ def _compensate(kind: int, arrays: tuple, forgetting: float, bounds: np.ndarray,
     return command, runaway(bounds, target, measured, command) if guarded else 0
 
 
-@kernel
+@inlined
 def _lab_sample(commands: np.ndarray, lab: tuple, daq: tuple, sensor: tuple, tick: int) -> np.ndarray:
     """:meth:`VirtualLab.command` of linear actuators without a specimen: the strokes (m) measured at ``tick``."""
     units, transition, input_map, output_map, x, max_volts = lab
@@ -70,7 +70,7 @@ def _lab_sample(commands: np.ndarray, lab: tuple, daq: tuple, sensor: tuple, tic
     return sensed(held_output(output_map, x), noise[tick], drift, tick, sensor_quantum, sensor_limit) / units
 
 
-@kernel
+@inlined
 def _site_sample(k: int, target: np.ndarray, site: tuple, compensators: tuple, gate: tuple, lab: tuple, daq: tuple,
                  sensor: tuple, frame: tuple, records: np.ndarray, stop: np.ndarray) -> tuple[int, int]:
     """:meth:`ExperimentalSite.advance` toward ``target``: the response of sample k in ``site``'s last two arrays,
