@@ -28,6 +28,8 @@ from hybridsim.coordinator.recorder.read import read_attributes
 from hybridsim.coordinator.simulation import stored_experiment
 
 FIRST_PERIOD = "T1"
+PERIOD = "period_s"
+"""the column of the period (s) each run's Sa was taken at"""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ def measure(path: Path, measures: Measures) -> dict[str, float]:
         experiment = stored_experiment(attrs)
         out[measures.intensity] = spectral_acceleration(experiment.motion.acceleration, experiment.dt, period,
                                                         measures.zeta) / STANDARD_GRAVITY
+        out[PERIOD] = period
     if measures.drift:
         dofs = json.loads(attrs["dofs"])
         missing = [d for d in measures.drift if d not in dofs]

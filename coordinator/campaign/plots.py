@@ -30,6 +30,16 @@ def draw(result: dict[str, Any], folder: Path) -> list[Path]:
     return made
 
 
+def _intensity(result: dict[str, Any]) -> str:
+    """The intensity's axis label, with the period Sa was taken at (``Sa(T1 = 0.926 s, 5 %) (g)``)."""
+    label = str(result["intensity"])
+    if "period_s" not in result or not label.startswith("Sa("):
+        return label
+    low, high = result["period_s"]
+    period = f"{low:.3g} s" if np.isclose(low, high, rtol=1e-3) else f"{low:.3g} to {high:.3g} s"
+    return label.replace(",", f" = {period},", 1) if label.startswith("Sa(T1") else label
+
+
 def _ida(plt: Any, result: dict[str, Any]) -> Any:
     if not result["ida"]:
         return None
@@ -43,7 +53,7 @@ def _ida(plt: Any, result: dict[str, Any]) -> Any:
             ax.plot([edge] * len(stopped), stopped, "x", color=line.get_color(), ms=7)
     if result["fragility"]:
         ax.axvline(result["fragility"]["limit"], color="k", ls="--", lw=1, label="limit")
-    ax.set(xlabel=result["response"], ylabel=result["intensity"], title="Incremental dynamic analysis")
+    ax.set(xlabel=result["response"], ylabel=_intensity(result), title="Incremental dynamic analysis")
     ax.legend(fontsize=8)
     return fig
 
@@ -65,7 +75,7 @@ def _fragility(plt: Any, result: dict[str, Any]) -> Any:
     for theta, style, label in ((f["theta"], "-", f"theta = {f['theta']:.3g}, beta = {f['beta']:.2f}"),
                                 (f["theta_band"][0], ":", "theta 5-95 % (bootstrap)"), (f["theta_band"][1], ":", None)):
         ax.plot(x, Fragility(theta, f["beta"], (theta, theta), 0).probability(x), "C0" + style, label=label)
-    ax.set(xlabel=result["intensity"], ylabel="P(exceed)", ylim=(-0.02, 1.02),
+    ax.set(xlabel=_intensity(result), ylabel="P(exceed)", ylim=(-0.02, 1.02),
            title=f"Fragility: {result['response']} > {f['limit']:g}")
     ax.legend(fontsize=8)
     return fig

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hybridsim.coordinator.campaign.fragility import crossing, fit, fit_ida, tornado
-from hybridsim.coordinator.campaign.measures import Measures, measured
+from hybridsim.coordinator.campaign.measures import PERIOD, Measures, measured
 from hybridsim.coordinator.errors import UsageError
 
 STOPPED = "stopped"
@@ -77,6 +77,8 @@ def study(table: dict[str, np.ndarray], intensity: str | None = None, record: st
     out: dict[str, Any] = {"runs": int(len(y)), "stopped": int(stopped.sum()), "response": name,
                            "intensity": intensity, "record": record, "ida": {}, "fragility": None, "j": {},
                            "tornado": []}
+    if PERIOD in rows:  # the period (s) Sa was taken at: its range over the runs
+        out["period_s"] = [float(np.min(rows[PERIOD])), float(np.max(rows[PERIOD]))]
     if intensity is not None:
         if intensity not in rows:
             raise UsageError(f"--intensity: the table has no column {intensity!r}; one of {', '.join(keys)}")
