@@ -12,7 +12,8 @@ from typing import Any
 def register(sub: Any) -> None:
     parser = sub.add_parser("bench", help="measure speed against the physical floors (one run, this machine)",
                             description=__doc__)
-    parser.add_argument("--calls", type=int, default=2000, help="timed round trips per wire figure")
+    parser.add_argument("--calls", type=int, default=2000,
+                        help="timed round trips per wire figure (default: %(default)s; --quick: 200)")
     parser.add_argument("--quick", action="store_true", help="small sizes and short records (a smoke run)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.set_defaults(func=main)
@@ -20,7 +21,10 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from hybridsim.coordinator.bench import run_all
+    from hybridsim.coordinator.errors import UsageError
 
+    if args.calls < 1:
+        raise UsageError(f"--calls: give 1 or more timed round trips, not {args.calls}")
     figures = run_all(args.calls, args.quick)
     figures["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
                           "cpus": os.cpu_count(), "load_average": os.getloadavg()}

@@ -60,3 +60,11 @@ def test_a_failed_bench_section_is_named_and_the_others_are_kept():
                           "dof_scaling": kept, "details": {}, "failed": section.failed})
     assert "in-process alpha-OS step: 10 DOFs 12 us" in table
     assert table.splitlines()[-1] == "FAILED wan: ZeroDivisionError: division by zero"
+
+
+@pytest.mark.parametrize("calls", ["0", "-1"])
+def test_a_count_of_calls_below_one_is_one_line_before_anything_is_timed(capsys, calls):
+    from hybridsim.coordinator.cli import main
+
+    assert main(["bench", "--calls", calls]) == 2
+    assert capsys.readouterr().err == f"hybridsim bench: error: --calls: give 1 or more timed round trips, not {calls}\n"
