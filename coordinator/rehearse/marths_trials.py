@@ -71,9 +71,10 @@ def run_trials(specs: Sequence[loop.RunSpec], executor: str, workers: int,
     temporary folder) on ``executor`` (serial, pool of ``workers``, or Dask at ``scheduler`` / a local cluster);
     a trial that stopped (its runaway guard, a diverged loop) is why."""
     with tempfile.TemporaryDirectory(prefix="rehearse-marths-") as folder:
-        rows = run_campaign(campaign.Trials(), [campaign.run_of(spec) for spec in specs], folder, executor,
+        subject = campaign.Trials()
+        rows = run_campaign(subject, [campaign.run_of(spec) for spec in specs], folder, executor,
                             Resources(workers, scheduler))
-        return [campaign.result_of(row) if row.status == "completed" else row.summary.get("stop_reason", row.status)
+        return [subject.result(row) if row.status == "completed" else row.summary.get("stop_reason", row.status)
                 for row in rows]
 
 

@@ -170,8 +170,8 @@ def calibrate(trials: int = 10, workers: int = 1) -> Calibration:
     runs, resources = campaign_runs(trials), Resources(workers)
     with tempfile.TemporaryDirectory(prefix="marths-calibration-") as folder:
         rows = run_campaign(Fits(), runs, folder, executor_for(resources, len(runs)), resources)
-    return Calibration([run_of(row.run) for row in rows], np.array([row.summary["evaluation"]["theta0"] for row in rows]),
-                       np.array([row.summary["P0"] for row in rows]))
+    thetas = np.array([row.summary["evaluation"]["theta0"] for row in rows])
+    return Calibration([run_of(row.run) for row in rows], thetas, np.array([row.summary["P0"] for row in rows]))
 
 
 def shipped() -> tuple[np.ndarray, np.ndarray]:

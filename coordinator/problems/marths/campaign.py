@@ -12,7 +12,7 @@ runs (the nominal run when there are none, §14.3).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -143,9 +143,9 @@ class Trials:
     (TOPOLOGIES), ``seed_offset``; its seed s is the benchmark's run s (:func:`loop.trial_specs`): 0 the nominal
     plant (noise seed 123), s >= 1 the uncertain plant s (plant seed 1000 + s, noise seed 2000 + s), each plus
     ``seed_offset``; a run that gives ``plant_seed`` or ``noise_seed`` is the RunSpec of its values as they are
-    (:func:`run_of`).  Its file: the summary (J1..J10 under ``evaluation.J``, the largest command volts, realizable,
-    the peak displacements (:func:`peaks`), the trial's wall time, the site's clock) and, with ``keep_history``, the logged signals (SIGNALS).
-    A trial is seconds of work: one its process lost is made afresh.
+    (:func:`run_of`).  Its file: the summary (J1..J10 under ``evaluation.J``, the largest command volts,
+    realizable, the peak displacements (:func:`peaks`), the trial's wall time, the site's clock) and, with
+    ``keep_history``, the logged signals (SIGNALS).  A trial is seconds of work: one its process lost is made afresh.
     """
 
     keep_history: bool = True
@@ -172,6 +172,20 @@ class Trials:
     def resume(self, path: Path) -> None:
         return None
 
+    def result(self, row: Row) -> TrialResult:
+        """The trial of a completed row, its logged signals read back from its file when they were kept (without
+        them the row alone: a Dask worker on another machine may have written the file)."""
+        spec = spec_of(row.run)[0]
+        site = row.summary.get("site", {})
+        history = None
+        if self.keep_history:
+            with h5py.File(row.output, "r") as f:
+                signals = {name: f[name][()] for name in SIGNALS}
+            history = loop.History(spec, **signals, info={"site": site} if site else {})
+        evaluation = row.summary["evaluation"]
+        return TrialResult(spec, evaluation["J"], evaluation["max_command_volts"], evaluation["realizable"],
+                           row.summary["wall_s"], history, site)
+
 
 def peaks(history: loop.History) -> dict[str, float]:
     """Peak |displacement| of the numerical substructure's logged DOFs (loop.OUTPUT_DOFS), m or rad, by SAP number
@@ -179,15 +193,3 @@ def peaks(history: loop.History) -> dict[str, float]:
     shown = history.numerical.copy()
     shown[:, 0] /= 1000.0  # xNum is logged in mm
     return {f"U{dof + 1}": float(np.max(np.abs(shown[:, i]))) for i, dof in enumerate(loop.OUTPUT_DOFS)}
-
-
-def result_of(row: Row) -> TrialResult:
-    """The trial of a completed row, its logged signals read back from its file when it kept them."""
-    spec = spec_of(row.run)[0]
-    evaluation = row.summary["evaluation"]
-    with h5py.File(row.output, "r") as f:
-        signals = {name: f[name][()] for name in SIGNALS if name in f}
-    site = row.summary.get("site", {})
-    history = loop.History(spec, **signals, info={"site": site} if site else {}) if signals else None
-    return TrialResult(spec, evaluation["J"], evaluation["max_command_volts"], evaluation["realizable"],
-                       row.summary["wall_s"], history, site)

@@ -85,7 +85,7 @@ class MarthsBenchmark(Problem[Campaign]):
 
         from hybridsim.coordinator.campaign.runner import run_campaign
         from hybridsim.coordinator.problems.executors import Resources, executor_for
-        from hybridsim.coordinator.problems.marths.campaign import Trials, result_of, summary
+        from hybridsim.coordinator.problems.marths.campaign import Trials, summary
 
         runs = _runs(args)
         done = 0
@@ -98,12 +98,12 @@ class MarthsBenchmark(Problem[Campaign]):
         start = time.perf_counter()
         resources = Resources(args.workers, args.scheduler)
         with tempfile.TemporaryDirectory(prefix="marths-trials-") as folder:  # made afresh: a benchmark finds none
-            rows = run_campaign(Trials(keep_history=not args.no_files), runs, folder,
-                                executor_for(resources, len(runs)), resources, one_done)
+            subject = Trials(keep_history=not args.no_files)
+            rows = run_campaign(subject, runs, folder, executor_for(resources, len(runs)), resources, one_done)
             stopped = next((row for row in rows if row.status != "completed"), None)
             if stopped is not None:
                 raise RunStopped(stopped.summary.get("stop_reason", stopped.status))
-            trials = [result_of(row) for row in rows]
+            trials = [subject.result(row) for row in rows]
         return Campaign(trials, summary(trials, time.perf_counter() - start), _title(args, [t.spec for t in trials]))
 
     def summary(self, result: Campaign) -> dict[str, Any]:
