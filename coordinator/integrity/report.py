@@ -58,13 +58,15 @@ def figure_png(indicators: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) 
     t = indicators["time"]
     crossing = min((c["step"] for c in indicators["crossings"]), default=t.size - 1)
     window = slice(int(np.searchsorted(t, t[crossing] - BEFORE_S)), crossing + 1)
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
-    (error, balance), (subspace, before) = axes
+    fig, axes = plt.subplots(3, 2, figsize=(11, 11))
+    (error, balance), (subspace, before), (parameters, tracking) = axes
     for name, series in indicators["modules"].items():
-        error.plot(t, series["energy_error"], label=f"{name}: E_err / E_in")
-        threshold = indicators["rules"][name].thresholds.get("energy_error")
-        if threshold is not None:
-            error.axhline(threshold, ls="--", color="k", lw=0.8, label=f"{name}: threshold {threshold:g}")
+        for ax, key, said in ((error, "energy_error", "E_err / E_in"), (tracking, "tracking", "|TI|")):
+            ax.plot(t, series[key], label=f"{name}: {said}")
+            threshold = indicators["rules"][name].thresholds.get(key)
+            if threshold is not None:
+                ax.axhline(threshold, ls="--", color="k", lw=0.8, label=f"{name}: threshold {threshold:g}")
+        _parameters(parameters, arrays, name, (t[window][0], t[crossing]))
         command = arrays["displacement"][:, indicators["index"][name]]
         measured = arrays[f"modules/{name}/displacement"]
         subspace.plot(1e3 * command[window], 1e3 * measured[window], lw=0.8, label=name)
@@ -75,7 +77,9 @@ def figure_png(indicators: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) 
             balance.plot(t, series, ls=":" if key == "residual" else "-", label=BALANCE_LABELS.get(key, key))
     for ax, title, xl, yl in ((error, "energy error", "t (s)", "E_err / E_in"), (balance, "energy balance", "t (s)",
                               "J"), (subspace, "synchronization subspace", "command (mm)", "measured (mm)"),
-                              (before, f"the {BEFORE_S:g} s before the first crossing", "t (s)", "mm")):
+                              (before, f"the {BEFORE_S:g} s before the first crossing", "t (s)", "mm"),
+                              (parameters, "compensator parameters, the same seconds", "t (s)", "(own units)"),
+                              (tracking, "tracking indicator", "t (s)", "m^2")):
         ax.set(title=title, xlabel=xl, ylabel=yl)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
@@ -86,9 +90,22 @@ def figure_png(indicators: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) 
     return buffer.getvalue()
 
 
+def _parameters(ax: Any, arrays: Mapping[str, np.ndarray], name: str, span: tuple[float, float]) -> None:
+    """Module ``name``'s compensator parameters per control sample over ``span`` (s), as its site recorded them
+    (records ``compensator_parameters`` and ``sample_time``); nothing for a site without adaptive ones."""
+    values = arrays.get(f"modules/{name}/records/compensator_parameters")
+    times = arrays.get(f"modules/{name}/records/sample_time")
+    if values is None or times is None:
+        return
+    shown = (times[:, 0] >= span[0]) & (times[:, 0] <= span[1])
+    for j in range(values.shape[1]):  # (the record's columns: actuator i's parameter j, in order)
+        ax.plot(times[shown, 0], values[shown, j], lw=0.8, label=f"{name}: parameter {j}")
+
+
 def integrity_card(arrays: Mapping[str, np.ndarray], table: Mapping[str, Any], dofs: Sequence[str],
                    module_dofs: Mapping[str, Sequence[str]], stop: Mapping[str, Any] | None) -> str:
-    """The report's card (HTML; empty without [integrity]): the run's stop, the recorded crossings, the figure."""
+    """The report's card (HTML; empty without [integrity]): the run's stop, the recorded crossings, the figure.
+    ``arrays``: the file's per-step datasets and the modules' records (``modules/<name>/records/...``)."""
     indicators = recorded(arrays, table, dofs, module_dofs)
     if indicators is None:
         return ""

@@ -60,7 +60,8 @@ def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
     info = run_info(layout)
     payload = {"info": info_json(info), "frames": [frame_json(f, info) for f in merged_chunks([frame])]}
     sections = _sections(results, attrs, summary, layout, arrays, rows, module_records(data),
-                         integrity_card(arrays, json.loads(attrs.get("experiment_table", "{}")), list(data["dofs"]),
+                         integrity_card({**arrays, **{k: v for k, v in data.items() if "/records/" in k}},
+                                        json.loads(attrs.get("experiment_table", "{}")), list(data["dofs"]),
                                         {m.name: m.dofs for m in layout.modules}, json.loads(attrs.get("stop", "{}"))))
     return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
                        sections=sections, banner=stop_banner(attrs, layout, rows))

@@ -19,14 +19,17 @@ from hybridsim.wire.contract import Record
 RECORD_FIELDS = {"target_strokes": "target stroke of each actuator at sample k (mm; the last: held from the one before)",
                  "commands": "command sent at sample k, after the compensator (mm; the last: held)",
                  "measured_strokes": "stroke measured at sample k, before that sample's command acts (mm)",
-                 "measured_loads": "load-cell force measured at sample k (N; zeros without load cells)"}
+                 "measured_loads": "load-cell force measured at sample k (N; zeros without load cells)",
+                 "compensator_parameters": "each adaptive compensator's parameters as it computed sample k's command "
+                                           "(its own units; the last: held)"}
 """what each per-sample record of the site holds"""
 
 
 class SiteRecord:
     """Per control sample k: target strokes, commands (mm; sample k's command), measured strokes (mm) and, with
     ``load_cells``, the load-cell forces (N), one column per actuator (per load cell: ``cells``, default one per
-    actuator).
+    actuator); with ``parameters`` (their count) the adaptive compensators' parameters as they computed sample k's
+    command (:meth:`~hybridsim.modules.experimental.compensators.base.Compensator.parameters`, side by side).
 
     It holds the samples from :attr:`first` on: :meth:`forget` drops earlier ones once they are stored
     elsewhere (the coordinator's results file, the site's record file), so a long run's record stays
@@ -37,11 +40,12 @@ class SiteRecord:
     FIELDS = ("target_strokes", "commands", "measured_strokes")
 
     def __init__(self, actuators: int = 2, load_cells: bool = False, capacity: int = 1024,
-                 cells: int | None = None, keep: bool = True) -> None:
-        self.fields = self.FIELDS + (("measured_loads",) if load_cells else ())
+                 cells: int | None = None, keep: bool = True, parameters: int = 0) -> None:
+        self.fields = (self.FIELDS + (("measured_loads",) if load_cells else ())
+                       + (("compensator_parameters",) if parameters else ()))
         self.keep = keep
-        self.logs = {name: RowLog(actuators if name != "measured_loads" else cells or actuators,
-                                  capacity if keep else 0) for name in self.fields}
+        widths = {"measured_loads": cells or actuators, "compensator_parameters": parameters}
+        self.logs = {name: RowLog(widths.get(name, actuators), capacity if keep else 0) for name in self.fields}
         self.samples = 0
         """number of samples with a measurement"""
 
@@ -59,8 +63,9 @@ class SiteRecord:
                 self.logs["measured_loads"].at(0)[:] = loads
 
     def sample(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray, strokes_mm: np.ndarray,
-               loads: np.ndarray) -> None:
-        """Sample k - 1's target strokes and command, and the strokes and loads they led to, measured at k."""
+               loads: np.ndarray, parameters: np.ndarray | None = None) -> None:
+        """Sample k - 1's target strokes, command and compensator parameters, and the strokes and loads they led
+        to, measured at k."""
         self.samples = k + 1
         if not self.keep:
             return
@@ -68,6 +73,8 @@ class SiteRecord:
         if k - 1 >= self.first:  # restarted at k (restored): sample k - 1 is not this record's
             logs["target_strokes"].at(k - 1)[:] = targets_mm
             logs["commands"].at(k - 1)[:] = commands_mm
+            if parameters is not None:
+                logs["compensator_parameters"].at(k - 1)[:] = parameters
         logs["measured_strokes"].at(k)[:] = strokes_mm
         if "measured_loads" in logs:
             logs["measured_loads"].at(k)[:] = loads
@@ -82,10 +89,11 @@ class SiteRecord:
 
     def hold(self, k: int) -> None:
         """Sample k ends the run (no step follows it, so no command is sent at it): its target and command are the
-        ones the actuators hold, sample k - 1's, not unwritten rows (NaN)."""
-        for name in ("target_strokes", "commands"):
-            log = self.logs[name]
-            if self.keep and log.rows == k and k - 1 >= log.first:
+        ones the actuators hold, sample k - 1's, not unwritten rows (NaN), and so are the compensators'
+        parameters."""
+        for name in ("target_strokes", "commands", "compensator_parameters"):
+            log = self.logs.get(name)
+            if log is not None and self.keep and log.rows == k and k - 1 >= log.first:
                 log.at(k)[:] = log.at(k - 1).copy()
 
     def array(self, name: str, samples: int | None = None, start: int = 0) -> np.ndarray:
@@ -155,7 +163,8 @@ class SiteRecords:
                               ("t",), "time of control sample k (k dt)", first))
             for name in record.fields:
                 columns = cells if name == "measured_loads" and len(cells) != len(actuators) else actuators
-                unit = "N" if name == "measured_loads" else "mm"
+                columns = site.parameter_names if name == "compensator_parameters" else columns
+                unit = {"measured_loads": "N", "compensator_parameters": "1"}.get(name, "mm")
                 out.append(Record(name, record.array(name, rows, first), (unit,) * len(columns), columns,
                                   RECORD_FIELDS[name], first))
         own = getattr(site.backend, "records", None)

@@ -65,7 +65,13 @@ class ExperimentalSite:
         if self.signs.ndim != 1 or not np.all(np.abs(self.signs) == 1.0):
             raise ValueError("signs: one factor of +1 or -1 per interface DOF")
         n = setup.actuators
-        self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells, keep=record)
+        self._adaptive = [c for c in self.compensators if c.parameters().size]
+        """the compensators whose parameters the record keeps"""
+        self.parameter_names = tuple(f"actuator_{i}/p{j}" for i, c in enumerate(self.compensators, 1)
+                                     for j in range(c.parameters().size))
+        """the record's compensator_parameters columns: actuator i's parameter j"""
+        self.record = SiteRecord(n, isinstance(forces, LoadCells), cells=setup.cells, keep=record,
+                                 parameters=len(self.parameter_names))
         self.sample = -1
         """the last measured sample (-1: not started)"""
         self._measured_mm = np.zeros(n)
@@ -98,7 +104,9 @@ class ExperimentalSite:
         strokes, loads = self.backend.command(commands_mm / MM_PER_M, targets, target)
         self._measured_mm = strokes * MM_PER_M
         self.sample += 1
-        self.record.sample(self.sample, targets_mm, commands_mm, self._measured_mm, loads)
+        parameters = (np.concatenate([c.parameters() for c in self._adaptive])
+                      if self._adaptive and self.record.keep else None)
+        self.record.sample(self.sample, targets_mm, commands_mm, self._measured_mm, loads, parameters)
         if self.backend.tripped is not None:
             raise self.backend.trip()
         displacement, force = self.forces.respond(strokes, loads)

@@ -50,8 +50,8 @@ def test_the_results_file_holds_the_sites_per_sample_records_and_the_config_fold
     steps = result.displacement.shape[0]
     with h5py.File(result.output) as f:
         records = f["modules/lab/records"]
-        assert sorted(records) == ["commands", "compensator_1", "compensator_2", "measured_strokes", "plant",
-                                   "sample_time", "target_strokes"]
+        assert sorted(records) == ["commands", "compensator_1", "compensator_2", "compensator_parameters",
+                                   "measured_strokes", "plant", "sample_time", "target_strokes"]
         # the plant daemon's DAQ log came through the site: the commands it held are the site's (mm), and
         # their volts are the DAQ's conversion (maRTHS SPEC 9)
         commands = records["commands"][: steps - 1]
@@ -64,6 +64,10 @@ def test_the_results_file_holds_the_sites_per_sample_records_and_the_config_fold
         assert list(records["commands"].attrs["columns"]) == ["actuator_1", "actuator_2"]
         np.testing.assert_allclose(records["sample_time"][:, 0], result.time, rtol=0, atol=1e-12)
         assert records["compensator_1/parameters"].shape == (1, 4)  # the RLS-AC's four adapted taps
+        per_sample = records["compensator_parameters"]  # both RLS-AC's taps at every sample, the last held
+        assert per_sample.shape == (steps, 8) and list(per_sample.attrs["columns"])[4] == "actuator_2/p0"
+        assert np.array_equal(per_sample[-1], np.concatenate([records[f"compensator_{i}/parameters"][0]
+                                                              for i in (1, 2)]))
         interface = f["modules/lab/displacement"][()]
         site = json.loads((EXAMPLES / "marths" / "site.json").read_text())
     # the strokes the site measured at sample k are the interface displacements it reported at step k
