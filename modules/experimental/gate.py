@@ -2,7 +2,9 @@
 
 Whatever asks the actuators to move (a step from any channel or protocol, the site clock's predictions and
 held samples, a step taken back, the end of a session) reaches the control only through :meth:`Gate.command`,
-which applies every limit of the actuators before anything is sent:
+which applies every limit of the actuators before anything is sent (a compiled run of many samples, the maRTHS
+loop's ticks, gets the control only from :meth:`Gate.compiled`, when :func:`within_limits`, the check
+:meth:`Gate.command` makes, is all there is to check, and makes that check on every command):
 
 - a target or command that is not finite (NaN, Inf);
 - ``stroke``: |target stroke| and |command| per actuator (m);

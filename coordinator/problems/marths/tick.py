@@ -162,7 +162,7 @@ class CompiledSite:
         measured = np.array(self.gate.measured, float)
         done, why, actuator = run_ticks(
             ag, (newmark.transition, newmark.ground, newmark.feedback), outputs, interface,
-            (site.setup.coupler.arms + site.setup.coupler.angles, site.signs, site.measured_mm, np.zeros(2), tick,
+            (site.setup.coupler.arms + site.setup.coupler.angles, site.signs, site.measured_mm, np.zeros(self.gate.stroke.size), tick,
              carried), self.compensators,
             (self.gate.stroke_bounds, self.gate.steps, measured, self.gate.pose_bounds),
             (lab.units_per_metre, *self.actuators.kernel_arrays(), lab.max_volts),
