@@ -1,4 +1,7 @@
-"""`hybridsim campaign CAMPAIGN.toml`: one experiment run many times, each run an ordinary run (docs/campaigns.md).
+"""`hybridsim campaign CAMPAIGN.toml`: one experiment (or a problem's runs) run many times, each with its own file.
+
+docs/campaigns.md: ``[campaign] experiment = FILE`` makes every run an ordinary run of it; ``problem = "marths"``
+(the benchmark's trials) or ``"marths-calibration"`` (its RLS-AC fits) varies the problem's settings instead.
 
 Every run's results file is OUT/<run id>.h5; a campaign started again finds the complete runs and resumes
 the interrupted ones.  The campaign table (OUT/campaign.h5, one row per run) is written at the end.
@@ -19,7 +22,7 @@ from hybridsim.coordinator.problems.executors import EXECUTORS
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("campaign", help="run an experiment many times: a grid, records, seeded draws",
+    parser = sub.add_parser("campaign", help="run an experiment (or the maRTHS trials) many times: a grid, records, seeded draws",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("campaign", type=Path, help="the campaign file (TOML, a [campaign] table)")
     parser.add_argument("--executor", choices=tuple(EXECUTORS), default="serial",
