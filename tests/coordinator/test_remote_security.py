@@ -147,6 +147,8 @@ def test_a_token_site_refuses_a_missing_or_wrong_token_on_every_rpc(pki, token_s
         codes["Watch"] = info.value.code()
     assert set(codes.values()) == {grpc.StatusCode.UNAUTHENTICATED} and len(codes) == 3 * len(methods) + 1
     assert sessions_opened(token_site) == before
+    log = token_site.log_path.read_text()  # who knocked, for the lab: each refusal names the caller's address
+    assert "site story1: /hybridsim.v1.Module/Open from ipv4:127.0.0.1:" in log and "refused (wrong token)" in log
     stats = three_steps(address, ClientCredentials(token=(pki / "story1.token").read_text().strip()))
     assert (stats["executed"], stats["committed"]) == (3, 3)
     print(f"token site: {len(codes) + 2} refused calls, then 3 steps of the right client")

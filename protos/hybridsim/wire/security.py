@@ -209,14 +209,17 @@ class TokenGuard(grpc.ServerInterceptor):
                        "(token_file in the experiment's module table)")
         else:
             message = f"site {self.site} refused the access token: it is not this site's token"
-        log.warning("site %s: %s refused (%s)", self.site, handler_call_details.method,
-                    "no token" if presented is None else "wrong token")
-        return _refusing(continuation(handler_call_details), message)
+        method, reason = handler_call_details.method, "no token" if presented is None else "wrong token"
+        return _refusing(continuation(handler_call_details), message, lambda peer: log.warning(
+            "site %s: %s from %s refused (%s)", self.site, method, peer, reason))
 
 
-def _refusing(handler: grpc.RpcMethodHandler | None, message: str) -> grpc.RpcMethodHandler:
-    """A handler of the same shape as ``handler`` that aborts with UNAUTHENTICATED without parsing the request."""
+def _refusing(handler: grpc.RpcMethodHandler | None, message: str,
+              logged: Callable[[str], None]) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as ``handler`` that aborts with UNAUTHENTICATED without parsing the request, after
+    ``logged`` is given the caller's address (the site's log names who knocked)."""
     def abort(request: Any, context: grpc.ServicerContext) -> Any:
+        logged(context.peer())
         context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
     streams = (False, False) if handler is None else (handler.request_streaming, handler.response_streaming)
