@@ -21,6 +21,7 @@ from hybridsim.coordinator.simulation import run_experiment
 from hybridsim.v1 import monitor_pb2 as pb
 from tests.coordinator.monitor.browser import chromium, console_errors, require_chromium
 from tests.coordinator.monitor.runs import monitored_run
+from tests.coordinator.monitor.test_page import _until
 from tests.docs.tutorial import tutorial_files
 
 DURATION_S = 8.0
@@ -91,6 +92,7 @@ def test_the_report_page_shows_hysteresis_tracking_and_synchronization(frame) ->
         error_mm = 1e3 * (f["modules/lab/displacement"][:, 0] - f["displacement"][:, 0])
     with chromium(1400, 2400) as page:
         page.get(report.as_uri())
+        _until(lambda: page.execute_script("return hybridsimMonitor.redraws()") > 0, what="the first drawing")
         titles = [e.text for e in page.find_elements("css selector", "#plots h2")]
         notes = " ".join(e.text for e in page.find_elements("css selector", "#plots .note"))
         ranges = {name: (low, high) for name, low, high in page.execute_script("return hybridsimMonitor.yRanges()")}
