@@ -51,9 +51,9 @@ def indicator_layouts(arrays: Mapping[str, np.ndarray], rules: Mapping[str, Rule
         parts = key.split("/")
         module, indicator = (parts[2], parts[3]) if parts[1] == "modules" else ("", parts[1])
         shape = arrays[key].shape  # (a window's column, or a file's array)
-        dofs = tuple(module_dofs.get(module, ()))
-        columns = (BALANCE_TERMS if key == BALANCE else ("",) if len(shape) == 1 else
-                   dofs if len(dofs) == shape[1] else tuple(f"{module}#{i}" for i in range(shape[1])))
+        named = tuple(BALANCE_TERMS if key == BALANCE else module_dofs.get(module, ()))
+        columns = (("",) if len(shape) == 1 else named if len(named) == shape[1] else  # (else another layout's)
+                   tuple(f"{module or indicator}#{i}" for i in range(shape[1])))
         rule = rules.get(module)
         threshold = None if rule is None else rule.thresholds.get(indicator)
         out.append(IndicatorLayout(key, module, indicator, tuple(columns), threshold,

@@ -7,8 +7,9 @@ import dataclasses
 import numpy as np
 
 from hybridsim.coordinator.integrity.rules import Rule
-from hybridsim.coordinator.monitor.frames import STEP_TIME_EDGES_S, FrameBuilder, merged_chunks
+from hybridsim.coordinator.monitor.frames import STEP_TIME_EDGES_S, FrameBuilder, merged_chunks, run_info
 from hybridsim.coordinator.monitor.indicators import indicator_layouts
+from hybridsim.coordinator.monitor.jsonview import frame_json
 from hybridsim.coordinator.monitor.layout import run_layout
 
 DT = 0.001
@@ -110,3 +111,12 @@ def test_a_crossing_is_the_first_step_past_the_threshold_of_every_step_not_only_
     rows = np.array(frames[1].step)
     np.testing.assert_array_equal(np.reshape(frames[1].indicators, (rows.size, 3)),
                                   np.column_stack([-t[rows], -t[rows], t[rows] / 2]))
+
+
+def test_a_balance_of_another_width_is_shown_by_position() -> None:
+    """A results file whose balance has other columns than this version names (3 here) is still drawn."""
+    arrays = _arrays() | {"integrity/balance": np.arange(3.0 * (STEPS + 1)).reshape(-1, 3)}
+    layout = dataclasses.replace(_layout(None), indicators=indicator_layouts(arrays, {}, {}))
+    assert [i.columns for i in layout.indicators] == [("balance#0", "balance#1", "balance#2")]
+    frame = FrameBuilder(layout).frame(arrays, 0, 11)
+    assert frame_json(frame, run_info(layout))["indicators"] == arrays["integrity/balance"][frame.step].T.tolist()
