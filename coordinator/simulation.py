@@ -29,7 +29,7 @@ from hybridsim.coordinator.config_text import rows_refusal
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.excitation import dataset_labels
 from hybridsim.coordinator.experiment import Experiment, ExperimentError, ModuleSpec, parse_experiment
-from hybridsim.coordinator.integrity.columns import acted_after, indicator_columns, indicator_labels
+from hybridsim.coordinator.integrity.columns import acted_after, indicator_columns, indicator_labels, require_kept
 from hybridsim.coordinator.integrity.monitor import IntegrityMonitor, integrity_monitor, state_shape
 from hybridsim.coordinator.network import with_networks
 from hybridsim.coordinator.similitude import ScaledModule
@@ -386,6 +386,7 @@ class _Run:
         integrator.set_state(checkpoint.integrator)
         origin = None if exp.program is None else np.array(  # (a file written before it was kept ramped from 0)
             checkpoint.integrator.get(STAGE_ORIGIN, np.zeros(reduction.ndof)), float)
+        require_kept(stored, window.columns, self.output)
         window.load(stored, first, rows)
         figures = Figures(Peaks(model.ndof), checkpoint.step)
         scan_rows(self.output, rows, figures.observe)

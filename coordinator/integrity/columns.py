@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.recorder.read import DamagedResults, read_rows
 from hybridsim.coordinator.units import DISPLACEMENT
 from hybridsim.wire.contract import Description
@@ -103,3 +104,12 @@ def acted_after(path: Path, rules: Mapping[str, Any], first: int, attrs: Mapping
         rows = {}
     return frozenset([(name, indicator) for name, indicator in said]
                      + [(name, indicator) for name, indicator, _ in crossings(rows, rules)])
+
+
+def require_kept(stored: Mapping[str, np.ndarray], columns: Mapping[str, int], path: Path) -> None:
+    """Refuse in one line to resume a results file (``stored``: its rows) that lacks the indicator datasets of
+    ``columns`` (a window's): one written before they were rows of the file."""
+    missing = [key for key in columns if key.startswith("integrity/") and key not in stored]
+    if missing:
+        raise UsageError(f"{path} has no /{missing[0]}: it was written before [integrity]'s indicators were kept "
+                         "per step, and cannot be resumed with them; run the experiment again")

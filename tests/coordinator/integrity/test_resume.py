@@ -9,9 +9,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import h5py
 import numpy as np
 import pytest
 
+from hybridsim.coordinator.errors import RunStopped, UsageError
+from hybridsim.coordinator.simulation import resume_run, run_experiment
 from tests.coordinator.integrity.test_hold import SAMPLE, TAU, lagging_sdof
 from tests.coordinator.test_resume_after_coordinator_crash import resumed_equals_uninterrupted
 
@@ -46,3 +49,16 @@ def test_a_resumed_runs_delay_estimate_continues(tmp_path: Path) -> None:
     delay = reference[f"{SITE}/delay"][:, 0]
     print(f"delay estimate {1e3 * delay[-1]:.3f} ms against {1e3 * (1 - COMPENSATED) * TAU:.3f} ms")
     assert abs(delay[-1] - (1 - COMPENSATED) * TAU) < 0.15 * (1 - COMPENSATED) * TAU
+
+
+def test_a_file_written_before_the_indicators_were_kept_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A stopped run with a checkpoint, its indicator datasets deleted as a file of an earlier version lacks them:
+    its resume is refused in one line naming the dataset (not a KeyError from deep inside)."""
+    with pytest.raises(RunStopped):
+        run_experiment(lagging_sdof(tmp_path, "old", {"kind": "none"}, {"energy_error": 2.0, "action": "stop"},
+                                    checkpoint_every=50))
+    with h5py.File(tmp_path / "old.h5", "r+") as f:
+        del f["integrity"]
+    with pytest.raises(UsageError, match=r"has no /integrity/balance: it was written before") as refused:
+        resume_run(tmp_path / "old.h5")
+    assert "\n" not in str(refused.value)
