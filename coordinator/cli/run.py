@@ -73,12 +73,12 @@ def main(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.experiment, network=args.network)
     except ExperimentError as exc:  # the one line names the file too: a user has several
         raise UsageError(f"{exc.file}: {exc}" if exc.file else str(exc)) from None
-    _say_excitation(experiment, _say(args))
     with _says_what_is_kept(args.output or experiment.output), interrupted_once(), \
             monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = run_experiment(experiment, output=args.output, realtime=args.realtime, overwrite=args.overwrite,
-                                    takeover=args.takeover, announce=_say(args), **with_bar(hooks, progress))
+                                    takeover=args.takeover, announce=_say(args, experiment),
+                                    **with_bar(hooks, progress))
     return _report(args, result)
 
 
@@ -86,12 +86,11 @@ def resume_main(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results} is not a results file (give the .h5 file of the stopped run)")
     experiment = stored_experiment(stored_attributes(args.results), args.network)
-    _say_excitation(experiment, _say(args))
     with _says_what_is_kept(args.results), interrupted_once(), \
             monitoring(experiment, args.monitor, monitor_token(args), realtime=args.realtime) as hooks:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
-                                announce=_say(args), accept_changed=args.accept_changed,
+                                announce=_say(args, experiment), accept_changed=args.accept_changed,
                                 **with_bar(hooks, progress))
     return _report(args, result)
 
@@ -114,18 +113,25 @@ def _says_what_is_kept(results: Path) -> Iterator[None]:
         raise
 
 
-def _say(args: argparse.Namespace) -> Callable[[str], None] | None:
+def _say(args: argparse.Namespace, experiment: Experiment) -> Callable[[str], None] | None:
     """What prints the lines a run says before its first step: on stdout before the summary (stderr keeps the one
-    line of a stop); none with --json (stdout is one JSON object, which holds them) or --quiet (the summary only)."""
-    return None if (args.json or args.quiet) else lambda line: print(line, flush=True)
+    line of a stop); none with --json (stdout is one JSON object, which holds them) or --quiet (the summary only).
+    The first of them, once the modules are open and the pre-test is done, follows the excitation's peaks."""
+    if args.json or args.quiet:
+        return None
+    first = [_excitation_line(experiment)]
+
+    def say(line: str) -> None:
+        print(*filter(None, first), line, sep="\n", flush=True)
+        first.clear()
+    return say
 
 
-def _say_excitation(experiment: Experiment, say: Callable[[str], None] | None) -> None:
-    """Before the run: each excitation component's peak as scaled (m/s^2 with g beside it), so that a record in
-    other units than its ``units`` key says shows before anything moves; nothing for a run without one."""
+def _excitation_line(experiment: Experiment) -> str:
+    """Each excitation component's peak as scaled (m/s^2 with g beside it), so that a record in other units than its
+    ``units`` key says shows before anything moves; empty for a run without one."""
     found = {name: c for name, c in peaks(experiment.components, experiment.dt).items() if c["peak"] > 0}
-    if say is not None and found:
-        say("excitation: " + ", ".join(_component(name, c) for name, c in found.items()))
+    return "excitation: " + ", ".join(_component(name, c) for name, c in found.items()) if found else ""
 
 
 @contextmanager

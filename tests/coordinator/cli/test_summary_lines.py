@@ -66,3 +66,7 @@ def test_the_run_says_its_excitation_s_peak_in_m_s2_and_g_before_the_first_step(
     (tmp_path / "pulse.toml").write_text(table)
     assert main(["run", str(tmp_path / "pulse.toml"), "--output", str(tmp_path / "pulse.h5")]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "excitation: pulse peak 3.923 m/s^2 = 0.4 g at 0.04 s"
+    bad = (tmp_path / "pulse.toml").read_text().replace('dofs = ["x"], stiffness', 'dofs = ["X"], stiffness')
+    (tmp_path / "bad.toml").write_text(bad)  # refused once the modules are open: its one line only, on stderr
+    assert main(["run", str(tmp_path / "bad.toml"), "--output", str(tmp_path / "bad.h5")]) == 2
+    assert capsys.readouterr().out == ""
