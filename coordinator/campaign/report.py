@@ -26,6 +26,10 @@ STOPPED = "stopped"
 """the start of a stopped run's status (``stopped: <reason>``)"""
 RUN_COLUMNS = ("seed", "status", "how", "wall_s", "output", "late_steps")
 FIGURE_PREFIXES = ("peak_displacement.", "evaluation.")
+INTENSITIES = ("ground_motion.scale", "ground_motion.pga", "scale")
+"""the varied keys taken as the intensity, first found first (``scale``: a maRTHS campaign's)"""
+RECORDS = ("ground_motion.file", "record")
+"""the varied keys taken as the record (``record``: a maRTHS campaign's)"""
 
 
 def varied(table: dict[str, np.ndarray]) -> list[str]:
@@ -69,8 +73,8 @@ def study(table: dict[str, np.ndarray], intensity: str | None = None, record: st
         by_record = intensity is None and measures.period is not None
         intensity = intensity or (measures.intensity if measures.period is not None else None)
         response = response or (measures.response if measures.drift else None)
-    intensity = intensity or next((k for k in ("ground_motion.scale", "ground_motion.pga") if k in keys), None)
-    record = record or ("ground_motion.file" if "ground_motion.file" in keys else None)
+    intensity = intensity or next((k for k in INTENSITIES if k in keys), None)
+    record = record or next((k for k in RECORDS if k in keys), None)
     stopped = np.char.startswith(rows["status"].astype(str), STOPPED)
     name, y = response_of(rows, response)
     y = np.where(stopped, np.inf, y)

@@ -43,7 +43,7 @@ def test_trials_are_rows_found_again_and_reported(capsys, tmp_path: Path) -> Non
     # a linear frame: the peak drift of the first floor doubles with the record's scale, to within the tracking
     # error of the actuators (J2 about 3 %) and the sensor noise
     np.testing.assert_allclose(table["peak_displacement.U27"][2:] / table["peak_displacement.U27"][:2], 2.0, rtol=0.03)
-    report = study(table, intensity="scale")  # what `hybridsim campaign-report` plots
+    report = study(table)  # what `hybridsim campaign-report` plots: the intensity is the scale
     assert report["j"]["J.J2.0"] == table["evaluation.J.J2.0"].tolist()
     assert report["ida"]["all runs"][0] == [0.2, 0.2, 0.4, 0.4]
 
