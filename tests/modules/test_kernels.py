@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from numba.core import caching
 
-from hybridsim.modules.kernels import kernel
+from hybridsim.modules.kernels import inlined, kernel
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -27,6 +27,19 @@ def test_a_kernel_computes_what_the_python_function_does() -> None:
     compiled = kernel(_weighted_sum)
     assert compiled(np.array([0.5, -2.0, 4.0]), np.array([2.0, 0.25, 0.125])) == 1.0  # 1 - 0.5 + 0.5, exact
     assert not isinstance(compiled._cache, caching.NullCache)  # the source folder is writable: cached on disk
+
+
+_piece = inlined(_weighted_sum)
+
+
+def _twice_the_piece(weights: np.ndarray, values: np.ndarray) -> float:
+    return 2.0 * _piece(weights, values)
+
+
+def test_an_inlined_piece_computes_the_same_inside_a_kernel_and_alone() -> None:
+    weights, values = np.array([0.5, -2.0, 4.0]), np.array([2.0, 0.25, 0.125])
+    assert kernel(_twice_the_piece)(weights, values) == 2.0 and _piece(weights, values) == 1.0
+    assert not isinstance(_piece._cache, caching.NullCache)
 
 
 def test_without_a_writable_cache_the_kernel_compiles_in_memory(tmp_path: Path) -> None:
