@@ -81,7 +81,10 @@ def figure_png(indicators: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) 
                               (parameters, "compensator parameters, the same seconds", "t (s)", "(own units)"),
                               (tracking, "tracking indicator", "t (s)", "m^2")):
         ax.set(title=title, xlabel=xl, ylabel=yl)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        else:  # (a panel with nothing to draw: the compensators of no watched site adapt)
+            ax.text(0.5, 0.5, "no adaptive compensator", ha="center", va="center", transform=ax.transAxes)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     buffer = io.BytesIO()
