@@ -346,6 +346,7 @@ const hybridsimMonitor = (() => {
     renderCounters(p);
     renderMargins(p);
     renderCrossings(p);
+    renderIndicatorsNow();
     if (typeof onState === "function") onState(state);
   }
 
@@ -387,6 +388,24 @@ const hybridsimMonitor = (() => {
       tr.appendChild(cell(fm));
       return tr;
     }));
+  }
+
+  // each thresholded indicator at the last sample, as the monitor compares it: "column energy_error 14.2 of 20"
+  function renderIndicatorsNow() {
+    const watched = (info.indicators || []).filter((ind) => ind.threshold != null);
+    const box = $("integrity-now");
+    const last = cols.time.length - 1;
+    box.hidden = watched.length === 0 || last < 0;
+    if (box.hidden) return;
+    const now = watched.map((ind) => {
+      const values = ind.columns.map((c, k) => cols.indicators[ind.offset + k][last]);
+      const value = ind.columns.length === 1 && ind.columns[0] === "" ? values[0]
+        : Math.max(...values.map((v) => Math.abs(v)));
+      return [ind, value];
+    });
+    box.textContent = "integrity: " + now.map(([ind, v]) =>
+      `${ind.module} ${ind.indicator} ${fmt(v, 4)} of ${fmt(ind.threshold, 4)}`).join(", ");
+    box.className = now.some(([ind, v]) => v > ind.threshold) ? "alert" : "";
   }
 
   // the integrity crossings: module, indicator, value, threshold, step, time, the declared action

@@ -53,6 +53,7 @@ def test_the_live_page_plots_the_run_s_indicators_their_threshold_and_the_hold(t
             titles = [e.text for e in page.find_elements("css selector", "#plots h2")]
             crossing = [td.text for td in page.find_elements("css selector", "#crossings-body td")]
             reason = page.find_element("id", "reason").text
+            now = page.find_element("id", "integrity-now").text
             sync = js("return hybridsimMonitor.plotted('sync')")
             assert console_errors(page) == []
         finally:
@@ -76,6 +77,7 @@ def test_the_live_page_plots_the_run_s_indicators_their_threshold_and_the_hold(t
     assert sync["labels"][1] == "column x"  # the site's interface DOF: command against measurement
     assert crossing == ["column", "energy_error", f"{recorded['error'][held]:.4g}", f"{THETA:g}", str(held),
                         f"{held * 0.005:.4f}", "hold"]
+    assert now == f"integrity: column energy_error {recorded['error'][held]:.4g} of {THETA:g}"  # at the last step
     assert "held since integrity: column's energy error" in reason and f"step {held}" in reason, reason
     report = json.loads(re.search(r'id="run-data">(.*?)</script>', report_html(tmp_path / "held.h5"), re.S).group(1))
     indicators = {i["dataset"]: i for i in report["info"]["indicators"]}
