@@ -15,9 +15,9 @@ rule of the average-acceleration (Newmark 1/4, 1/2) integrator, so that for it t
 
     E_in = sum 1/2 (p_n + p_{n+1}) . (x_{n+1} - x_n),  p = -M r a_g
     E_k = 1/2 v^T M v,   E_d = sum 1/2 (C v_n + C v_{n+1}) . (x_{n+1} - x_n),
-    W_r = sum 1/2 (r_n + r_{n+1}) . (x_{n+1} - x_n)   (restoring work: elastic + hysteretic)
+    W_r = sum 1/2 (r_n + r_{n+1}) . (x_{n+1} - x_n)   (restoring work)
 
-    E_in = E_k + E_d + E_s,el + E_h + E_err
+    E_in = E_k + E_d + E_s,el + E_h + E_err          (E_err: the integrator's and the transfer systems', below)
 
 W_r splits into the recoverable strain energy E_s,el, a function of the present restoring force alone, and the
 hysteretic (dissipated plastic) energy E_h (Uang & Bertero 1990, "Evaluation of seismic energy in structures",
