@@ -36,6 +36,7 @@ gives ``unknown key limits.displacment in module 'story1' (config story1.toml); 
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -64,10 +65,16 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _bad(path: str, wanted: str, value: Any) -> ConfigError:
+def _bad(path: str, wanted: str, value: Any, choices: Sequence[str] = ()) -> ConfigError:
     shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    return ConfigError("", path, f" must be {wanted}, got {shown}")
+    return ConfigError("", path, f" must be {wanted}, got {shown}{_nearest(value, choices)}")
+
+
+def _nearest(word: Any, names: Sequence[str]) -> str:
+    """``; did you mean NAME?`` for a misspelling of one of ``names`` (difflib's similarity of at least 0.6)."""
+    close = difflib.get_close_matches(word, sorted(names), n=1) if isinstance(word, str) else []
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 # -- value types -----------------------------------------------------------------------------------
@@ -152,7 +159,7 @@ class Text:
     def check(self, value: Any, path: str) -> None:
         if (not isinstance(value, str) or not value or (self.choices and value not in self.choices)
                 or (self.pattern and not re.fullmatch(self.pattern, value))):
-            raise _bad(path, self.wanted(), value)
+            raise _bad(path, self.wanted(), value, self.choices)
 
 
 @dataclass(frozen=True)
@@ -379,7 +386,7 @@ class Schema:
         if choice is None:
             raise ConfigError("missing key ", _join(path, v.key), f"; choose one of {', '.join(v.options)}")
         if not isinstance(choice, str) or choice not in v.options:
-            raise _bad(_join(path, v.key), "one of " + ", ".join(repr(c) for c in v.options), choice)
+            raise _bad(_join(path, v.key), "one of " + ", ".join(repr(c) for c in v.options), choice, v.options)
         inner = v.schema(choice)
         keys = {**self.keys, v.key: Key(Text(tuple(v.options)), v.doc), **inner.keys}
         merged = Schema(self.title, self.doc, keys, inner.variants, self.exactly_one + inner.exactly_one,
@@ -397,7 +404,8 @@ class Schema:
             if name in schema.renamed:
                 raise ConfigError("", _join(path, str(name)), f" is now {schema.renamed[name]}")
             if name not in keys:
-                raise ConfigError("unknown key ", _join(path, str(name)), f"; allowed: {', '.join(sorted(keys))}")
+                raise ConfigError("unknown key ", _join(path, str(name)),
+                                  f"; allowed: {', '.join(sorted(keys))}{_nearest(name, list(keys))}")
         for group in schema.exactly_one:
             given = [k for k in group if k in table]
             if len(given) != 1:

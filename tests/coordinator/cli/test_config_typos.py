@@ -103,7 +103,8 @@ def test_a_site_daemon_refuses_a_typo_with_one_line(tmp_path):
     proc = _site(tmp_path, "plant", "plant.json", plant)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == (f"hybridsim site: error: unknown key noise.sigam in site 'plant' (config "
-                                   f"{tmp_path / 'plant.json'}); allowed: drift, limit, quantum, seed, shared, sigma")
+                                   f"{tmp_path / 'plant.json'}); allowed: drift, limit, quantum, seed, shared, sigma; "
+                                   "did you mean sigma?")
     lab = json.loads((ROOT / "deploy" / "marths" / "lab.json").read_text())
     lab["coupler"]["height"] = lab["coupler"].pop("heights")
     proc = _site(tmp_path, "experimental", "lab.json", lab)
@@ -131,3 +132,18 @@ def test_checkpoints_with_a_backend_that_keeps_none_are_refused_before_anything_
     assert code == 2 and len(err.splitlines()) == 1
     assert ("output.checkpoint_every: module 'lab' cannot take checkpoints: its backend is a lab's controller over "
             "OpenFresco's generic TCP protocol") in err
+
+
+@pytest.mark.parametrize("typo, suggestion", [
+    (("mass_diagonal = [", "mass_diagnoal = ["), "; did you mean mass_diagonal?"),
+    (('kind = "alpha-os"', 'kind = "alphaos"'), "; did you mean alpha-os?"),
+    (("stiffness = [[", "stifness = [["), "; did you mean stiffness?"),
+    (("[output]", "[outptu]"), "; did you mean output?"),
+    (("[output]", "[zzz]"), ""),  # nothing close: no guess
+])
+def test_a_misspelt_key_or_choice_ends_its_line_with_the_nearest_name(tmp_path, capsys, typo, suggestion):
+    path = tmp_path / "experiment.toml"
+    path.write_text(SDOF.replace(*typo))
+    code, err = _run(capsys, path, tmp_path)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.endswith(suggestion) and ("did you mean" in err) == bool(suggestion), err

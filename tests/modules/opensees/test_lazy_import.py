@@ -26,7 +26,7 @@ def test_a_refused_experiment_with_opensees_modules_prints_its_one_line_and_noth
     assert done.stderr.splitlines() == [
         "hybridsim run: error: opensees_frame_hybrid.toml: unknown key modell in module 'upper' (config "
         "opensees_site_upper.toml); allowed: analysis, control, dynamic, force_control, kind, limits, mass_from_model, model, "
-        "parameters, path_independent, resume"]
+        "parameters, path_independent, resume; did you mean model?"]
 
 
 def test_describing_the_kinds_that_can_hold_an_opensees_model_imports_no_openseespy(tmp_path):
