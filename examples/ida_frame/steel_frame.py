@@ -32,17 +32,27 @@ def properties(name: str) -> tuple[float, float]:
     return area, inertia
 
 
-def build(ops: Any, floor_mass: float = 60.0e3, hardening: float = 0.01, elastic: bool = False) -> None:
-    """The frame in the OpenSees domain (SI units)."""
+PARTS = {"whole": (0, 3), "lower": (0, 1), "upper": (1, 3)}
+"""the storeys a part holds: (its base level, its top level); ``lower`` is storey 1 and the floor-1 beam, ``upper``
+storeys 2-3 standing on the floor-1 joints 3 and 4 (free: the coordinator drives them)"""
+
+
+def build(ops: Any, floor_mass: float = 60.0e3, hardening: float = 0.01, elastic: bool = False,
+          part: str = "whole") -> None:
+    """The frame, or the storeys of ``part``, in the OpenSees domain (SI units); a floor's mass is in the part that
+    holds its beam."""
+    base, top = PARTS[part]
     ops.model("basic", "-ndm", 2, "-ndf", 3)
-    for level in range(4):
+    for level in range(base, top + 1):
         ops.node(2 * level + 1, 0.0, level * STOREY)
         ops.node(2 * level + 2, BAY, level * STOREY)
-    ops.fix(1, 1, 1, 1)
-    ops.fix(2, 1, 1, 1)
-    for floor in (1, 2, 3):
+    if base == 0:
+        ops.fix(1, 1, 1, 1)
+        ops.fix(2, 1, 1, 1)
+    for floor in range(max(base, 1), top + 1):
         ops.equalDOF(2 * floor + 1, 2 * floor + 2, 1)
-        ops.mass(2 * floor + 1, floor_mass, 0.0, 0.0)
+        if floor > base:
+            ops.mass(2 * floor + 1, floor_mass, 0.0, 0.0)
     ops.geomTransf("Linear", 1)
     ops.uniaxialMaterial("Steel01", 1, FY, E, hardening)
     names = dict.fromkeys(COLUMNS + (BEAM,))
@@ -51,8 +61,8 @@ def build(ops: Any, floor_mass: float = 60.0e3, hardening: float = 0.01, elastic
         ops.section("WFSection2d", tag, 1, d, tw, bf, tf, 8, 2)
         ops.beamIntegration("Lobatto", tag, tag, 5)
     section = {name: tag for tag, name in enumerate(names, start=1)}
-    members = [(2 * s + 1 + k, 2 * s + 3 + k, COLUMNS[s]) for s in range(3) for k in (0, 1)]
-    members += [(2 * f + 1, 2 * f + 2, BEAM) for f in (1, 2, 3)]
+    members = [(2 * s + 1 + k, 2 * s + 3 + k, COLUMNS[s]) for s in range(base, top) for k in (0, 1)]
+    members += [(2 * f + 1, 2 * f + 2, BEAM) for f in range(base + 1, top + 1)]
     for tag, (i, j, name) in enumerate(members, start=1):
         if elastic:
             ops.element("elasticBeamColumn", tag, i, j, *properties(name)[:1], E, properties(name)[1], 1)

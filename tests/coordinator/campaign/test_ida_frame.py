@@ -16,16 +16,21 @@ RECORDS = ["kanai_tajimi_firm.csv", "kanai_tajimi_soft.csv"]
 SCALES, DURATION = [0.1, 0.25], 3.0
 
 
+def _slice(out: Path, experiment: str, records: list[str], scales: list[float], workers: int = 2) -> Path:
+    """The folder of a slice of the IDA campaign of ``experiment`` on a pool of ``workers`` (1: in this process):
+    its runs and its table."""
+    study = out / "slice.toml"
+    study.write_text(f'[campaign]\nexperiment = "{FOLDER / experiment}"\n[campaign.records]\n'
+                     f'files = {json.dumps([str(FOLDER / r) for r in records])}\n[campaign.grid]\n'
+                     f'"ground_motion.scale" = {scales}\n"experiment.duration" = [{DURATION}]\n')
+    executor = ["--executor", "pool", "--workers", str(workers)] if workers > 1 else []
+    assert main(["campaign", str(study), *executor, "--out", str(out)]) == 0
+    return out
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    """The folder of the slice's campaign (2 workers): its runs and its table."""
-    out = tmp_path_factory.mktemp("ida")
-    study = out / "slice.toml"
-    study.write_text(f'[campaign]\nexperiment = "{FOLDER / "frame.toml"}"\n[campaign.records]\n'
-                     f'files = {json.dumps([str(FOLDER / r) for r in RECORDS])}\n[campaign.grid]\n'
-                     f'"ground_motion.scale" = {SCALES}\n"experiment.duration" = [{DURATION}]\n')
-    assert main(["campaign", str(study), "--executor", "pool", "--workers", "2", "--out", str(out)]) == 0
-    return out
+    return _slice(tmp_path_factory.mktemp("ida"), "frame.toml", RECORDS, SCALES)
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +70,16 @@ def test_the_fragility_of_records_at_a_limit_between_their_runs(report, oracle, 
     assert f["method"] == "records at the limit"
     assert f["theta"] == pytest.approx(np.exp(at.mean()), rel=1e-6)
     assert f["beta"] == pytest.approx(np.std(at, ddof=1), rel=1e-5)
+
+
+def test_the_frame_as_two_sites_gives_the_same_drift_below_yield(tmp_path, oracle, capsys):
+    """frame_split.toml: storey 1 and storeys 2-3 as two OpenSees sites meeting at the floor-1 joints (their
+    rotations and vertical displacements massless coordinator DOFs): the monolithic frame's drift, below yield."""
+    folder = _slice(tmp_path, "frame_split.toml", RECORDS[1:], SCALES[:1], workers=1)
+    capsys.readouterr()  # the campaign's own lines
+    result = _report(folder / "campaign.h5", capsys)
+    (intensity, response), = result["ida"].values()
+    assert response == pytest.approx([oracle[RECORDS[1]][0][1]], rel=1e-6)
 
 
 @pytest.mark.parametrize("args, words", [
