@@ -79,13 +79,16 @@ class SiteRecord:
         if "measured_loads" in logs:
             logs["measured_loads"].at(k)[:] = loads
 
-    def block(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray, strokes_mm: np.ndarray) -> None:
+    def block(self, k: int, targets_mm: np.ndarray, commands_mm: np.ndarray, strokes_mm: np.ndarray,
+              parameters: np.ndarray) -> None:
         """Samples k .. k + n - 1 at once, each as :meth:`sample` logs it (n rows each; no load cells)."""
         self.samples = k + len(strokes_mm)
         if self.keep:
             self.logs["target_strokes"].write(k - 1, targets_mm)
             self.logs["commands"].write(k - 1, commands_mm)
             self.logs["measured_strokes"].write(k, strokes_mm)
+            if "compensator_parameters" in self.logs:
+                self.logs["compensator_parameters"].write(k - 1, parameters)
 
     def hold(self, k: int) -> None:
         """Sample k ends the run (no step follows it, so no command is sent at it): its target and command are the

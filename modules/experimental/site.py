@@ -117,12 +117,14 @@ class ExperimentalSite:
         """The strokes measured at the last sample (mm), a copy."""
         return self._measured_mm.copy()
 
-    def ran(self, samples: int, targets_mm: np.ndarray, commands_mm: np.ndarray, measured_mm: np.ndarray) -> None:
+    def ran(self, samples: int, targets_mm: np.ndarray, commands_mm: np.ndarray, measured_mm: np.ndarray,
+            parameters: np.ndarray) -> None:
         """``samples`` control samples were taken by a compiled run over the parts' own arrays (the maRTHS loop's
-        ticks, hybridsim.coordinator.problems.marths.tick): their target strokes, commands and measured strokes
-        (mm, one row per sample) join the record, the last measurement is the site's."""
+        ticks, hybridsim.coordinator.problems.marths.tick): their target strokes, commands, measured strokes (mm)
+        and compensator parameters (one row per sample) join the record, the last measurement is the site's."""
         if samples:
-            self.record.block(self.sample + 1, targets_mm[:samples], commands_mm[:samples], measured_mm[:samples])
+            self.record.block(self.sample + 1, targets_mm[:samples], commands_mm[:samples], measured_mm[:samples],
+                              parameters[:samples])
             self.sample += samples
             self._measured_mm = measured_mm[samples - 1].copy()
             self._commands_mm[:] = commands_mm[samples - 1]

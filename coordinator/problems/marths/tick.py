@@ -72,9 +72,10 @@ def _lab_sample(commands: np.ndarray, lab: tuple, daq: tuple, sensor: tuple, tic
 
 @inlined
 def _site_sample(k: int, target: np.ndarray, site: tuple, compensators: tuple, gate: tuple, lab: tuple, daq: tuple,
-                 sensor: tuple, frame: tuple, records: np.ndarray, stop: np.ndarray) -> tuple[int, int]:
+                 sensor: tuple, frame: tuple, records: np.ndarray, taps: np.ndarray, stop: np.ndarray) -> tuple[int, int]:
     """:meth:`ExperimentalSite.advance` toward ``target``: the response of sample k in ``site``'s last two arrays,
-    its rows in ``records``; a refusal: (its code, the actuator) and what its message needs in ``stop``."""
+    its rows in ``records`` and the RLS-AC's taps after it in ``taps`` (the record's compensator parameters); a
+    refusal: (its code, the actuator) and what its message needs in ``stop``."""
     coupler, signs, measured_mm, commands_mm, tick, response = site
     d1, d2, a1, a2 = coupler
     kinds, arrays, forgetting, bounds, guarded = compensators
@@ -105,6 +106,12 @@ def _site_sample(k: int, target: np.ndarray, site: tuple, compensators: tuple, g
     records[0, k] = targets_mm
     records[1, k] = commands_mm
     records[2, k] = measured_mm
+    column = 0
+    for i in range(kinds.size):
+        if kinds[i] == RLS:
+            theta = arrays[i][0]
+            taps[k, column:column + theta.size] = theta
+            column += theta.size
     psi, stiffness, damping, mass, q, velocity, h, started = frame
     x, theta = coupler_frame(d1, d2, a1, a2, strokes[0], strokes[1])
     force = feedback_sample(psi, stiffness, damping, mass, q, velocity, h, started or k > 0, x, theta)
@@ -117,7 +124,7 @@ def _site_sample(k: int, target: np.ndarray, site: tuple, compensators: tuple, g
 @kernel
 def run_ticks(ag: np.ndarray, newmark: tuple, outputs: np.ndarray, interface: np.ndarray, site: tuple,
               compensators: tuple, gate: tuple, lab: tuple, daq: tuple, sensor: tuple, frame: tuple, logs: tuple,
-              records: np.ndarray, stop: np.ndarray) -> tuple[int, int, int]:
+              records: np.ndarray, taps: np.ndarray, stop: np.ndarray) -> tuple[int, int, int]:
     """Ticks k = 0 .. N-1 of §12 (``ag``: N ground accelerations): the Newmark step with the last response, the
     logs (numerical, estimate, feedback) of tick k, then the site's sample toward the target.  Returns (the ticks
     whose site sample was taken, why it stopped (0: it did not), the actuator whose guard stopped it)."""
@@ -133,7 +140,8 @@ def run_ticks(ag: np.ndarray, newmark: tuple, outputs: np.ndarray, interface: np
         target = state[interface]
         if not np.all(np.isfinite(target)):
             return k, DIVERGED, 0
-        why, actuator = _site_sample(k, target, site, compensators, gate, lab, daq, sensor, frame, records, stop)
+        why, actuator = _site_sample(k, target, site, compensators, gate, lab, daq, sensor, frame, records, taps,
+                                     stop)
         if why:
             return k, why, actuator
     return ag.size, 0, 0
@@ -157,20 +165,21 @@ class CompiledSite:
         refusal is raised by the guard or the gate."""
         site, lab, n = self.site, self.lab, ag.size
         records, stop = np.full((3, n, self.gate.stroke.size), np.nan), np.zeros(11)
+        taps = np.full((n, len(site.parameter_names)), np.nan)
         feedback, sensor, tick = site.forces.feedback, lab.strokes, lab.tick
         carried = (np.array(response.displacement, float), np.array(response.force, float))
         measured = np.array(self.gate.measured, float)
         done, why, actuator = run_ticks(
             ag, (newmark.transition, newmark.ground, newmark.feedback), outputs, interface,
-            (site.setup.coupler.arms + site.setup.coupler.angles, site.signs, site.measured_mm, np.zeros(self.gate.stroke.size), tick,
-             carried), self.compensators,
+            (site.setup.coupler.arms + site.setup.coupler.angles, site.signs, site.measured_mm,
+             np.zeros(self.gate.stroke.size), tick, carried), self.compensators,
             (self.gate.stroke_bounds, self.gate.steps, measured, self.gate.pose_bounds),
             (lab.units_per_metre, *self.actuators.kernel_arrays(), lab.max_volts),
             (lab.daq.mm_per_volt, lab.daq.offset_volts, lab.daq.limit, lab.daq.quantum or 0.0, lab.daq.in_loop),
             (sensor.noise.sequence(tick + n + 1), sensor.drift, sensor.quantum or 0.0,
              np.inf if sensor.limit is None else sensor.limit),
-            (*feedback.kernel_arrays(), feedback.sample_period, feedback.started), logs, records, stop)
-        self._ran(done, records, measured)
+            (*feedback.kernel_arrays(), feedback.sample_period, feedback.started), logs, records, taps, stop)
+        self._ran(done, records, taps, measured, len(self.guards) if why == REFUSED else actuator)
         if why == RUNAWAY:
             guard = self.guards[actuator]
             assert guard is not None
@@ -179,15 +188,16 @@ class CompiledSite:
             self.gate.refuse(stop[4:6], stop[6:8], stop[8:11])
         return done if why == DIVERGED else None
 
-    def _ran(self, samples: int, records: np.ndarray, measured: np.ndarray) -> None:
+    def _ran(self, samples: int, records: np.ndarray, taps: np.ndarray, measured: np.ndarray, passed: int) -> None:
         """The counters of ``samples`` samples taken by the kernel: the site's (and its record), the gate's (the
-        strokes it measured last, m), the lab's, the guards', the frame model's."""
-        self.site.ran(samples, *records)
+        strokes it measured last, m), the lab's, the guards' (the first ``passed`` also checked the refused
+        sample's command, as they do on the objects), the frame model's."""
+        self.site.ran(samples, *records, taps)
         self.gate.ran(samples, measured)
         self.lab.tick += samples
-        for guard in self.guards:
+        for i, guard in enumerate(self.guards):
             if guard is not None:
-                guard.sample += samples
+                guard.sample += samples + (i < passed)
         self.site.forces.feedback.ran(samples)
 
 

@@ -16,7 +16,17 @@ from hybridsim.modules.experimental.gate import ActuatorLimitExceeded
 from hybridsim.modules.experimental.guards import RunawayStopped
 from hybridsim.modules.experimental.module import build_site
 
-FIELDS = ("target_strokes", "measured_strokes", "commands", "estimate", "numerical", "feedback")
+FIELDS = ("target_strokes", "measured_strokes", "commands", "compensator_parameters")
+"""the site's record, kept by both paths"""
+
+
+def state_of(site) -> dict:
+    """Everything a run leaves in the site's parts: their state, the gate's sample count and measured strokes, the
+    guards' sample counts and the record of every sample (NaN where no row was written)."""
+    records = {name: site.record.array(name) for name in FIELDS if name in site.record.fields}
+    return site.state() | {"gate": (site.backend.sample, site.backend.measured.tolist()),
+                           "guards": [getattr(c, "sample", None) for c in site.compensators],
+                           "records": {name: np.nan_to_num(r, nan=-1.0).tolist() for name, r in records.items()}}
 
 
 def both(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[dict, dict]]:
@@ -28,8 +38,8 @@ def both(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[dict, dic
         site = build_site(config or loop.site_config(spec), lab)
         assert (compiled_site(site) is not None) is True
         logs = loop.simulate(spec, loop.InProcessSide(site), compiled)
-        logs.update({name: site.record.array(name) for name in ("target_strokes", "measured_strokes", "commands")})
-        out.append((logs, site.state() | {"gate": (site.backend.sample, site.backend.measured.tolist())}))
+        logs.update({name: site.record.array(name) for name in FIELDS if name in site.record.fields})
+        out.append((logs, state_of(site)))
     return out
 
 
@@ -40,26 +50,28 @@ def both(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[dict, dic
 ], ids=["rls-nominal", "rls-uncertain", "none-daq-in-loop"])
 def test_the_compiled_ticks_are_the_objects_ticks_bit_for_bit(spec: loop.RunSpec) -> None:
     (objects, before), (kernel, after) = both(spec)
-    for name in ("numerical", "estimate", "feedback", "target_strokes", "measured_strokes", "commands"):
+    for name in set(objects) | set(kernel):
         np.testing.assert_array_equal(kernel[name], objects[name], err_msg=name)
     assert after == before  # compensators, frame model, lab, gate: the same state to the last bit
 
 
-def refusal(spec: loop.RunSpec, config: dict | None = None) -> list[str]:
+def refusal(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[str, dict]]:
+    """The refusal's message and the site's parts after it (:func:`state_of`), on the objects then the kernel."""
     messages = []
     for compiled in (False, True):
         lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise)
         site = build_site(config or loop.site_config(spec), lab)
         with np.errstate(all="ignore"), pytest.raises((RunawayStopped, ActuatorLimitExceeded, RunStopped)) as stop:
             loop.simulate(spec, loop.InProcessSide(site), compiled)
-        messages.append(f"{type(stop.value).__name__}: {stop.value}; sample {site.sample}")
+        messages.append((f"{type(stop.value).__name__}: {stop.value}; sample {site.sample}", state_of(site)))
     return messages
 
 
 def test_a_guard_stops_the_kernel_at_the_objects_sample_with_the_guards_message() -> None:
     """Uncompensated El Centro x 3 saturates a servo input within 8 s (test_compensators finds the sample)."""
     objects, kernel = refusal(loop.RunSpec(compensator="none", scale=3.0, duration=8.0))
-    assert kernel == objects and "saturates the servo input" in kernel
+    assert kernel[0] == objects[0] and "saturates the servo input" in kernel[0]
+    assert kernel[1] == objects[1]  # the sample counts, the measured strokes, the record up to the refusal
 
 
 def test_the_gate_refuses_in_the_kernel_what_it_refuses_tick_by_tick() -> None:
@@ -67,7 +79,8 @@ def test_the_gate_refuses_in_the_kernel_what_it_refuses_tick_by_tick() -> None:
     spec = loop.RunSpec(duration=6.0)
     config = loop.site_config(spec) | {"gate": {"increment": [5e-5, 5e-5]}}
     objects, kernel = refusal(spec, config)
-    assert kernel == objects and "per sample (increment, velocity)" in kernel
+    assert kernel[0] == objects[0] and "per sample (increment, velocity)" in kernel[0]
+    assert kernel[1] == objects[1]  # the sample counts, the measured strokes, the record up to the refusal
 
 
 def test_a_site_without_a_compiled_sample_runs_on_its_objects() -> None:
