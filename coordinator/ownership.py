@@ -30,8 +30,10 @@ def lock_path(results: Path) -> Path:
 class RunLock:
     """The exclusive right to write one results file; a context manager (released on exit)."""
 
-    def __init__(self, results: str | Path) -> None:
-        self.results = Path(results)
+    def __init__(self, results: str | Path, fix: str = "wait for it to end, or write elsewhere with --output NEW.h5"
+                 ) -> None:
+        """``fix``: what a refused user can do (a run's, by default)."""
+        self.results, self.fix = Path(results), fix
         self.path = lock_path(self.results)
         self._fd: int | None = None
 
@@ -44,8 +46,8 @@ class RunLock:
             except BlockingIOError:
                 owner = _owner(fd)
                 os.close(fd)
-                raise UsageError(f"{self.results} is being written by a live run ({_describe(owner)}); wait for "
-                                 f"it to end, or write elsewhere with --output NEW.h5") from None
+                raise UsageError(f"{self.results} is being written by a live run ({_describe(owner)}); {self.fix}"
+                                 ) from None
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:

@@ -165,7 +165,7 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
                          announce)
     path = options.output
     with contextlib.ExitStack() as stack:
-        stack.enter_context(RunLock(path))
+        stack.enter_context(RunLock(path, "it needs no resume while it runs: wait for it to end"))
         checkpoint, attrs = _resumable(path)
         experiment = stored_experiment(attrs, network)
         run = _Run(experiment, options, _start(experiment.modules, stack))

@@ -77,6 +77,7 @@ def test_a_live_run_owns_its_file_and_a_dead_one_leaves_it_to_resume(tmp_path):
         assert resumed.returncode == 2
         assert (f"hybridsim resume: error: {results} is being written by a live run (pid {live.pid} on host "
                 f"{socket.gethostname()} since ") in resumed.stderr
+        assert resumed.stderr.endswith("; it needs no resume while it runs: wait for it to end\n")  # no --output
         second = _hybridsim("run", str(_experiment(tmp_path)), "--quiet", "--overwrite", "--output", str(results),
                             cwd=tmp_path)
         assert second.returncode == 2 and f"is being written by a live run (pid {live.pid} " in second.stderr
