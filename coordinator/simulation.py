@@ -39,6 +39,7 @@ from hybridsim.coordinator.ownership import RunLock
 from hybridsim.coordinator.partition import ModuleSlot, Partition, coupling_problem
 from hybridsim.coordinator.periods import describe as describe_periods, natural_periods
 from hybridsim.coordinator.pretest import pretest
+from hybridsim.coordinator.recorder.holds import cleared
 from hybridsim.coordinator.recorder.inputs import INPUTS, compared, fingerprint
 from hybridsim.coordinator.recorder.layout import model_matrix
 from hybridsim.coordinator.recorder import (Checkpoint, Recorder, ResultsFileError, annotate, read_attributes,
@@ -148,17 +149,17 @@ def run_experiment(experiment: Experiment, *, output: Path | None = None, progre
 def resume_run(results: str | Path, *, progress: ProgressCallback | None = None, control: RunControl | None = None,
                listeners: Sequence[StepListener] = (), realtime: bool = False, takeover: bool = False,
                network: Sequence[str] = (), announce: Callable[[str], None] | None = None,
-               accept_changed: Sequence[str] = ()) -> RunResult:
+               accept_changed: Sequence[str] = (), clear_hold: Sequence[str] = ()) -> RunResult:
     """Continue the run of a results file from its last checkpoint, writing into the same file (``takeover``:
     as in :func:`run_experiment`; a site still in the session of the run that died needs it).  ``network``:
     ``--network`` options: the rest of the run goes across other emulated paths than the stopped run's (the file
     keeps the experiment as resumed, so a later resume takes the same).  An input changed since the run began
     (:mod:`hybridsim.coordinator.recorder.inputs`: a module's configuration, a file the run names) is refused
-    unless ``accept_changed`` names it (recorded in the file).
+    unless ``accept_changed`` names it (recorded in the file), and so is a run whose site's hold ended with it
+    unless ``clear_hold`` names the site (:mod:`hybridsim.coordinator.recorder.holds`).
 
-    The experiment is rebuilt from the copy stored in the file; every module is opened afresh and
-    restored from its checkpoint (a site that kept running returns to it, a restarted one loads
-    it); the integrator continues from its checkpointed state with the same K_I, M and C.
+    The experiment is rebuilt from the file's copy; every module is opened afresh and restored from its checkpoint
+    (a site that kept running returns to it, a restarted one loads it); the integrator from its, same K_I, M, C.
     """
     one_arena()  # as in run_experiment
     options = RunOptions(Path(results), progress, control or RunControl(), tuple(listeners), realtime, takeover,
@@ -168,9 +169,10 @@ def resume_run(results: str | Path, *, progress: ProgressCallback | None = None,
         stack.enter_context(RunLock(path, "it needs no resume while it runs: wait for it to end"))
         checkpoint, attrs = _resumable(path)
         experiment = stored_experiment(attrs, network)
+        holds = cleared(path, attrs, experiment.modules, clear_hold, checkpoint.step)
         run = _Run(experiment, options, _start(experiment.modules, stack))
         inputs = compared(path, attrs, run.inputs(), accept_changed, checkpoint.step)
-        return run.execute(lambda: run.resumed_start(checkpoint, inputs))
+        return run.execute(lambda: run.resumed_start(checkpoint, inputs | holds))
 
 
 def _resumable(path: Path) -> tuple[Checkpoint, dict[str, Any]]:

@@ -20,6 +20,7 @@ from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_t
 from hybridsim.coordinator.motion import STANDARD_GRAVITY
 from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
 from hybridsim.coordinator.recorder import read_attributes, read_checkpoint
+from hybridsim.coordinator.recorder.holds import clear_option
 from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experiment, stored_attributes,
                                               stored_experiment)
 
@@ -45,6 +46,11 @@ def register(sub: Any) -> None:
                         help="resume although this input changed since the run began (a module's config, "
                              "modules.NAME.config, or a file it names, e.g. ground_motion.file): the change is "
                              "deliberate and recorded in the results file; repeatable")
+    resume.add_argument("--clear-hold", action="append", default=[], metavar="SITE",
+                        help="the operator clears the hold of SITE (in the coordinator's process or an address = "
+                             "\"local\" daemon, whose hold ended with the run), recorded with the time in the results "
+                             "file; a site daemon at HOST:PORT keeps its own hold, cleared only there (hybridsim "
+                             "site-control HOST:PORT --clear); repeatable")
     _network_option(resume, " for the rest of the run (the stopped run's network otherwise); stored with the run, "
                             "so a later resume takes it")
     add_monitor_options(resume)
@@ -91,6 +97,7 @@ def resume_main(args: argparse.Namespace) -> int:
         with _progress(args) as progress:
             result = resume_run(args.results, realtime=args.realtime, takeover=args.takeover, network=args.network,
                                 announce=_say(args, experiment), accept_changed=args.accept_changed,
+                                clear_hold=args.clear_hold,
                                 **with_bar(hooks, progress))
     return _report(args, result)
 
@@ -107,8 +114,9 @@ def _says_what_is_kept(results: Path) -> Iterator[None]:
         except (OSError, UsageError):
             raise exc from None
         if str(attrs.get("status", "")).startswith("stopped"):
+            resume = f"hybridsim resume {results}{clear_option(attrs)}"  # --clear-hold SITE: a hold that ended with the run
             exc.add_note(f"{results} keeps {int(attrs['completed_steps']) - 1} completed steps; " + (
-                f"`hybridsim resume {results}` continues from step {checkpoint.step}" if checkpoint else
+                f"`{resume}` continues from step {checkpoint.step}" if checkpoint else
                 "no checkpoint to resume from yet (output.checkpoint_every)"))
         raise
 
