@@ -26,9 +26,10 @@ from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experim
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("run", help="run an experiment file", description=__doc__)
-    parser.add_argument("experiment", type=Path, help="experiment file (TOML)")
-    parser.add_argument("--output", type=Path, help="results file (HDF5); default: the experiment's output.file")
+    parser = sub.add_parser("run", help="run an experiment file", description=__doc__.split("\n\n")[0])
+    parser.add_argument("experiment", type=Path, metavar="EXPERIMENT.toml", help="experiment file (TOML)")
+    parser.add_argument("--output", type=Path, metavar="FILE.h5",
+                        help="results file (HDF5); default: the experiment's output.file")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the results file if it exists (never one a live run is writing)")
     parser.add_argument("--realtime", action="store_true",

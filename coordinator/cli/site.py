@@ -60,12 +60,13 @@ _PARENT_CHECK_S = 0.5
 def register(sub: Any) -> None:
     parser = sub.add_parser("site", help="serve one module to coordinators over gRPC", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", help=f"module kind ({', '.join(sorted(KINDS))})")
-    parser.add_argument("--config", type=Path, help="the module's configuration table (.toml or .json; required "
+    parser.add_argument("kind", metavar="KIND", help=f"module kind ({', '.join(sorted(KINDS))})")
+    parser.add_argument("--config", type=Path, metavar="SITE.toml",
+                        help="the module's configuration table (.toml or .json; required "
                         "unless --describe-config)")
     parser.add_argument("--describe-config", action="store_true",
                         help="print every key KIND's configuration takes (type, unit, range, default) and exit")
-    parser.add_argument("--listen", default="127.0.0.1:50051",
+    parser.add_argument("--listen", default="127.0.0.1:50051", metavar="HOST:PORT",
                         help="HOST:PORT to serve on; port 0 picks a free one (default: %(default)s)")
     parser.add_argument("--link-listen", default="127.0.0.1:0", metavar="HOST:PORT",
                         help="serve the step link (docs/wire_speed.md) on this TCP address too, beside a Unix socket; "
@@ -82,12 +83,14 @@ def register(sub: Any) -> None:
                         help="keep the site's hold (a measured overload) in FILE, so that a restarted site starts "
                              "held until hybridsim site-control --clear (which removes it)")
     parser.add_argument("--name", help="the site's name in logs and messages (default: the config file's stem)")
-    parser.add_argument("--base-dir", type=Path,
+    parser.add_argument("--base-dir", type=Path, metavar="DIR",
                         help="folder that relative paths in the config start from (default: the config file's folder)")
-    parser.add_argument("--port-file", type=Path, help="once serving, write the bound port to this file")
-    parser.add_argument("--max-message-mib", type=float, default=codec.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
+    parser.add_argument("--port-file", type=Path, metavar="FILE",
+                        help="once serving, write the bound port to this file")
+    parser.add_argument("--max-message-mib", type=float, metavar="MIB",
+                        default=codec.DEFAULT_MAX_MESSAGE_BYTES / 2**20,
                         help="refuse larger messages (default: %(default)g MiB)")
-    parser.add_argument("--parent-pid", type=int,
+    parser.add_argument("--parent-pid", type=int, metavar="PID",
                         help="stop when process PARENT_PID is no longer this site's parent, i.e. when the "
                              "coordinator that started the site exits")
     access = parser.add_argument_group("access (docs/security.md)")
