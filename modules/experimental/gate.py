@@ -167,7 +167,9 @@ class Gate:
     def compiled(self) -> Control | None:
         """The control, for a compiled run of many samples that checks every command with :func:`within_limits`
         (the maRTHS loop's ticks, hybridsim.coordinator.problems.marths.tick), if that is every check this gate
-        makes: no declared start, no hold, no force limit; else None (the samples go through :meth:`command`)."""
+        makes: no declared start, no hold, no force limit; else None (the samples go through :meth:`command`).
+        The kernel holds the interpreter's lock while it runs, so nothing in this process (a site clock's thread, an
+        operator's call) can set a hold it would miss between two of its commands."""
         if self.start is not None or self.interlock.reason is not None or np.any(np.isfinite(self.force)):
             return None
         return self._control

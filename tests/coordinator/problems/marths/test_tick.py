@@ -55,12 +55,15 @@ def test_the_compiled_ticks_are_the_objects_ticks_bit_for_bit(spec: loop.RunSpec
     assert after == before  # compensators, frame model, lab, gate: the same state to the last bit
 
 
-def refusal(spec: loop.RunSpec, config: dict | None = None) -> list[tuple[str, dict]]:
-    """The refusal's message and the site's parts after it (:func:`state_of`), on the objects then the kernel."""
+def refusal(spec: loop.RunSpec, config: dict | None = None,
+            pose_limits: np.ndarray | None = None) -> list[tuple[str, dict]]:
+    """The refusal's message and the site's parts after it (:func:`state_of`), on the objects then the kernel
+    (``pose_limits``: the gate's, as a site's ``[limits]`` displacement sets them)."""
     messages = []
     for compiled in (False, True):
         lab = parts.lab(spec.plant, spec.plant_seed, spec.noise, spec.noise_seed, spec.shared_noise)
         site = build_site(config or loop.site_config(spec), lab)
+        site.backend.pose_limits = pose_limits
         with np.errstate(all="ignore"), pytest.raises((RunawayStopped, ActuatorLimitExceeded, RunStopped)) as stop:
             loop.simulate(spec, loop.InProcessSide(site), compiled)
         messages.append((f"{type(stop.value).__name__}: {stop.value}; sample {site.sample}", state_of(site)))
@@ -83,9 +86,27 @@ def test_the_gate_refuses_in_the_kernel_what_it_refuses_tick_by_tick() -> None:
     assert kernel[1] == objects[1]  # the sample counts, the measured strokes, the record up to the refusal
 
 
+def test_the_gate_refuses_in_the_kernel_a_target_beyond_the_sites_displacement_limit() -> None:
+    """|x_27| of El Centro x 0.4 passes 0.4 mm within 6 s (0.51 mm at its peak); the rotations are not limited."""
+    objects, kernel = refusal(loop.RunSpec(duration=6.0), pose_limits=np.array([4e-4, np.inf, np.inf]))
+    assert kernel[0] == objects[0] and "interface DOF 1: target" in kernel[0]
+    assert kernel[1] == objects[1]
+
+
 def test_a_site_without_a_compiled_sample_runs_on_its_objects() -> None:
-    """NARX has no kernel; a gate with a declared start checks more than the kernel does."""
+    """NARX has no kernel; a gate with a declared start, or on hold, checks more than the kernel does."""
     narx = build_site(loop.site_config(loop.RunSpec(compensator="narx")), parts.lab("nominal", None, True, 123))
     started = loop.site_config(loop.RunSpec()) | {"gate": {"start": [1e-3, 1e-3], "start_tolerance": 1.0}}
     assert compiled_site(narx) is None
     assert compiled_site(build_site(started, parts.lab("nominal", None, True, 123))) is None
+    held = build_site(loop.site_config(loop.RunSpec()), parts.lab("nominal", None, True, 123))
+    held.backend.interlock.hold("an operator's hold")
+    assert compiled_site(held) is None
+
+
+def test_a_held_site_refuses_the_first_command_with_the_gates_words() -> None:
+    site = build_site(loop.site_config(loop.RunSpec()), parts.lab("nominal", None, True, 123))
+    site.backend.interlock.hold("an operator's hold")
+    with pytest.raises(ActuatorLimitExceeded, match="held since an operator's hold; an operator clears"):
+        loop.simulate(loop.RunSpec(duration=0.05), loop.InProcessSide(site))
+    assert (site.sample, site.backend.sample) == (0, 0)  # the reading at rest only: nothing was sent

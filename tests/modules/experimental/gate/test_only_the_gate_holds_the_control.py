@@ -1,11 +1,12 @@
 """Nothing but the gate holds a site's control (issue 31, "nothing else holds a reference to the backend; a lab
 adding a controller cannot bypass it"), checked two ways:
 
-- in the source: only the gate reads its ``_control``; a control is made (``open_control``, or the throwaway
+- in the source: only the gate reads its ``_control`` and only the maRTHS compiled tick asks for it
+  (``Gate.compiled``); a control is made (``open_control``, or the throwaway
   ``AtRest`` that primes a site) only to be handed at once to ``build_site``, which puts it behind a gate;
 - in a running site: after a session's steps, the only object that holds the control is its gate (the garbage
   collector's referrers), for a virtual lab in process, a plant daemon (whose plant module only the control holds)
-  and a lab's controller over ECGenericTCP (a real logging controller process).
+  and a lab's controller over ECGenericTCP (a real logging controller process), and after a compiled maRTHS run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hybridsim.coordinator.problems.marths import loop, parts
+from hybridsim.coordinator.problems.marths.tick import compiled_site
 from hybridsim.modules.experimental.gate import Gate
+from hybridsim.modules.experimental.module import build_site
 from hybridsim.modules.registry import build_module
 from hybridsim.wire.contract import Command, Session
 from tests.conftest import ROOT
@@ -29,6 +33,9 @@ from tests.modules.experimental.test_generic_site import DT, site_config
 SOURCES = [ROOT / folder for folder in ("api", "coordinator", "modules", "protos/hybridsim")]
 GATE = Path("modules/experimental/gate.py")
 CONTROLS = Path("modules/experimental/controls")
+COMPILED = Path("coordinator/problems/marths/tick.py")
+"""the one compiled run of many samples that may take the control from the gate (Gate.compiled: every command
+checked by the gate's own within_limits)"""
 MAKERS = {"open_control", "AtRest"}
 """what makes a control outside the controls' folder"""
 MOVES = {"command", "read", "reading", "set_state", "commit", "propose", "execute", "restore", "open"}
@@ -40,7 +47,7 @@ def sources() -> Iterator[tuple[Path, ast.Module]]:
     for folder in SOURCES:
         for path in sorted(folder.rglob("*.py")):
             text = path.read_text()
-            if any(word in text for word in ("_control", *MAKERS)):
+            if any(word in text for word in ("_control", ".compiled(", *MAKERS)):
                 yield path.relative_to(ROOT), ast.parse(text, str(path))
 
 
@@ -68,6 +75,8 @@ def test_only_the_gate_reads_its_control_and_every_control_made_goes_behind_a_ga
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr == "_control" and path != GATE:
                 wrong.append(f"{path}:{node.lineno}: reads a gate's control")
+            if isinstance(node, ast.Call) and _name(node.func) == "compiled" and path not in (GATE, COMPILED):
+                wrong.append(f"{path}:{node.lineno}: takes a gate's control for a compiled run")
         if CONTROLS in path.parents:
             continue
         for function in ast.walk(tree):
@@ -127,6 +136,14 @@ def test_in_a_running_site_only_the_gate_holds_the_control(backend) -> None:
         assert_only_the_gate_holds(gate_of(module))
     finally:
         module.close()
+
+
+def test_after_a_compiled_marths_run_only_the_gate_holds_the_control() -> None:
+    spec = loop.RunSpec(duration=0.05)
+    site = build_site(loop.site_config(spec), parts.lab("nominal", None, True, 123))
+    assert compiled_site(site) is not None
+    loop.simulate(spec, loop.InProcessSide(site))
+    assert_only_the_gate_holds(site.backend)
 
 
 def test_at_a_lab_s_controller_only_the_gate_holds_the_control(controller) -> None:  # noqa: F811 - the fixture
