@@ -222,9 +222,10 @@ class Gate:
         self.interlock.hold(self.tripped)
 
     def trip(self) -> ActuatorLimitExceeded:
-        """The refusal of the sample that put the site on hold."""
+        """The refusal of the sample that put the site on hold, saying so as every later refusal does (a run's
+        stop keeps it: hybridsim.coordinator.recorder.holds)."""
         reason, self.tripped = self.tripped, None
-        return ActuatorLimitExceeded(str(reason))
+        return ActuatorLimitExceeded(f"the site is held since {reason}")
 
     def commit(self) -> None:
         self._control.commit()

@@ -72,3 +72,23 @@ def test_the_option_clears_no_site_daemons_hold_and_names_only_a_held_site(tmp_p
     local = lagging_sdof(tmp_path, "local", {"kind": "none"}, {}).modules
     with pytest.raises(UsageError, match="^--clear-hold beam: .* did not end held at site beam .*drop the option"):
         cleared(held, attrs, local, ["beam"], 200)
+
+
+def test_a_measured_overload_in_process_is_a_hold_the_resume_needs_cleared(tmp_path: Path) -> None:
+    """The actuator's force limit at 5 kN (k A = 4.8e5 N/m x 10.3 mm): its load cell trips the gate, which holds
+    the site; cleared on the resume, the run goes on from step 200 and trips again where it did (the same
+    response: nothing about the specimen changed)."""
+    experiment = lagging_sdof(tmp_path, "tripped", {"kind": "none"}, {}, checkpoint_every=100)
+    experiment.modules[0].config["actuators"][0]["force"] = 5000.0
+    with pytest.raises(RunStopped, match="the site is held since actuator 1: load cell reads") as tripped:
+        run_experiment(experiment)
+    stop = json.loads(read_attributes(tmp_path / "tripped.h5")["stop"])
+    with pytest.raises(UsageError, match=f"site column held the run \\(step {stop['step']} refused\\) since actuator "
+                                         "1: load cell reads .* --clear-hold column$"):
+        resume_run(tmp_path / "tripped.h5")
+    with pytest.raises(RunStopped) as again:
+        resume_run(tmp_path / "tripped.h5", clear_hold=["column"])
+    assert str(again.value) == str(tripped.value)
+    attrs = read_attributes(tmp_path / "tripped.h5")
+    assert json.loads(attrs["stop"]) == stop
+    assert [r["reason"] for r in json.loads(attrs["cleared_holds"])] == [stop["cause"].split(" since ", 1)[1]]
