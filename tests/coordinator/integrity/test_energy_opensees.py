@@ -9,6 +9,8 @@ integrator, no hybridsim code, its energies from its own response by the trapezo
 each zeroLength's eleResponse force; recoverable f_e^2 / (2 k_e) per element, hysteretic the rest of the elements'
 work). For the chain the module's 1/2 r^T K0^-1 r is the elements' sum exactly: r = B^T f, K0 = B^T diag(k) B with
 B (element deformations from DOFs) square and invertible, so r^T K0^-1 r = f^T diag(k)^-1 f.
+A redundant module (a yielding spring beside an elastic path through an internal node) keeps a self-equilibrated
+force once it has yielded: its locked-in energy, the elements' sum less r^T K0^-1 r / 2, is in the balance's E_h.
 
 - Newmark (average acceleration) on both sides solves the same equations at the same dt, each iterated to 1e-12:
   every energy agrees to 1e-9 of E_in, and the balance closes to 1e-9 of E_in, since the trapezoidal rule is that
@@ -21,7 +23,9 @@ Measured figures: docs/integrity.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import openseespy.opensees as ops
@@ -33,11 +37,35 @@ from tests.conftest import MARTHS_DATA
 from tests.modules.opensees.test_module import MODELS
 
 MASS, B, RAYLEIGH_MASS, SCALE, DURATION, QUIET = 1000.0, 0.05, 0.4, 0.6, 5.0, 4.98
-SDOF = ((4.0e5, 0.004),)
-"""(k0 N/m, u_y m) of each spring from the ground up"""
-CHAIN = ((4.0e5, 0.004), (2.0e5, 0.005))
 TERMS = ("input", "kinetic", "damped", "elastic", "hysteretic", "residual")
 NEWMARK = ("Newmark", 0.5, 0.25)
+ITERATED = {"kind": "newmark", "tolerance": 1e-12, "max_iterations": 200}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model on both sides: the OpenSees module's file and parameters, its interface nodes (the structure's
+    DOFs, MASS each; node 1 is the ground) and, for the oracle, its elements (node i, node j, material)."""
+
+    name: str
+    model: str
+    parameters: dict
+    interface: tuple[int, ...]
+    elements: tuple[tuple[int, int, tuple], ...]
+
+
+STEEL_A, STEEL_B = ("Steel01", 1600.0, 4.0e5, B), ("Steel01", 1000.0, 2.0e5, B)
+"""(fy N, k0 N/m, b): u_y 4 and 5 mm"""
+SDOF = Case("sdof", "springs.py", {"fy": 1600.0, "e0": 4.0e5, "b": B}, (2,), ((1, 2, STEEL_A),))
+CHAIN = Case("chain", "springs.py", {"case": "series", "fy": 1600.0, "e0": 4.0e5, "b": B, "fy_b": 1000.0,
+                                     "e0_b": 2.0e5}, (2, 3), ((1, 2, STEEL_A), (2, 3, STEEL_B)))
+REDUNDANT = Case("redundant", "redundant_springs.py", {}, (2,),
+                 ((1, 2, STEEL_A), (2, 3, ("Elastic", 3.0e5)), (1, 3, ("Elastic", 3.0e5))))
+
+
+def initial_stiffness(material: tuple) -> float:
+    """k0 (N/m) of a Steel01 (fy, E0, b) or Elastic (E) material."""
+    return material[2] if material[0] == "Steel01" else material[1]
 
 
 def strong_motion(tmp_path: Path) -> Path:
@@ -49,43 +77,41 @@ def strong_motion(tmp_path: Path) -> Path:
     return path
 
 
-def hybrid(tmp_path: Path, springs: tuple, dt: float, integrator: dict) -> tuple[dict[str, float], np.ndarray]:
-    """The coordinator with the springs as one OpenSees module: the summary's balance (J) and the ground motion."""
-    (k_a, u_a), *rest = springs
-    parameters = {"fy": k_a * u_a, "e0": k_a, "b": B}
-    if rest:
-        (k_b, u_b), = rest
-        parameters |= {"case": "series", "fy_b": k_b * u_b, "e0_b": k_b}
-    dofs = [f"x{j + 1}" for j in range(len(springs))]
-    control = [{"name": name, "node": j + 2, "dof": 1} for j, name in enumerate(dofs)]
-    name = f"{len(springs)}-{integrator['kind']}-{dt}"
+def hybrid(tmp_path: Path, case: Case, dt: float, integrator: dict) -> tuple[dict[str, float], np.ndarray]:
+    """The coordinator with the case's model as one OpenSees module: the summary's balance (J) and the ground
+    motion."""
+    dofs = [f"x{node}" for node in case.interface]
+    control = [{"name": name, "node": node, "dof": 1} for name, node in zip(dofs, case.interface)]
+    name = f"{case.name}-{integrator['kind']}-{dt}"
     table = {"experiment": {"name": name, "dt": dt, "duration": DURATION},
              "structure": {"dofs": dofs, "mass_diagonal": [MASS] * len(dofs), "influence": [1.0] * len(dofs),
                            "damping": {"rayleigh": [RAYLEIGH_MASS, 0.0]}},
              "ground_motion": {"file": str(strong_motion(tmp_path)), "scale": SCALE},
              "integrator": integrator,
              "modules": [{"name": "springs", "kind": "opensees",
-                          "config": {"model": "springs.py", "parameters": parameters, "control": control}}],
+                          "config": {"model": case.model, "parameters": case.parameters, "control": control}}],
              "integrity": {"site": [{"name": "springs", "energy_error": 1.0}]}}  # (no transfer system: never crossed)
     experiment = parse_experiment(table, base_dir=MODELS)
     result = run_experiment(experiment, output=tmp_path / f"{name}.h5")
     return result.summary["integrity"]["balance_j"], np.asarray(experiment.motion.acceleration, float)
 
 
-def opensees_energies(springs: tuple, ground: np.ndarray, dt: float, integrator: tuple) -> dict[str, float]:
-    """The chain as one OpenSees model under ``integrator`` (Newton to 1e-12; AlphaOS linear), its energies (J) by the trapezoidal
-    rule over its own response: E_in = -sum m a_g dx, E_k = sum m v^2 / 2, E_d = sum c v dx, W_r = sum_e f_e de
-    (de: the element's deformation), E_s,el = sum_e f_e^2 / (2 k_e), E_h = W_r - E_s,el, residual =
-    E_in - E_k - E_d - W_r; and the peak deformation over each element's yield deformation."""
+def opensees_energies(case: Case, ground: np.ndarray, dt: float, integrator: tuple) -> dict[str, Any]:
+    """The case as one OpenSees model under ``integrator`` (Newton to 1e-12; AlphaOS linear), its energies (J) by
+    the trapezoidal rule over its own response: E_in = -sum m a_g dx, E_k = sum m v^2 / 2, E_d = sum c v dx,
+    W_r = sum_e f_e de (de: the element's deformation), E_s,el = sum_e f_e^2 / (2 k_e), E_h = W_r - E_s,el,
+    residual = E_in - E_k - E_d - W_r; the least ductility of its Steel01 elements; the last forces f_e (N)."""
     ops.wipe()
     ops.model("basic", "-ndm", 1, "-ndf", 1)
-    ops.node(1, 0.0)
+    nodes = sorted({node for i, j, _ in case.elements for node in (i, j)})
+    for node in nodes:
+        ops.node(node, 0.0)
     ops.fix(1, 1)
-    for e, (k0, uy) in enumerate(springs, start=1):
-        ops.node(e + 1, 0.0)
-        ops.mass(e + 1, MASS)
-        ops.uniaxialMaterial("Steel01", e, k0 * uy, k0, B)
-        ops.element("zeroLength", e, e, e + 1, "-mat", e, "-dir", 1)
+    for node in case.interface:
+        ops.mass(node, MASS)
+    for e, (i, j, material) in enumerate(case.elements, start=1):
+        ops.uniaxialMaterial(material[0], e, *material[1:])
+        ops.element("zeroLength", e, i, j, "-mat", e, "-dir", 1)
     ops.rayleigh(RAYLEIGH_MASS, 0.0, 0.0, 0.0)
     ops.timeSeries("Path", 1, "-dt", dt, "-values", *ground, 0.0)  # (the Path gives 0 at its own end time)
     ops.pattern("UniformExcitation", 1, 1, "-accel", 1)
@@ -96,24 +122,28 @@ def opensees_energies(springs: tuple, ground: np.ndarray, dt: float, integrator:
     ops.algorithm("Linear" if integrator[0] == "AlphaOS" else "Newton")  # (AlphaOS: one solve with K_I a step)
     ops.integrator(*integrator)
     ops.analysis("Transient")
-    shape = (ground.size, len(springs))
-    x, v, f = np.zeros((shape[0], shape[1] + 1)), np.zeros(shape), np.zeros(shape)
+    x, v = np.zeros((ground.size, max(nodes) + 1)), np.zeros((ground.size, max(nodes) + 1))
+    f = np.zeros((ground.size, len(case.elements)))
     for n in range(1, ground.size):
         assert ops.analyze(1, dt) == 0
-        for e in range(1, len(springs) + 1):
-            x[n, e], v[n, e - 1], f[n, e - 1] = ops.nodeDisp(e + 1, 1), ops.nodeVel(e + 1, 1), ops.eleResponse(e, "force")[1]
+        x[n, nodes], v[n, nodes] = [ops.nodeDisp(k, 1) for k in nodes], [ops.nodeVel(k, 1) for k in nodes]
+        f[n] = [ops.eleResponse(e, "force")[1] for e in range(1, len(case.elements) + 1)]
     ops.wipe()
 
     def work(force: np.ndarray, motion: np.ndarray) -> float:
         return 0.5 * float(np.sum((force[1:] + force[:-1]) * np.diff(motion, axis=0)))
 
-    deformation, k0 = np.diff(x, axis=1), np.array([k for k, _ in springs])
-    inp = work(-MASS * ground[:, None] * np.ones(shape), x[:, 1:])
-    kinetic, damped = 0.5 * MASS * float(v[-1] @ v[-1]), work(RAYLEIGH_MASS * MASS * v, x[:, 1:])
+    masses = list(case.interface)
+    deformation = np.stack([x[:, j] - x[:, i] for i, j, _ in case.elements], axis=1)
+    k0 = np.array([initial_stiffness(m) for _, _, m in case.elements])
+    inp = work(-MASS * ground[:, None] * np.ones((ground.size, len(masses))), x[:, masses])
+    kinetic, damped = 0.5 * MASS * float(v[-1, masses] @ v[-1, masses]), work(RAYLEIGH_MASS * MASS * v[:, masses],
+                                                                              x[:, masses])
     restoring, elastic = work(f, deformation), float(np.sum(f[-1] ** 2 / (2 * k0)))
-    ductility = np.max(np.abs(deformation), axis=0) / np.array([u for _, u in springs])
+    steel = [e for e, (_, _, m) in enumerate(case.elements) if m[0] == "Steel01"]
+    ductility = [np.max(np.abs(deformation[:, e])) * k0[e] / case.elements[e][2][1] for e in steel]
     return {"input": inp, "kinetic": kinetic, "damped": damped, "elastic": elastic, "hysteretic": restoring - elastic,
-            "residual": inp - kinetic - damped - restoring, "ductility": float(np.min(ductility))}
+            "residual": inp - kinetic - damped - restoring, "ductility": float(min(ductility)), "forces": f[-1]}
 
 
 def differences(balance: dict[str, float], oracle: dict[str, float]) -> dict[str, float]:
@@ -121,18 +151,41 @@ def differences(balance: dict[str, float], oracle: dict[str, float]) -> dict[str
     return {k: abs(balance[k] - oracle[k]) / oracle["input"] for k in TERMS[:-1]}
 
 
-@pytest.mark.parametrize("springs", [SDOF, CHAIN], ids=["sdof", "chain"])
-def test_a_yielding_newmark_run_has_opensees_own_energies_and_closes_its_balance(tmp_path, springs: tuple) -> None:
+@pytest.mark.parametrize("case", [SDOF, CHAIN], ids=["sdof", "chain"])
+def test_a_yielding_newmark_run_has_opensees_own_energies_and_closes_its_balance(tmp_path, case: Case) -> None:
     dt = 0.01
-    balance, ground = hybrid(tmp_path, springs, dt, {"kind": "newmark", "tolerance": 1e-12, "max_iterations": 200})
-    oracle = opensees_energies(springs, ground, dt, NEWMARK)
-    print(f"Newmark, {len(springs)} DOF, dt {dt}: E_in {oracle['input']:.4f} J, E_h {oracle['hysteretic']:.4f} J, "
+    balance, ground = hybrid(tmp_path, case, dt, ITERATED)
+    oracle = opensees_energies(case, ground, dt, NEWMARK)
+    print(f"Newmark, {case.name}, dt {dt}: E_in {oracle['input']:.4f} J, E_h {oracle['hysteretic']:.4f} J, "
           f"least ductility {oracle['ductility']:.2f}; largest difference {max(differences(balance, oracle).values()):.1e}"
           f" of E_in, residual {balance['residual']:.1e} J")
     assert oracle["ductility"] > 2 and oracle["hysteretic"] > 0.25 * oracle["input"]  # every spring yields, E_h a
     # large share of E_in (88 % for the SDOF, 87 % for the chain): the comparison is not of elastic runs
     assert max(differences(balance, oracle).values()) < 1e-9
     assert abs(balance["residual"]) < 1e-9 * balance["input"]
+
+
+def test_a_redundant_module_keeps_locked_in_energy_that_its_balance_counts_as_hysteretic(tmp_path) -> None:
+    """ground -A- x2 -B- node 3 -C- ground, A Steel01 (4e5 N/m, u_y 4 mm), B and C elastic (3e5 N/m), node 3 inside
+    the module: once A has yielded, a self-equilibrated force stays in it at r = 0. The balance sees the interface
+    only: its E_s,el is r^2 / (2 K0), K0 = k_a + k_b k_c / (k_b + k_c), which the complementary energy theorem
+    (of the forces in equilibrium with r, the elastic ones make sum f^2 / (2 k) least) puts at or below the
+    elements' sum f_e^2 / (2 k_e): their difference, the locked-in energy, is in the balance's E_h."""
+    dt = 0.01
+    balance, ground = hybrid(tmp_path, REDUNDANT, dt, ITERATED)
+    oracle = opensees_energies(REDUNDANT, ground, dt, NEWMARK)
+    k_a, k_b, k_c = (initial_stiffness(material) for _, _, material in REDUNDANT.elements)
+    f_a, f_b, _ = oracle["forces"]
+    r = f_a - f_b  # node 2 is A's end j and B's end i
+    interface = r**2 / (2 * (k_a + k_b * k_c / (k_b + k_c)))
+    locked = oracle["elastic"] - interface
+    print(f"redundant module, Newmark, dt {dt}: ductility {oracle['ductility']:.2f}, E_h {oracle['hysteretic']:.4f} J "
+          f"(the elements'), locked-in {locked:.4f} J ({locked / oracle['hysteretic']:.1%} of it), r^2 / (2 K0) "
+          f"{interface:.4f} J against the balance's E_s,el {balance['elastic']:.4f} J")
+    assert oracle["ductility"] > 2 and locked > 1e-3 * oracle["hysteretic"]  # (A yielded: the inequality is strict)
+    assert max(abs(balance[k] - oracle[k]) / oracle["input"] for k in ("input", "kinetic", "damped")) < 1e-9
+    assert abs(balance["elastic"] - interface) < 1e-9 * oracle["input"]
+    assert abs(balance["hysteretic"] - (oracle["hysteretic"] + locked)) < 1e-9 * oracle["input"]
 
 
 def test_a_yielding_alpha_os_run_converges_to_opensees_energies_at_second_order(tmp_path) -> None:
