@@ -190,6 +190,9 @@ def load_experiment(path: str | Path, network: Sequence[str] = ()) -> Experiment
     try:
         table = parse_config_text(source, "TOML")
     except ValueError as exc:
+        if path.suffix.lower() == ".json":  # a site's configuration, most likely
+            raise ExperimentError(f"{path} is JSON: an experiment is a TOML file (a site's configuration, TOML or "
+                                  "JSON, is served with `hybridsim site KIND --config FILE`)") from None
         raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
     try:
         table = with_networks(table, network)

@@ -147,6 +147,15 @@ def test_bad_experiment_gives_one_line_and_exit_code_2(tmp_path, capsys, case):
     assert expected in err
 
 
+def test_a_site_s_json_configuration_given_to_run_is_named_as_such(tmp_path, capsys):
+    path = tmp_path / "site.json"
+    path.write_text('{"dofs": ["x"], "stiffness": [[1.0]]}')
+    assert main(["run", str(path)]) == 2
+    assert capsys.readouterr().err == (f"hybridsim run: error: {path} is JSON: an experiment is a TOML file (a site's "
+                                       "configuration, TOML or JSON, is served with `hybridsim site KIND --config "
+                                       "FILE`)\n")
+
+
 def test_the_console_command_exits_with_code_2(tmp_path):
     path = write(tmp_path, BASE.replace('kind = "linear"', 'kind = "lienar"'))
     proc = subprocess.run([sys.executable, "-m", "hybridsim", "run", str(path)], capture_output=True, text=True)
