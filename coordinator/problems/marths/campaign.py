@@ -109,6 +109,22 @@ def run_of(spec: loop.RunSpec, topology: str = "inprocess") -> Run:
     return Run(tuple({**_settings(spec, topology, 0), **explicit}.items()), 0)
 
 
+KINDS = {"bool": ((bool,), "true or false"), "int": ((int,), "a whole number"), "float": ((int, float), "a number"),
+         "str": ((str,), "a name")}
+"""a RunSpec field's annotation -> the TOML values it takes, and how a message says so"""
+
+
+def _check_type(name: str, annotation: str, value: Any) -> None:
+    """UsageError (one line) unless ``value`` is of the RunSpec field's type (``annotation``; "X | None": or None)."""
+    kind = annotation.split(" | ")[0]
+    types, what = KINDS[kind]
+    if value is None and annotation.endswith("| None"):
+        return
+    if not isinstance(value, types) or (kind != "bool" and isinstance(value, bool)):
+        unit = " (s)" if name == "duration" else ""
+        raise UsageError(f"campaign.grid.{name}: {what}{unit}, not {value!r}")
+
+
 def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
     """The run's RunSpec and topology; UsageError (one line) for a value that is not a maRTHS run's."""
     values = {**SETTINGS, **dict(run.values + run.drawn)}
@@ -116,6 +132,9 @@ def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
     if unknown:
         names = ", ".join([*(f.name for f in fields(loop.RunSpec)), *SETTINGS])
         raise UsageError(f"campaign.grid.{sorted(unknown)[0]}: not a setting of a maRTHS run; one of {names}")
+    for f in fields(loop.RunSpec):
+        if f.name in values:
+            _check_type(f.name, str(f.type), values[f.name])
     topology, offset = values.pop("topology"), values.pop("seed_offset")
     if topology not in TOPOLOGIES:
         raise UsageError(f"campaign.grid.topology: one of {', '.join(TOPOLOGIES)}, not {topology!r}")

@@ -34,8 +34,8 @@ from hybridsim.coordinator.problems.marths import data, parts
 from hybridsim.coordinator.problems.marths.evaluation import criteria
 from hybridsim.coordinator.problems.marths.tick import compiled_site
 from hybridsim.coordinator.problems.marths.structure import (
-    FEEDBACK_DOFS, FRAME_SIGN, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap, numerical_map as partition_map,
-    reference_model)
+    FEEDBACK_DOFS, FRAME_SIGN, PARTITIONS, STORY_DOFS, THETA_CONTROLLED, X_FLOOR1, NewmarkMap,
+    numerical_map as partition_map, reference_model)
 from hybridsim.wire.contract import Command, Module
 from hybridsim.modules.experimental.compensators.base import Compensator
 from hybridsim.modules.experimental.module import build_site
@@ -80,8 +80,13 @@ class RunSpec:
             raise ValueError(f"plant must be one of {', '.join(parts.PLANTS)}, not {self.plant!r}")
         if self.plant.startswith("ideal") and self.compensator != "none":
             raise ValueError("an ideal plant is a perfect actuator (measured = target): use compensator 'none'")
-        if not (self.scale > 0 and math.isfinite(self.scale)):
-            raise ValueError(f"scale must be a positive factor, not {self.scale}")
+        if self.partition not in PARTITIONS:
+            raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, not {self.partition!r}")
+        for name in ("scale", "plant_gain"):
+            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
+                raise ValueError(f"{name} must be a positive factor, not {getattr(self, name)}")
+        if self.duration is not None and not (self.duration > 0 and math.isfinite(self.duration)):
+            raise ValueError(f"duration must be a positive time (s), not {self.duration}")
 
     @property
     def iterative(self) -> bool:
