@@ -20,7 +20,7 @@ from hybridsim.coordinator.monitor.session import add_monitor_options, monitor_t
 from hybridsim.coordinator.motion import STANDARD_GRAVITY
 from hybridsim.coordinator.pacing import ProgressBar, format_site_clock
 from hybridsim.coordinator.recorder import read_attributes, read_checkpoint
-from hybridsim.coordinator.recorder.holds import clear_option
+from hybridsim.coordinator.recorder.holds import resume_command
 from hybridsim.coordinator.simulation import (RunResult, resume_run, run_experiment, stored_attributes,
                                               stored_experiment)
 
@@ -115,9 +115,8 @@ def _says_what_is_kept(results: Path) -> Iterator[None]:
         except (OSError, UsageError):
             raise exc from None
         if str(attrs.get("status", "")).startswith("stopped"):
-            resume = f"hybridsim resume {results}{clear_option(attrs)}"  # --clear-hold SITE: a hold that ended with the run
             exc.add_note(f"{results} keeps {int(attrs['completed_steps']) - 1} completed steps; " + (
-                f"`{resume}` continues from step {checkpoint.step}" if checkpoint else
+                f"{resume_command(results, attrs)} continues from step {checkpoint.step}" if checkpoint else
                 "no checkpoint to resume from yet (output.checkpoint_every)"))
         raise
 

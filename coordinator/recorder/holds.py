@@ -46,13 +46,18 @@ def held(attrs: Mapping[str, Any]) -> tuple[str, str, int] | None:
     return None
 
 
-def clear_option(attrs: Mapping[str, Any]) -> str:
-    """`` --clear-hold SITE`` if the run of ``attrs`` ended held at a site whose hold ended with it (what its
-    resume needs), else empty."""
+def resume_command(results: Path, attrs: Mapping[str, Any]) -> str:
+    """What continues the stopped run of ``results`` (its ``attrs``): ``hybridsim resume``, with ``--clear-hold
+    SITE`` if a site's hold that ended with the run stopped it, after ``hybridsim site-control HOST:PORT --clear``
+    if a site daemon at HOST:PORT keeps it."""
     found = held(attrs)
-    gone = {m.get("name") for m in json.loads(attrs.get("experiment_table", "{}")).get("modules", [])
-            if m.get("address") in GONE}
-    return f" --clear-hold {found[0]}" if found and found[0] in gone else ""
+    addresses = {m.get("name"): m.get("address")
+                 for m in json.loads(attrs.get("experiment_table", "{}")).get("modules", [])}
+    if found is None or found[0] not in addresses:
+        return f"`hybridsim resume {results}`"
+    if addresses[found[0]] in GONE:
+        return f"`hybridsim resume {results} --clear-hold {found[0]}`"
+    return f"`hybridsim site-control {addresses[found[0]]} --clear` at the site, then `hybridsim resume {results}`"
 
 
 def cleared(path: Path, attrs: Mapping[str, Any], modules: Sequence["ModuleSpec"], clear: Sequence[str],

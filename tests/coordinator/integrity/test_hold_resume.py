@@ -17,7 +17,7 @@ import pytest
 from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.recorder import read_attributes
-from hybridsim.coordinator.recorder.holds import clear_option, cleared
+from hybridsim.coordinator.recorder.holds import cleared, resume_command
 from hybridsim.coordinator.simulation import resume_run, run_experiment
 from tests.coordinator.integrity.test_hold import THETA, lagging_sdof
 
@@ -34,7 +34,7 @@ def test_a_hold_that_ended_with_the_run_is_cleared_on_the_resume_command_line(
     step = json.loads(read_attributes(held)["stop"])["step"]  # the step the held gate refused
     with h5py.File(held) as f:
         kept = f["displacement"][()]
-    assert clear_option(read_attributes(held)) == " --clear-hold column"  # in the stop line's resume command
+    assert resume_command(held, read_attributes(held)) == f"`hybridsim resume {held} --clear-hold column`"
     capsys.readouterr()
     assert main(["resume", str(held), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
@@ -50,7 +50,8 @@ def test_a_hold_that_ended_with_the_run_is_cleared_on_the_resume_command_line(
     assert (record["site"], record["step"], record["resumed_from_step"]) == ("column", step, 200)
     assert record["reason"].startswith(WHY) and f"at step {step - 1}" in record["reason"]
     cleared_at = datetime.datetime.fromisoformat(record["time_utc"])
-    assert clear_option(attrs) == "" and before <= cleared_at <= datetime.datetime.now(datetime.timezone.utc)
+    assert before <= cleared_at <= datetime.datetime.now(datetime.timezone.utc)
+    assert resume_command(held, attrs) == f"`hybridsim resume {held}`"  # completed: no hold left to clear
     with h5py.File(held) as f:  # the rows up to the checkpoint are the held run's
         np.testing.assert_array_equal(f["displacement"][:201], kept[:201])
 
@@ -65,6 +66,9 @@ def test_the_option_clears_no_site_daemons_hold_and_names_only_a_held_site(tmp_p
     attrs = read_attributes(held)
     remote = lagging_sdof(tmp_path, "remote", {"kind": "none"}, {}, address="127.0.0.1:50999").modules
     assert cleared(held, attrs, remote, [], 200) == {}  # the daemon refuses the run itself until cleared there
+    table = {**json.loads(attrs["experiment_table"]), "modules": [{"name": "column", "address": "127.0.0.1:50999"}]}
+    assert resume_command(held, {**attrs, "experiment_table": json.dumps(table)}) == (
+        f"`hybridsim site-control 127.0.0.1:50999 --clear` at the site, then `hybridsim resume {held}`")
     with pytest.raises(UsageError, match=r"^--clear-hold column: the site daemon at 127.0.0.1:50999 keeps its own "
                                          r"hold; an operator clears it there \(hybridsim site-control 127.0.0.1:50999 "
                                          r"--clear\)"):
