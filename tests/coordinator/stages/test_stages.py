@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import openseespy.opensees as ops
 import pytest
 
 from hybridsim.coordinator.errors import RunStopped
@@ -16,6 +15,7 @@ from hybridsim.coordinator.experiment import parse_experiment
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
 from hybridsim.coordinator.simulation import resume_run, run_experiment
 from hybridsim.coordinator.stages.protocols import amplitudes_of, protocol_history
+from tests.coordinator.integrity.test_energy import steel01_forces
 from tests.coordinator.test_resume import aborted_at
 from tests.modules.opensees.test_force_control import DT, MASS, MODEL, P, RAYLEIGH_A, _monolithic, _record
 
@@ -49,19 +49,6 @@ def spring_program(tmp_path: Path, name: str, checkpoint_every: int = 0) -> dict
             "output": {"file": str(tmp_path / f"{name}.h5"), "checkpoint_every": checkpoint_every}}
 
 
-def opensees_steel01(displacements: np.ndarray) -> np.ndarray:
-    """OpenSees' Steel01 under the same deformation history, each step committed (N)."""
-    ops.wipe()
-    ops.uniaxialMaterial("Steel01", 1, FY, E0, B)
-    ops.testUniaxialMaterial(1)
-    forces = []
-    for d in displacements:
-        ops.setStrain(float(d))
-        forces.append(ops.getStress())
-    ops.wipe()
-    return np.array(forces)
-
-
 @pytest.fixture(scope="module")
 def cyclic(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("cyclic")
@@ -74,7 +61,7 @@ def test_a_quasi_static_fema_461_test_of_a_steel01_spring_equals_opensees_steel0
     history = protocol_history(PROTOCOL)
     displacement, force = result.displacement[:, 0], result.restoring_force[:, 0]
     assert np.array_equal(displacement[1:], history)  # the protocol imposed as it is
-    reference = opensees_steel01(displacement[1:])
+    reference = steel01_forces(displacement[1:], FY, E0, B)  # OpenSees' Steel01, each step committed (N)
     max_rel_diff = np.max(np.abs(force[1:] - reference)) / np.max(np.abs(reference))
     print(f"FEMA 461 on Steel01: max_rel_diff {max_rel_diff:.2e}, peak force {np.max(np.abs(reference)):.1f} N")
     assert max_rel_diff < 1e-9
