@@ -41,6 +41,10 @@ def rehearse(path: Path, trials: int | None = None, executor: str = "serial", wo
     n = trials if trials is not None else default(REHEARSE, table, "trials")
     if (experiment.evaluation or {}).get("problem") == "marths":
         return _marths(path, experiment, table, n, executor, workers, scheduler)
+    if not table.get("random") and (trials is not None or "trials" in table):
+        raise UsageError(f"rehearse: {n} drawn trial(s) asked for but no [rehearse.random] is declared, so each "
+                         "would equal trial 0 (as written): declare [rehearse.random] (the uncertain keys and their "
+                         "distributions) or drop --trials and rehearse.trials to rehearse trial 0 alone")
     return _sites(path, experiment, table, n, out, (executor, workers, scheduler))
 
 
@@ -80,7 +84,7 @@ def _marths(path: Path, experiment: Experiment, table: dict[str, Any], n: int, e
 
 def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, out: Path,
            where: tuple[str, int, str | None]) -> dict[str, Any]:
-    """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws; each virtual-lab site's peaks against its
+    """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws (none declared: trial 0 alone, said in the why); each virtual-lab site's peaks against its
     limits, its verdict and margins (``sites``), and the experiment's: GO when every site's is."""
     sites = site_trials.virtual_sites(experiment)
     runs = site_trials.trials(table.get("random", {}), n)
@@ -99,6 +103,8 @@ def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, ou
     first = next((s for s in per_site if s["verdict"] != "GO"), None)
     rows_all = [row for s in per_site for row in s["limits"]]
     go, why = sheet.verdict(rows_all, stopped) if first is None else (first["verdict"], first["why"])
+    if not table.get("random"):
+        why += "; trial 0 (as written) alone ran: no [rehearse.random] is declared, so drawn trials would equal it"
     return {"experiment": str(path), "trials": names, "verdict": go, "why": why, "stopped": per_site[0]["stopped"],
             "limits": rows_all, "unchecked": [u for s in per_site for u in s["unchecked"]],
             "peaks": {key: d for s in per_site for key, d in s["peaks"].items()},

@@ -38,7 +38,9 @@ def verdict(rows: Sequence[dict[str, Any]], stopped: Sequence[tuple[str, str]] =
     if not checked:
         return "NO-GO", f"no limit declared at {site} is measured by the trials: {', '.join(r['limit'] for r in rows)}"
     worst = max(checked, key=lambda row: row["ratio"])
-    return "GO", f"every limit held in every trial; the closest: {worst['limit']} at {100 * worst['ratio']:.3g} %"
+    ran = len(worst["peaks"])
+    held = "the only trial run" if ran == 1 else f"all {ran} trials run"
+    return "GO", f"every limit held in {held}; the closest: {worst['limit']} at {100 * worst['ratio']:.3g} %"
 
 
 def _std(array: np.ndarray, axis: int) -> np.ndarray:
@@ -133,7 +135,7 @@ def page(sheet: dict[str, Any]) -> str:
             "</title><style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:.2em .5em}"
             "table{border-collapse:collapse;margin-bottom:1.5em}</style></head><body>"
             f"<h1 style='color:{colour}'>{sheet['verdict']}</h1><p>{html.escape(sheet['why'])}</p>"
-            f"<p>{len(sheet['trials'])} trials: {html.escape(', '.join(sheet['trials']))}. Not checked: "
+            f"<p>Trials run ({len(sheet['trials'])}): {html.escape(', '.join(sheet['trials']))}. Not checked: "
             f"{html.escape(', '.join(sheet['unchecked']) or 'none')}.</p>"
             + "".join(f"<p>{html.escape(line)}</p>" for line in margin_lines(sheet) + _site_lines(sheet)) +
             f"<h2>Limits</h2>{limits}<h2>Peaks over trials, per DOF or actuator</h2>{peaks}<h2>Actuators (max over trials)</h2>{actuators}"

@@ -89,8 +89,8 @@ def test_each_site_is_judged_on_its_own_and_the_sheet_names_it(tmp_path) -> None
     assert proc.stdout.startswith("NO-GO: no limits declared at site 'right'")
     left, right = sheet["sites"]
     assert (left["site"], left["verdict"], right["site"], right["verdict"]) == ("left", "GO", "right", "NO-GO")
-    assert left["why"].startswith("every limit held in every trial; the closest: actuators.stroke at actuator 1 of "
-                                  "site 'left'")
+    assert left["why"].startswith("every limit held in the only trial run; the closest: actuators.stroke at "
+                                  "actuator 1 of site 'left'")
     assert [r["limit"] for r in sheet["limits"]] == ["actuators.stroke at actuator 1 of site 'left'"]
     assert [a["name"] for a in sheet["actuators"]] == ["actuator 1 of site 'left'", "actuator 1 of site 'right'"]
     assert {"limits.displacement of site 'left'", "limits.displacement of site 'right'"} <= set(sheet["peaks"])

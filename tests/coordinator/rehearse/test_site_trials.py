@@ -27,12 +27,12 @@ RANDOM = '[rehearse.random."ground_motion.scale"]\ndistribution = "normal"\nmean
 
 def rehearse(folder: Path, random: bool, stroke: float | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     """The example with [rehearse] (with ``random``, one more trial drawing the record's scale; without, trial 0
-    alone) and, if given, the actuator's stroke limit set to ``stroke`` (m)."""
+    alone, its trials left to the default) and, if given, the actuator's stroke limit set to ``stroke`` (m)."""
     for name in ("one_actuator.toml", "one_actuator_site.toml"):
         shutil.copy(SETUPS / name, folder)
     with (folder / "one_actuator.toml").open("a") as f:
-        f.write(f"\n[rehearse]\ntrials = 1\nduration = {DURATION}\npiston_area = {AREA}\ngain_margin = false\n"
-                "delay_margin = false\n" + (RANDOM if random else ""))
+        f.write(f"\n[rehearse]\n{'trials = 1' if random else ''}\nduration = {DURATION}\npiston_area = {AREA}\n"
+                "gain_margin = false\ndelay_margin = false\n" + (RANDOM if random else ""))
     if stroke is not None:
         site = folder / "one_actuator_site.toml"
         site.write_text(site.read_text().replace("stroke = 0.1\n", f"stroke = {stroke!r}\n"))
@@ -49,7 +49,7 @@ def drawn(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
 def test_go_with_the_declared_limits_and_the_drawn_scales(drawn):
     proc, sheet = drawn
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("GO: every limit held in every trial; the closest: actuators.stroke at actuator 1")
+    assert proc.stdout.startswith("GO: every limit held in all 2 trials run; the closest: actuators.stroke at actuator 1")
     assert sheet["trials"][0] == "trial 0 (as written)" and sheet["trials"][1].startswith("trial 1 (ground_motion"
                                                                                            ".scale = ")
     assert [r["limit"] for r in sheet["limits"]] == ["actuators.stroke at actuator 1", "actuators.force at actuator 1"]
@@ -68,3 +68,22 @@ def test_a_stroke_limit_under_the_peak_is_stopped_by_the_gate_and_named(tmp_path
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith("NO-GO: trial 0 (as written) stopped: ")
     assert "actuator 1: command" in proc.stdout and "beyond its limit" in proc.stdout
+    assert sheet["trials"] == ["trial 0 (as written)"]
+    assert sheet["why"].endswith("; trial 0 (as written) alone ran: no [rehearse.random] is declared, so drawn "
+                                 "trials would equal it")
+
+
+@pytest.mark.parametrize("asked", [["--trials", "2"], []])
+def test_trials_asked_without_random_draws_are_refused_in_one_line(tmp_path, asked):
+    """Drawn trials without [rehearse.random] would each equal trial 0: a sign-off must not claim them, so the
+    command refuses (exit 2) before any run, whether --trials or [rehearse] trials asks for them."""
+    for name in ("one_actuator.toml", "one_actuator_site.toml"):
+        shutil.copy(SETUPS / name, tmp_path)
+    if not asked:
+        with (tmp_path / "one_actuator.toml").open("a") as f:
+            f.write("\n[rehearse]\ntrials = 2\n")
+    proc = subprocess.run([sys.executable, "-m", "hybridsim", "rehearse", str(tmp_path / "one_actuator.toml"),
+                           "--out", str(tmp_path / "sheet"), *asked], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "" and not (tmp_path / "sheet").exists()
+    assert proc.stderr.count("\n") == 1 and "2 drawn trial(s) asked for but no [rehearse.random]" in proc.stderr
+    assert "declare [rehearse.random]" in proc.stderr and "drop --trials and rehearse.trials" in proc.stderr
