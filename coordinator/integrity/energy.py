@@ -48,29 +48,44 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg  # noqa: F401 - sp.linalg.splu
 
-
-def trapezoid_work(force_before: np.ndarray, force_after: np.ndarray, increment: np.ndarray) -> float:
-    """The work [J] of a force varying linearly over a displacement increment [m]: 1/2 (f_n + f_n+1) . dx."""
-    return 0.5 * float(np.dot(np.asarray(force_before) + np.asarray(force_after), increment))
+from hybridsim.modules.kernels import inlined, kernel
 
 
-@dataclass
+@inlined
+def energy_error_step(state: np.ndarray, last: np.ndarray, command: np.ndarray, measured: np.ndarray,
+                      force: np.ndarray) -> float:
+    """Add one step to E_err (in place): ``state`` = (E_err [J], 1 once a step is observed), ``last`` = the last
+    step's force [N] and error x_m - x_c [m] (2 x m); E_err += 1/2 (f_n + f_n+1) . (e_n+1 - e_n). Returns E_err."""
+    work = 0.0
+    for j in range(force.size):
+        error = measured[j] - command[j]
+        work += (last[0, j] + force[j]) * (error - last[1, j])
+        last[0, j], last[1, j] = force[j], error
+    if state[1] != 0.0:
+        state[0] += 0.5 * work
+    state[1] = 1.0
+    return state[0]
+
+
 class EnergyError:
     """One site's energy error (Mosqueda et al. 2007, Part I), accumulated step by step."""
 
-    value: float = 0.0
-    """E_err [J]: positive when the transfer system added energy"""
-    _force: np.ndarray | None = None
-    _error: np.ndarray | None = None
+    def __init__(self, value: float = 0.0, force: np.ndarray | None = None, error: np.ndarray | None = None) -> None:
+        """From E_err [J] and the last step's force [N] and error x_m - x_c [m] (None: no step observed yet)."""
+        self.state = np.array([value, float(force is not None)])
+        self.last = None if force is None else np.array([force, error], float)
 
     def observe(self, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> float:
         """Add one step: commanded and measured displacement [m], measured force [N]; returns E_err [J]."""
-        error = np.asarray(measured, float) - np.asarray(command, float)
-        force = np.array(force, float)  # (a row of the run's window: kept past its slot's reuse)
-        if self._force is not None:
-            self.value += trapezoid_work(self._force, force, error - self._error)
-        self._force, self._error = force, error
-        return self.value
+        if self.last is None:
+            self.last = np.zeros((2, len(force)))
+        return energy_error_step(self.state, self.last, np.asarray(command, float), np.asarray(measured, float),
+                                 np.asarray(force, float))
+
+    @property
+    def value(self) -> float:
+        """E_err [J]: positive when the transfer system added energy."""
+        return float(self.state[0])
 
     def relative(self, input_energy: float) -> float:
         """E_err / E_in (1): the indicator compared with a threshold; 0 before any input energy."""
@@ -110,48 +125,101 @@ class StrainEnergy:
         total = 0.0
         for g, (index, block) in enumerate(self.groups):
             if g not in self._solvers:  # dense: K0^+; sparse: LU (which refuses a floating group)
-                self._solvers[g] = (sp.linalg.splu(block.tocsc()).solve if sp.issparse(block)
-                                    else scipy.linalg.pinvh(block).__matmul__)
-            r = restoring[index]
-            total += 0.5 * float(r @ self._solvers[g](r))
+                self._solvers[g] = (sp.linalg.splu(block.tocsc()) if sp.issparse(block)
+                                    else scipy.linalg.pinvh(block))
+            solver = self._solvers[g]
+            if isinstance(solver, np.ndarray):
+                total += half_quadratic(solver, index, restoring)
+            else:
+                r = restoring[index]
+                total += 0.5 * float(r @ solver.solve(r))
         return total
 
 
-@dataclass
+@kernel
+def half_quadratic(matrix: np.ndarray, index: np.ndarray, r: np.ndarray) -> float:
+    """1/2 r_I^T A r_I over the entries ``index`` of ``r`` (A dense, len(index) square)."""
+    total = 0.0
+    for i in range(index.size):
+        row = 0.0
+        for j in range(index.size):
+            row += matrix[i, j] * r[index[j]]
+        total += r[index[i]] * row
+    return 0.5 * total
+
+
+@inlined
+def csr_row(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, i: int, v: np.ndarray) -> float:
+    """Row i of a CSR matrix times ``v``."""
+    total = 0.0
+    for k in range(indptr[i], indptr[i + 1]):
+        total += data[k] * v[indices[k]]
+    return total
+
+
+@kernel
+def balance_step(sums: np.ndarray, last: np.ndarray, mass: tuple, damping: tuple, x: np.ndarray, v: np.ndarray,
+                 load: np.ndarray, restoring: np.ndarray) -> None:
+    """Add one committed step to ``sums`` = (E_in, E_k, E_d, W_r [J], 1 once a step is observed), in place, by
+    the trapezoidal rule above; ``last``: the last step's x [m], C v, p and r [N] (4 x n, updated); ``mass``,
+    ``damping``: (data, indices, indptr) of M and C in CSR."""
+    started = sums[4] != 0.0
+    work_in = work_damped = work_restoring = kinetic = 0.0
+    for i in range(x.size):
+        cv = csr_row(damping[0], damping[1], damping[2], i, v)
+        kinetic += v[i] * csr_row(mass[0], mass[1], mass[2], i, v)
+        dx = x[i] - last[0, i]
+        work_in += (last[2, i] + load[i]) * dx
+        work_damped += (last[1, i] + cv) * dx
+        work_restoring += (last[3, i] + restoring[i]) * dx
+        last[0, i], last[1, i], last[2, i], last[3, i] = x[i], cv, load[i], restoring[i]
+    if started:
+        sums[0] += 0.5 * work_in
+        sums[2] += 0.5 * work_damped
+        sums[3] += 0.5 * work_restoring
+    sums[1] = 0.5 * kinetic
+    sums[4] = 1.0
+
+
+def _csr(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(data, indices, indptr) of ``matrix`` (dense or sparse) in CSR, as :func:`balance_step` takes it."""
+    csr = sp.csr_matrix(matrix, dtype=float)
+    return csr.data, csr.indices.astype(np.int64), csr.indptr.astype(np.int64)
+
+
 class EnergyBalance:
     """The whole structure's energy [J] by the trapezoidal rule: input, kinetic, damped and restoring work, the
     latter split into elastic and hysteretic.
 
-    Two products a step (M v, C v; C v_n kept from the step before) and dot products: O(n^2) dense, O(nnz)
-    sparse, no history."""
+    Two products a step (M v, C v; C v_n kept from the step before) and dot products: O(nnz), no history."""
 
-    mass: Any
-    damping: Any
-    strain: StrainEnergy
-    input: float = 0.0
-    kinetic: float = 0.0
-    damped: float = 0.0
-    restoring: float = 0.0
-    transfer: float = 0.0
-    """T [J]: what the watched sites' transfer systems added (the sum of their E_err), as the monitor last set it"""
-    _last: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    def __init__(self, mass: Any, damping: Any, strain: StrainEnergy) -> None:
+        """``mass``, ``damping``: M and C (kg, N s/m; dense or sparse); ``strain``: the recoverable energy."""
+        self.mass, self.damping, self.strain = _csr(mass), _csr(damping), strain
+        self.sums = np.zeros(5)
+        """E_in, E_k, E_d, W_r [J] and whether a step was observed (:func:`balance_step`)"""
+        self.last = np.zeros((4, np.shape(mass)[0]))
+        self.transfer = 0.0
+        """T [J]: what the watched sites' transfer systems added (the sum of their E_err), as the monitor last set
+        it"""
 
     def observe(self, x: np.ndarray, v: np.ndarray, load: np.ndarray, restoring: np.ndarray) -> None:
         """Add one committed step: displacement [m], velocity [m/s], load p = -M r a_g [N], restoring force [N]."""
-        x, damped = np.array(x, float), self.damping @ v
-        if self._last is not None:
-            x0, cv0, p0, r0 = self._last
-            dx = x - x0
-            self.input += 0.5 * float((p0 + load) @ dx)
-            self.damped += 0.5 * float((cv0 + damped) @ dx)
-            self.restoring += 0.5 * float((r0 + restoring) @ dx)
-        self.kinetic = 0.5 * float(v @ (self.mass @ v))
-        self._last = (x, damped, np.array(load, float), np.array(restoring, float))
+        balance_step(self.sums, self.last, self.mass, self.damping, np.asarray(x, float), np.asarray(v, float),
+                     np.asarray(load, float), np.asarray(restoring, float))
+
+    input = property(lambda self: float(self.sums[0]), lambda self, value: self.sums.__setitem__(0, value),
+                     doc="E_in [J]")
+    kinetic = property(lambda self: float(self.sums[1]), doc="E_k [J]")
+    damped = property(lambda self: float(self.sums[2]), lambda self, value: self.sums.__setitem__(2, value),
+                      doc="E_d [J]")
+    restoring = property(lambda self: float(self.sums[3]), lambda self, value: self.sums.__setitem__(3, value),
+                         doc="W_r [J]")
 
     @property
     def elastic(self) -> float:
         """E_s,el [J]: the recoverable strain energy at the last step's restoring force."""
-        return self.strain(self._last[3]) if self._last is not None else 0.0
+        return self.strain(self.last[3]) if self.sums[4] else 0.0
 
     @property
     def hysteretic(self) -> float:

@@ -19,10 +19,11 @@ import numpy as np
 
 from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.integrity.columns import BALANCE, BALANCE_TERMS, ENERGY_ERROR, INDICATORS, site_key
-from hybridsim.coordinator.integrity.delay import STATE as DELAY_STATE, DelayEstimate
-from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy
+from hybridsim.coordinator.integrity.delay import STATE as DELAY_STATE, DelayEstimate, delay_of, delay_step
+from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy, energy_error_step
 from hybridsim.coordinator.integrity.rules import Rule
-from hybridsim.coordinator.integrity.tracking import TrackingIndicator
+from hybridsim.coordinator.integrity.tracking import STATE as TRACKING_STATE, TrackingIndicator, tracking_step
+from hybridsim.modules.kernels import kernel
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ class Watched:
     delay: list[DelayEstimate] = field(default_factory=list)
     steps: int = 0
     crossed: set[str] = field(default_factory=set)
-    last: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("energy_error", "tracking", "delay"), 0.0))
-    """the indicators as last recorded: what the thresholds were compared with"""
     measured: str = ""
     """the results datasets of its measured displacement and force"""
     force: str = ""
@@ -55,15 +54,21 @@ class Watched:
         self.measured, self.force = f"modules/{self.name}/displacement", f"modules/{self.name}/force"
         self.keys = tuple(site_key(self.name, k) for k in ("energy_error", "tracking", "delay"))
         """the results datasets of its indicators"""
-        self.tracking = [TrackingIndicator() for _ in self.index]
-        self.delay = [DelayEstimate(self.dt) for _ in self.index]
+        width = len(self.index)
+        self.arrays = np.zeros((width, TRACKING_STATE)), np.zeros((width, DELAY_STATE))
+        """each DOF's tracking indicator's and delay estimate's state, a row each (updated by :func:`site_step`)"""
+        self.tracking = [TrackingIndicator(state=row) for row in self.arrays[0]]
+        self.delay = [DelayEstimate(self.dt, state=row) for row in self.arrays[1]]
+        self.values = np.zeros(len(INDICATORS))
+        """the indicators as last recorded (:meth:`record`), in the order of :data:`INDICATORS`"""
+        self.limits = np.array([self.rule.thresholds.get(k, np.inf) for k in INDICATORS], float)
 
     def observe(self, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
         """One row: commanded and measured displacement [m], measured force [N] over the module's DOFs."""
-        self.energy.observe(command, measured, force)
-        for tracking, delay, c, m in zip(self.tracking, self.delay, command, measured):
-            tracking.observe(float(c), float(m))
-            delay.observe(float(c), float(m))
+        if self.energy.last is None:
+            self.energy.last = np.zeros((2, len(self.index)))
+        site_step(self.energy.state, self.energy.last, *self.arrays, self.dt, self.delay[0].forgetting if
+                  self.delay else 1.0, np.asarray(command, float), measured, force)
         self.steps += 1
 
     def state(self) -> list[float]:
@@ -81,23 +86,49 @@ class Watched:
         per_dof = state[5:].reshape(len(self.index), -1)
         self.energy = EnergyError(float(state[0]), np.array(force, float), measured - per_dof[:, 0])
         for j, (values, m) in enumerate(zip(per_dof, measured)):
-            self.tracking[j] = TrackingIndicator(float(values[1]), (float(values[0]), float(m)))
+            self.tracking[j] = TrackingIndicator(float(values[1]), (float(values[0]), float(m)), self.arrays[0][j])
             self.delay[j].restore([float(v) for v in values[2:]])
 
-    def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> dict[str, float]:
+    def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> bool:
         """Its indicators as they stand into slot i of the window's ``arrays``: E_err / E_in (1), each DOF's TI
-        (m^2) and delay (s; 0 until its memory of about 1 / (1 - lambda) steps has passed); returns what the
-        thresholds are compared with: energy_error, the largest |TI| and |delay| over its DOFs."""
-        energy, tracking, delay = (arrays[key] for key in self.keys)
-        energy[i] = relative = self.energy.relative(input_energy)
+        (m^2) and delay (s; 0 until its memory of about 1 / (1 - lambda) steps has passed); keeps in :attr:`values`
+        what the thresholds are compared with (energy_error, the largest |TI| and |delay| over its DOFs); whether
+        one of them is above its threshold (or NaN)."""
         settled = self.steps * (1.0 - self.delay[0].forgetting) > 1.0 if self.delay else False
-        largest_ti = largest_tau = 0.0
-        for j, (t, d) in enumerate(zip(self.tracking, self.delay)):
-            tracking[i, j], tau = t.value, d.delay if settled else 0.0
-            delay[i, j] = tau
-            largest_ti, largest_tau = max(largest_ti, abs(t.value)), max(largest_tau, abs(tau))
-        self.last = {"energy_error": relative, "tracking": largest_ti, "delay": largest_tau}
-        return self.last
+        return site_record(self.energy.state, input_energy, *self.arrays, settled, i,
+                           *(arrays[key] for key in self.keys), self.values, self.limits)
+
+    @property
+    def last(self) -> dict[str, float]:
+        """The indicators as last recorded: what the thresholds were compared with."""
+        return dict(zip(INDICATORS, self.values.tolist()))
+
+
+@kernel
+def site_step(energy: np.ndarray, last: np.ndarray, tracking: np.ndarray, delay: np.ndarray, dt: float,
+              forgetting: float, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
+    """One row of a watched site, its states updated in place: its energy error (``energy``, ``last``:
+    :func:`~.energy.energy_error_step`), and each DOF's tracking indicator (a row of ``tracking``:
+    :func:`~.tracking.tracking_step`) and delay estimate (of ``delay``: :func:`~.delay.delay_step`)."""
+    energy_error_step(energy, last, command, measured, force)
+    for j in range(command.size):
+        tracking_step(tracking[j], command[j], measured[j])
+        delay_step(delay[j], dt, forgetting, command[j], measured[j])
+
+
+@kernel
+def site_record(energy: np.ndarray, input_energy: float, tracking: np.ndarray, delay: np.ndarray, settled: bool,
+                i: int, energy_out: np.ndarray, tracking_out: np.ndarray, delay_out: np.ndarray, values: np.ndarray,
+                limits: np.ndarray) -> bool:
+    """A watched site's indicators into row i of its datasets and into ``values`` (E_err / E_in, the largest |TI|
+    and |tau|; a delay is 0 until ``settled``); whether one of ``values`` is above its limit."""
+    values[0] = energy_out[i] = energy[0] / input_energy if input_energy > 0.0 else 0.0
+    values[1] = values[2] = 0.0
+    for j in range(tracking.shape[0]):
+        tau = delay_of(delay[j]) if settled else 0.0
+        tracking_out[i, j], delay_out[i, j] = tracking[j, 0], tau
+        values[1], values[2] = max(values[1], abs(tracking[j, 0])), max(values[2], abs(tau))
+    return not (values[0] <= limits[0] and values[1] <= limits[1] and values[2] <= limits[2])  # (NaN: above)
 
 
 class IntegrityMonitor:
@@ -133,15 +164,16 @@ class IntegrityMonitor:
         row, i = self.window.arrays, self.window.slot(n)
         self._state(row, i)
         sent, b = self.partition.sent, self.balance
+        above = []
         for site in self.watched:
             site.observe(sent[site.index], row[site.measured][i], row[site.force][i])
-            site.record(row, i, b.input)
+            if site.record(row, i, b.input):
+                above.append(site)
         b.transfer = sum(site.energy.value for site in self.watched)
         row[BALANCE][i] = b.terms()
         row[ENERGY_ERROR][i] = b.transfer / b.input if b.input > 0.0 else 0.0
-        time_s = float(row["time"][i])
-        for site in self.watched:  # (after the whole row is written: a crossing may stop the run)
-            self._compare(site, site.last, n, time_s)
+        for site in above:  # (after the whole row is written: a crossing may stop the run)
+            self._compare(site, site.last, n, float(row["time"][i]))
 
     def state(self) -> np.ndarray:
         """What a checkpoint keeps of the monitor (:func:`state_length` floats): the balance's integrals (input,

@@ -11,27 +11,46 @@ signed so that a lag is positive: x_m(t) = x_c(t - tau) with x_c = X sin(w t) en
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numpy as np
+
+from hybridsim.modules.kernels import inlined
+
+STATE = 3
+"""floats of an indicator's state: TI [m^2], the last command and measurement [m] (NaN before any)"""
 
 
-@dataclass
+@inlined
+def tracking_step(state: np.ndarray, command: float, measured: float) -> float:
+    """Add one step to ``state`` (:data:`STATE`, in place): the update above; returns TI [m^2]."""
+    c0, m0 = state[1], state[2]
+    if c0 == c0:  # (not NaN: a step observed before)
+        area = 0.5 * (measured + m0) * (command - c0)
+        transposed = 0.5 * (command + c0) * (measured - m0)
+        state[0] += 0.5 * (transposed - area)
+    state[1], state[2] = command, measured
+    return state[0]
+
+
 class TrackingIndicator:
     """One actuator's TI [m^2], accumulated step by step from commanded and measured displacement [m]."""
 
-    value: float = 0.0
-    _last: tuple[float, float] | None = None
+    def __init__(self, value: float = 0.0, last: tuple[float, float] | None = None,
+                 state: np.ndarray | None = None) -> None:
+        """From TI [m^2] and the last (command, measurement) [m] (None: none yet), kept in ``state`` (a row of
+        a site's array of :data:`STATE` columns, updated in place by its kernel) or an array of its own."""
+        self.state = np.empty(STATE) if state is None else state
+        self.state[:] = (value, *(last if last is not None else (np.nan, np.nan)))
 
     def observe(self, command: float, measured: float) -> float:
         """Add one step; returns TI [m^2] (positive and growing while the actuator lags)."""
-        if self._last is not None:
-            c0, m0 = self._last
-            area = 0.5 * (measured + m0) * (command - c0)
-            transposed = 0.5 * (command + c0) * (measured - m0)
-            self.value += 0.5 * (transposed - area)
-        self._last = (command, measured)
-        return self.value
+        return tracking_step(self.state, command, measured)
+
+    @property
+    def value(self) -> float:
+        """TI [m^2]."""
+        return float(self.state[0])
 
     @property
     def command(self) -> float:
         """The last command observed [m] (NaN before any)."""
-        return self._last[0] if self._last is not None else float("nan")
+        return float(self.state[1])
