@@ -18,7 +18,8 @@ def figures(commands: np.ndarray, target: np.ndarray, measured: np.ndarray, samp
     """One dict per actuator (columns of the samples x actuators arrays, m; ``sample_rate`` in Hz)."""
     velocity = np.max(np.abs(np.diff(commands, axis=0)), axis=0) * sample_rate
     error = measured - target
-    rms = 100 * np.sqrt(np.mean(error ** 2, axis=0) / np.mean(target ** 2, axis=0))
+    with np.errstate(invalid="ignore"):  # a target still at rest: NaN, as the sheet shows it, and no warning
+        rms = 100 * np.sqrt(np.mean(error ** 2, axis=0) / np.mean(target ** 2, axis=0))
     return [{"stroke": float(np.max(np.abs(commands[:, a]))), "velocity": float(velocity[a]),
              "flow": None if piston_area is None else float(velocity[a] * piston_area[a]),
              "tracking_rms_percent": float(rms[a]), "tracking_peak": float(np.max(np.abs(error[:, a])))}

@@ -92,10 +92,11 @@ def stable(x: np.ndarray | None, reference: np.ndarray) -> bool:
                 and all(decays(column) for column in x[:, moving].T))
 
 
-def _largest(stable_at: Callable[[float], bool], table: dict[str, Any], key: str,
-             tolerance: float) -> tuple[float, list[float], bool]:
+def _largest(stable_at: Callable[[float], bool], table: dict[str, Any], key: str, tolerance: float,
+             site: str) -> tuple[float, list[float], bool]:
     """The largest value stable in rehearse.``key``'s bracket [stable, unstable] (two numbers, the first below the
-    second) to ``tolerance``, the bracket, and whether its top was still stable (then the margin is at least it)."""
+    second) to ``tolerance``, the bracket, and whether its top was still stable (then the margin is at least it);
+    a bracket without a margin in it is refused in one line naming the key and ``site``."""
     bracket = default(REHEARSE, table, key)
     if len(bracket) != 2 or not bracket[0] < bracket[1]:
         raise UsageError(f"rehearse.{key}: give [stable, unstable], two numbers, the first below the second, "
@@ -103,7 +104,10 @@ def _largest(stable_at: Callable[[float], bool], table: dict[str, Any], key: str
     low, high = float(bracket[0]), float(bracket[1])
     if stable_at(high) and stable_at(low):
         return high, [low, high], True
-    return largest_stable(stable_at, low, high, tolerance), [low, high], False
+    try:
+        return largest_stable(stable_at, low, high, tolerance), [low, high], False
+    except UsageError as exc:
+        raise UsageError(f"rehearse.{key} of site {site!r}: {exc}") from None
 
 
 def margins(experiment: Experiment, site: str, table: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -131,12 +135,14 @@ def margins(experiment: Experiment, site: str, table: dict[str, Any], out: Path)
 
     if default(REHEARSE, table, "delay_margin"):
         tolerance = default(REHEARSE, table, "delay_margin_tolerance")
-        added, bracket, above = _largest(lambda tau: knobbed(tau, 1.0), table, "delay_margin_bracket", tolerance)
+        added, bracket, above = _largest(lambda tau: knobbed(tau, 1.0), table, "delay_margin_bracket",
+                                         tolerance, site)
         found["delay_margin"] = {"site": site, "s": added, "tolerance_s": tolerance, "bracket_s": bracket,
                                  "above_bracket": above}
     if default(REHEARSE, table, "gain_margin"):
         tolerance = default(REHEARSE, table, "gain_margin_tolerance")
-        factor, bracket, above = _largest(lambda g: knobbed(0.0, g), table, "gain_margin_bracket", tolerance)
+        factor, bracket, above = _largest(lambda g: knobbed(0.0, g), table, "gain_margin_bracket",
+                                          tolerance, site)
         found["gain_margin"] = {"site": site, "factor": factor, "tolerance": tolerance, "bracket": bracket,
                                 "above_bracket": above}
     return found

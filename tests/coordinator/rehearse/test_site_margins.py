@@ -110,6 +110,14 @@ def test_the_margins_of_a_delayed_spring_are_the_closed_forms(tmp_path) -> None:
     assert [m["site"] for m in sheet["delay_margin"] + sheet["gain_margin"]] == ["spring", "spring"]
 
 
+def test_a_bracket_unstable_at_its_lower_end_is_one_line_naming_the_key_and_the_site(tmp_path) -> None:
+    """5 ms added is past the delay margin (3.6 ms added, the closed form): no margin lies in [5, 6] ms."""
+    proc, _ = rehearse(tmp_path, "[rehearse]\nduration = 0.2\nmargin_duration = 2.5\ngain_margin = false\n"
+                                 "delay_margin_bracket = [0.005, 0.006]\n")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "rehearse.delay_margin_bracket of site 'spring': " in proc.stderr and "lower the bracket" in proc.stderr
+
+
 @pytest.mark.long
 def test_the_margins_found_from_wide_brackets(tmp_path) -> None:
     """The example as shipped (brackets [0, 50 ms] and [1, 4]); prints both margins beside their closed forms."""
