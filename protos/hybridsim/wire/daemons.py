@@ -5,8 +5,8 @@ loopback port, learns the port from the file the daemon writes, waits until
 grpc.health.v1 reports SERVING, and stops the daemon with SIGTERM at the end
 (at the latest when the interpreter exits; the daemon also exits by itself
 if the coordinator dies).  Its folder (config copy, token, log) goes with it, but for the log of a daemon that
-failed (kept until this process ends: the next hybridsim process to start sweeps it, as it sweeps the folders of
-a coordinator killed with kill -9; :mod:`hybridsim.wire.daemons_folders`).
+failed, moved to a folder of its own that stays until the user removes it (the next hybridsim process to start
+sweeps the folders of a coordinator killed with kill -9; :mod:`hybridsim.wire.daemons_folders`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire import codec
 from hybridsim.wire.contract import ModuleError
-from hybridsim.wire.daemons_folders import site_folder, sweep_stale
+from hybridsim.wire.daemons_folders import keep_log, site_folder, sweep_stale
 
 log = logging.getLogger("hybridsim.daemons")
 
@@ -101,7 +101,7 @@ class LocalDaemon:
 
     @property
     def log_path(self) -> Path | None:
-        """The daemon's log (stdout and stderr) while it runs."""
+        """The daemon's log (stdout and stderr): while it runs, and after it failed (:func:`keep_log`)."""
         return None if self._folder is None else self._folder / "site.log"
 
     @property
@@ -180,9 +180,8 @@ class LocalDaemon:
                 process.wait()
         if process.returncode == 0 and self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
-        else:
-            for kept in ("config.json", "token", "port"):  # the log only stays, for as long as this process
-                (self._folder / kept).unlink(missing_ok=True)  # type: ignore[operator]
+        elif self._folder is not None:
+            self._folder = keep_log(self._folder, self.name)  # the log alone stays, where no sweep removes it
             log.warning("site %s: the daemon exited with code %s; its log: %s", self.name, process.returncode,
                         self.log_path)
         return process.returncode

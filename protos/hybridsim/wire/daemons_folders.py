@@ -4,7 +4,9 @@ swept by the next hybridsim process to start when their owner was killed (kill -
 A local daemon's folder (its config copy, its token, its log) is ``$TMPDIR/hybridsim-site-NAME-pidPID-XXXXXXXX``;
 the folder multiprocessing keeps its forkserver's socket in (``pymp-XXXXXXXX`` by default) is
 ``hsmpPID-XXXXXXXX`` (short: a socket's path holds at most 107 bytes).  :func:`sweep_stale` removes those of this user whose owner PID is gone (a PID
-reused by another process keeps its folder: the sweep errs on the side of keeping).
+reused by another process keeps its folder: the sweep errs on the side of keeping).  The log of a daemon that
+failed is moved by :func:`keep_log` to ``$TMPDIR/hybridsim-log-NAME-XXXXXXXX/site.log``, which no sweep removes:
+it stays until the user removes it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ SOCKET_PATH_MAX = 107
 def site_folder(name: str) -> Path:
     """A new private folder (mode 0700) in the temporary folder for local daemon ``name`` of this process."""
     return Path(tempfile.mkdtemp(prefix=f"hybridsim-site-{name}-pid{os.getpid()}-"))
+
+
+def keep_log(folder: Path, name: str) -> Path:
+    """Move the log of daemon ``name`` out of its :func:`site_folder` ``folder`` into a private folder of its own
+    that no sweep removes, and remove the rest of ``folder`` (its config copy, token); the folder kept."""
+    kept = Path(tempfile.mkdtemp(prefix=f"hybridsim-log-{name}-"))
+    if (folder / "site.log").exists():
+        os.replace(folder / "site.log", kept / "site.log")
+    shutil.rmtree(folder, ignore_errors=True)
+    return kept
 
 
 def multiprocessing_folder() -> None:

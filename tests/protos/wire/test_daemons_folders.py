@@ -5,6 +5,7 @@ owner is gone.  A run that ends leaves none.  Real processes, each with its own 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,10 +38,14 @@ file = "{output}"
 """
 
 
-def hybridsim(tmp_path: Path, *args: str, **popen) -> subprocess.Popen:
+def python(tmp_path: Path, *args: str, **popen) -> subprocess.Popen:
     env = {**os.environ, "TMPDIR": str((tmp_path / "tmp").resolve())}  # short: a socket's path has 107 bytes
-    return subprocess.Popen([sys.executable, "-m", "hybridsim", *args], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+    return subprocess.Popen([sys.executable, *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **popen)
+
+
+def hybridsim(tmp_path: Path, *args: str, **popen) -> subprocess.Popen:
+    return python(tmp_path, "-m", "hybridsim", *args, **popen)
 
 
 def experiment(tmp_path: Path, duration: float) -> str:
@@ -79,3 +84,29 @@ def test_a_killed_coordinators_folders_are_swept_by_the_next_start_and_a_run_tha
     assert ended.returncode == 0, err
     assert folders(tmp_path) == []  # its daemon's folder and multiprocessing's went with them
     (tmp_path / "tmp").resolve().rmdir()
+
+
+FAILED_DAEMON = """
+import os, signal
+from hybridsim.wire.daemons import LocalDaemon
+daemon = LocalDaemon("spring", {"dofs": ["x"], "stiffness": 4.0e5}, name="story2", private=True)
+daemon.start()
+os.kill(daemon.pid, signal.SIGKILL)  # the daemon dies mid-run
+print(daemon.stop(), daemon.log_path)
+"""
+
+
+def test_a_failed_daemons_log_outlives_its_coordinator_and_the_next_start(tmp_path):
+    """The stop line's log of a daemon killed with kill -9 is still there after the process that started it ended
+    and the next hybridsim process swept the folders of ended owners (the resume the stop line recommends)."""
+    experiment(tmp_path, 1.0)  # the short temporary folder
+    coordinator = python(tmp_path, "-c", FAILED_DAEMON)
+    out, err = coordinator.communicate(timeout=60)
+    code, log = out.decode().split()
+    assert (int(code), coordinator.returncode) == (-signal.SIGKILL, 0), err
+    assert f"its log: {log}" in err.decode() and Path(log).read_text().strip()
+    lister = hybridsim(tmp_path, "examples")  # any hybridsim process: it sweeps the folders of ended owners
+    lister.communicate(timeout=60)
+    assert Path(log).exists() and Path(log).parent.name.startswith("hybridsim-log-story2-")
+    assert not [f for f in folders(tmp_path) if f.startswith("hybridsim-site-")]  # its config copy, token: gone
+    shutil.rmtree((tmp_path / "tmp").resolve())  # the log, and the killed site's link folder (a site sweeps it)
