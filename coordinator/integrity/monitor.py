@@ -123,11 +123,10 @@ def site_record(energy: np.ndarray, input_energy: float, tracking: np.ndarray, d
     """A watched site's indicators into row i of its datasets and into ``values`` (E_err / E_in, the largest |TI|
     and |tau|; a delay is 0 until ``settled``); whether one of ``values`` is above its limit."""
     values[0] = energy_out[i] = energy[0] / input_energy if input_energy > 0.0 else 0.0
-    values[1] = values[2] = 0.0
     for j in range(tracking.shape[0]):
-        tau = delay_of(delay[j]) if settled else 0.0
-        tracking_out[i, j], delay_out[i, j] = tracking[j, 0], tau
-        values[1], values[2] = max(values[1], abs(tracking[j, 0])), max(values[2], abs(tau))
+        tracking_out[i, j], delay_out[i, j] = tracking[j, 0], delay_of(delay[j]) if settled else 0.0
+    values[1] = np.max(np.abs(tracking_out[i])) if tracking.shape[0] else 0.0  # (np.max keeps a NaN, max drops it)
+    values[2] = np.max(np.abs(delay_out[i])) if tracking.shape[0] else 0.0
     return not (values[0] <= limits[0] and values[1] <= limits[1] and values[2] <= limits[2])  # (NaN: above)
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from hybridsim.coordinator.experiment import ExperimentError, parse_experiment
+from hybridsim.coordinator.integrity.monitor import Watched
+from hybridsim.coordinator.integrity.rules import Rule
 from hybridsim.coordinator.export import export_results
 from hybridsim.coordinator.recorder import read_results
 from hybridsim.coordinator.recorder.verify import verify
@@ -69,3 +71,14 @@ def test_a_wrong_integrity_table_is_refused_in_one_line(tmp_path: Path, integrit
     with pytest.raises((ExperimentError, Exception), match=message.replace("[", r"\[").replace("]", r"\]")) as err:
         parse_experiment(table, base_dir=tmp_path)
     assert "\n" not in str(err.value)
+
+
+def test_a_measurement_that_is_not_a_number_crosses_every_threshold_it_reaches() -> None:
+    """A NaN measurement at one DOF makes its TI NaN: the largest |TI| the tracking threshold is compared with is NaN
+    too (no value passes ``value <= threshold``), not the other DOF's 0 (max drops a NaN it meets second)."""
+    site = Watched("lab", np.array([0, 1]), Rule({"tracking": 1e-6}, "stop"), 0.01)
+    site.observe(np.zeros(2), np.zeros(2), np.zeros(2))
+    site.observe(np.array([1e-3, 1e-3]), np.array([1e-3, np.nan]), np.zeros(2))
+    rows = {site.keys[0]: np.zeros(1), site.keys[1]: np.zeros((1, 2)), site.keys[2]: np.zeros((1, 2))}
+    assert site.record(rows, 0, 1.0) is True  # above a limit
+    assert np.isnan(rows[site.keys[1]][0, 1]) and np.isnan(site.last["tracking"])
