@@ -86,6 +86,11 @@ def peak_drift(displacement: np.ndarray, heights: Sequence[float]) -> float:
 def measure(path: Path, measures: Measures) -> dict[str, float]:
     """The run's measures, named by :attr:`Measures.intensity` and :attr:`Measures.response`."""
     out, attrs = {}, read_attributes(path)
+    asked = "--sa-period" if measures.period is not None else "--drift" if measures.drift else None
+    if asked and "experiment_table" not in attrs:
+        raise UsageError(f"{asked}: {path.name} is not an experiment's results file (a problem's run, such as a "
+                         "maRTHS trial, keeps no excitation or structure to measure): its campaign's intensity is "
+                         "the table's scale; leave out --sa-period and --drift")
     if measures.period is not None:
         period = json.loads(attrs["natural_periods_s"])[0] if measures.period == FIRST_PERIOD else measures.period
         experiment = stored_experiment(attrs)

@@ -46,6 +46,11 @@ def test_trials_are_rows_found_again_and_reported(capsys, tmp_path: Path) -> Non
     report = study(table)  # what `hybridsim campaign-report` plots: the intensity is the scale
     assert report["j"]["J.J2.0"] == table["evaluation.J.J2.0"].tolist()
     assert report["ida"]["all runs"][0] == [0.2, 0.2, 0.4, 0.4]
+    # a trial's file keeps no excitation or structure to measure Sa or a drift in: one line, exit 2
+    for options in (["--sa-period", "T1"], ["--sa-period", "0.5"], ["--drift", "U27", "--storey-height", "3"]):
+        assert main(["campaign-report", str(tmp_path / "study" / "campaign.h5"), *options]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{options[0]}: " in err and "not an experiment's results" in err, err
 
 
 def test_a_drawn_plant_gain_reaches_its_trial(capsys, tmp_path: Path) -> None:
