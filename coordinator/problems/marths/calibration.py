@@ -56,7 +56,11 @@ def campaign_runs(trials: int = 10) -> list[Run]:
 def run_of(run: Run) -> CalibrationRun:
     """A campaign run of §16: case c of (El Centro, Kobe, Morgan) x (0.2, 0.4, 0.6); seed 0 the nominal plant
     (noise seed 123), seed t >= 1 the uncertain plant of seed 1000 + 100 c + t, noise seed 7000 + that plant seed."""
-    values = dict(run.values)
+    values = dict(run.values + run.drawn)
+    extra = sorted(set(values) - {"record", "scale"})
+    if extra:
+        raise UsageError(f"campaign run {run.run_id}: {extra[0]} is not a setting of a calibration run; give "
+                         "[campaign.grid] record and scale only (SPEC §16)")
     if set(values) != {"record", "scale"} or values["record"] not in data.RECORDS or values["scale"] not in SCALES:
         raise UsageError(f"campaign run {run.run_id}: a calibration run is a record of {', '.join(data.RECORDS)} "
                          f"at a scale of {', '.join(map(str, SCALES))} (SPEC §16): give [campaign.grid] record and "

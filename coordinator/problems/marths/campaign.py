@@ -131,7 +131,9 @@ def spec_of(run: Run) -> tuple[loop.RunSpec, str]:
     unknown = set(values) - {f.name for f in fields(loop.RunSpec)} - set(SETTINGS)
     if unknown:
         names = ", ".join([*(f.name for f in fields(loop.RunSpec)), *SETTINGS])
-        raise UsageError(f"campaign.grid.{sorted(unknown)[0]}: not a setting of a maRTHS run; one of {names}")
+        key = sorted(unknown)[0]
+        table = "random" if key in dict(run.drawn) else "grid"
+        raise UsageError(f"campaign.{table}.{key}: not a setting of a maRTHS run; one of {names}")
     for f in fields(loop.RunSpec):
         if f.name in values:
             _check_type(f.name, str(f.type), values[f.name])

@@ -89,6 +89,12 @@ def test_a_calibration_fit_as_a_campaign_row(capsys, tmp_path: Path) -> None:
     ('problem = "opensees"\n', "problem must be one of"),
     ('problem = "marths"\n[campaign.records]\nfiles = ["a.AT2"]\n', "a problem names its records in [campaign.grid]"),
     ('problem = "marths-calibration"\n[campaign.grid]\nrecord = ["kobe"]\nscale = [0.5]\n', "SPEC §16"),
+    ('problem = "marths-calibration"\n[campaign.grid]\nrecord = ["kobe"]\nscale = [0.4]\ncompensator = ["none"]\n',
+     "compensator is not a setting of a calibration run"),
+    ('problem = "marths-calibration"\n[campaign.grid]\nrecord = ["kobe"]\nscale = [0.4]\n[campaign.random.plant_gain]\n'
+     'distribution = "uniform"\nlow = 0.9\nhigh = 1.1\n', "plant_gain is not a setting of a calibration run"),
+    ('problem = "marths"\n[campaign.random.bogus]\ndistribution = "uniform"\nlow = 0.9\nhigh = 1.1\n',
+     "campaign.random.bogus: not a setting of a maRTHS run"),
 ])
 def test_a_bad_problem_campaign_is_one_line_exit_2(capsys, tmp_path: Path, text: str, message: str) -> None:
     assert main(["campaign", str(_study(tmp_path, text))]) == 2
