@@ -7,13 +7,13 @@ mat   one ``<stem>.mat``: each dataset under its path with ``/`` as ``_`` (``dis
       scalars per step are N x 1 like ``displacement``'s N x ndof), ``units`` and ``columns`` (structs by the
       same names: the unit and the DOF or column name of every column), ``dofs`` (the structure's
       DOFs), ``status``, ``stop`` (a stopped run), ``summary`` (JSON text), ``J`` (a struct, when the
-      run was evaluated) and ``experiment`` (the experiment file's text)
+      run was evaluated), ``experiment`` (the experiment file's text) and ``skipped`` (damaged records left out)
 csv   ``<stem>.response.csv`` (time, ground acceleration and the global response), one
       ``<stem>.module.<name>.csv`` per module (time, what it measured), one
       ``<stem>.module.<name>.<record>.csv`` per module record, with [integrity] ``<stem>.integrity.csv`` (the
       energy balance and energy error) and one ``<stem>.integrity.<name>.csv`` per watched module (its energy
       error, tracking indicator and delay per DOF), and ``<stem>.run.json`` (status, stop,
-      summary, J, units); every CSV header names its column and unit as ``quantity:dof [unit]``
+      summary, J, units, skipped); every CSV header names its column and unit as ``quantity:dof [unit]``
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import scipy.io
 
 from hybridsim.coordinator.errors import UsageError
 from hybridsim.coordinator.integrity.columns import BALANCE, ENERGY_ERROR, INDICATORS, site_key
-from hybridsim.coordinator.recorder.read import _attributes, checked, open_read
+from hybridsim.coordinator.recorder.read import _attributes, intact, open_read
 
 Format = Literal["mat", "csv"]
 RESPONSE = ("displacement", "velocity", "acceleration", "restoring_force")
@@ -48,15 +48,18 @@ class Column:
     """the DOF or column name of every column (a scalar per step: the dataset's name)"""
 
 
-def read_labelled(path: str | Path) -> tuple[dict[str, Column], dict[str, Any]]:
-    """Every dataset (but checkpoints) with its units and column names, and the file's attributes."""
+def read_labelled(path: str | Path, skipped: list[str] | None = None) -> tuple[dict[str, Column], dict[str, Any]]:
+    """Every dataset (but checkpoints) with its units and column names, and the file's attributes (``skipped``: a
+    damaged module record is left out and named there, hybridsim.coordinator.recorder.read.intact)."""
     datasets: dict[str, Column] = {}
     if not Path(path).is_file():
         raise UsageError(f"{path}: no such file (give the results file of a run, e.g. results/NAME.h5)")
 
     def visit(name: str, obj: Any) -> None:
         if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):
-            values = checked(path, f, name)  # a chunk that fails its checksum: one line naming it
+            values = intact(path, f, name, None, skipped)  # a chunk that fails its checksum: one line naming it
+            if values is None:
+                return
             width = values.shape[1] if values.ndim == 2 else 1
             datasets[name] = Column(values, _strings(obj.attrs.get("units", ""), width),
                                     _strings(obj.attrs.get("dofs", obj.attrs.get("columns", name.rsplit("/", 1)[-1])),
@@ -78,15 +81,18 @@ def _strings(value: Any, width: int) -> list[str]:
     return [v.decode() if isinstance(v, bytes) else str(v) for v in value]
 
 
-def export_results(results: str | Path, to: Format, out_dir: str | Path | None = None) -> list[Path]:
-    """Write ``results`` as MATLAB or CSV files into ``out_dir`` (default: beside it); the paths written."""
+def export_results(results: str | Path, to: Format, out_dir: str | Path | None = None,
+                   skipped: list[str] | None = None) -> list[Path]:
+    """Write ``results`` as MATLAB or CSV files into ``out_dir`` (default: beside it); the paths written.
+    ``skipped``: a damaged module record is left out and named there and in the files (``skipped``)."""
     results = Path(results)
     out = Path(out_dir) if out_dir is not None else results.parent
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out: cannot create {out}: {exc.strerror}") from None
-    datasets, attrs = read_labelled(results)
+    datasets, attrs = read_labelled(results, skipped)
+    attrs = {**attrs, "skipped": json.dumps(skipped)} if skipped else attrs
     if to == "mat":
         return [_write_mat(datasets, attrs, out / f"{results.stem}.mat")]
     if to == "csv":
@@ -136,7 +142,7 @@ def _write_mat(datasets: Mapping[str, Column], attrs: Mapping[str, Any], target:
     flat["status"] = str(attrs.get("status", ""))
     flat["summary"] = str(attrs.get("summary", ""))
     flat["experiment"] = str(attrs.get("source", ""))
-    for key in ("stop", "J", "evaluation"):
+    for key in ("stop", "J", "evaluation", "skipped"):
         if attrs.get(key):
             flat[key] = _struct(json.loads(attrs[key]))
     scipy.io.savemat(target, flat, long_field_names=True)
@@ -174,7 +180,8 @@ def _write_csvs(datasets: Mapping[str, Column], attrs: Mapping[str, Any], out: P
         for name in sorted({k.split("/")[2] for k in datasets if k.startswith("integrity/modules/")}):
             written.append(_write_table(out / f"{stem}.integrity.{name}.csv", datasets,
                                         [site_key(name, indicator) for indicator in INDICATORS]))
-    run = {key: json.loads(attrs[key]) for key in ("stop", "summary", "J", "evaluation") if attrs.get(key)}
+    run = {key: json.loads(attrs[key]) for key in ("stop", "summary", "J", "evaluation", "skipped")
+           if attrs.get(key)}
     run = {"status": attrs.get("status", ""), "experiment": attrs.get("experiment", ""), **run,
            "units": {k: c.units for k, c in datasets.items()}, "columns": {k: c.columns for k, c in datasets.items()}}
     target = out / f"{stem}.run.json"

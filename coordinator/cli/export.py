@@ -2,11 +2,14 @@
 
 Every group with its units (the response, each module's measurements and records), the status, why a
 stopped run stopped, the summary and the J values where the run has them (see hybridsim.coordinator.export).
+A module record that fails its checksum is left out and named on stderr and in the files (``skipped``); the exit
+status is then 1 (the files are written but not whole: a script must not take them for a full export).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,8 @@ def register(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from hybridsim.coordinator.export import export_results
 
-    for path in export_results(args.results, args.to, args.out):
+    skipped: list[str] = []
+    for path in export_results(args.results, args.to, args.out, skipped):
         print(f"export: {path}")
-    return 0
+    print(*skipped, sep="\n", file=sys.stderr, end="\n" if skipped else "")
+    return 1 if skipped else 0

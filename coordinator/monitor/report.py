@@ -30,19 +30,21 @@ from hybridsim.coordinator.pacing import format_site_clock
 from hybridsim.coordinator.recorder import read_results
 
 
-def write_report(results: str | Path, out: str | Path | None = None, *, max_points: int = MAX_POINTS) -> Path:
-    """Write the report of ``results`` to ``out`` (default: beside it, .html); the path written."""
+def write_report(results: str | Path, out: str | Path | None = None, *, max_points: int = MAX_POINTS,
+                 skipped: list[str] | None = None) -> Path:
+    """Write the report of ``results`` to ``out`` (default: beside it, .html); the path written (``skipped``: a
+    damaged module record is left out, named there and at the top of the report)."""
     results = Path(results)
     out = Path(out) if out is not None else results.with_suffix(".html")
-    out.write_text(report_html(results, max_points=max_points), encoding="utf-8")
+    out.write_text(report_html(results, max_points=max_points, skipped=skipped), encoding="utf-8")
     return out
 
 
-def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
+def report_html(results: Path, *, max_points: int = MAX_POINTS, skipped: list[str] | None = None) -> str:
     if not results.is_file():
         raise UsageError(f"{results}: no such file (give the results file of a run, e.g. results/NAME.h5)")
     try:
-        data = read_results(results)
+        data = read_results(results, skipped)
     except (OSError, KeyError):
         raise UsageError(f"{results} is not a hybridsim results file (HDF5 written by hybridsim run)") from None
     attrs = data["attrs"]
@@ -64,7 +66,7 @@ def report_html(results: Path, *, max_points: int = MAX_POINTS) -> str:
                                         json.loads(attrs.get("experiment_table", "{}")), list(data["dofs"]),
                                         {m.name: m.dofs for m in layout.modules}, json.loads(attrs.get("stop", "{}"))))
     return render_page(title=f"hybridsim report: {layout.experiment}", live=False, payload=payload,
-                       sections=sections, banner=stop_banner(attrs, layout, rows))
+                       sections=sections, banner=stop_banner(attrs, layout, rows) + damaged_banner(skipped or []))
 
 
 def _summary(attrs: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,6 +97,14 @@ def stop_banner(attrs: Mapping[str, Any], layout: RunLayout, rows: int) -> str:
     table.append(["status", status])
     heading = html.escape(title)
     return f'<section class="stopped-banner" id="report-stop"><h2>{heading}</h2>{_table(table)}</section>'
+
+
+def damaged_banner(skipped: list[str]) -> str:
+    """The damaged records a report leaves out, one line each (empty when none)."""
+    if not skipped:
+        return ""
+    return ('<section class="stopped-banner" id="report-damaged"><h2>Damaged records skipped: not shown</h2>'
+            + "".join(f"<p>{html.escape(line)}</p>" for line in skipped) + "</section>")
 
 
 def _layout(attrs: Mapping[str, Any], dofs: list[str], arrays: Mapping[str, np.ndarray],

@@ -139,6 +139,21 @@ def checked(path: str | Path, f: h5py.File, name: str, rows: slice | None = None
                              f"`hybridsim verify {path}` says what is intact") from None
 
 
+def intact(path: str | Path, f: h5py.File, name: str, rows: slice | None,
+           skipped: list[str] | None) -> np.ndarray | None:
+    """:func:`checked`; with ``skipped`` a list, a module's record that fails its checksum is None instead, the line
+    naming it appended to ``skipped`` (a report or an export then gives the rest; any other dataset that fails
+    still refuses the file)."""
+    try:
+        return checked(path, f, name, rows)
+    except DamagedResults:
+        if skipped is None or "/records/" not in name:
+            raise
+        skipped.append(f"{path}: the record /{name} is damaged ({_first_bad(f[name], rows)} fail their checksum) "
+                       "and skipped; `hybridsim verify` says what is intact")
+        return None
+
+
 def _first_bad(dataset: h5py.Dataset, rows: slice | None) -> str:
     """Where the first chunk of ``dataset`` (within ``rows``) that fails its read lies, in words."""
     if not dataset.chunks or not dataset.shape:
@@ -215,11 +230,11 @@ def _surrogates(text: str) -> bool:
 
 
 @_one_line
-def read_results(path: str | Path) -> dict[str, Any]:
+def read_results(path: str | Path, skipped: list[str] | None = None) -> dict[str, Any]:
     """All datasets and attributes of a results file as numpy arrays and Python values.
 
     Per-step datasets hold the ``completed_steps`` rows the file claims: rows a failed write left
-    beyond them are not returned.
+    beyond them are not returned.  ``skipped``: a damaged module record is left out and named there (:func:`intact`).
     """
     out: dict[str, Any] = {}
     with open_read(path) as f:
@@ -227,7 +242,9 @@ def read_results(path: str | Path) -> dict[str, Any]:
 
         def read(name: str, obj: Any) -> None:
             if isinstance(obj, h5py.Dataset) and not name.startswith("checkpoint/"):
-                out[name] = checked(path, f, name, slice(0, rows) if per_step(name, obj) else None)
+                values = intact(path, f, name, slice(0, rows) if per_step(name, obj) else None, skipped)
+                if values is not None:
+                    out[name] = values
 
         _visit(path, f, read)
         out["attrs"] = _attributes(f)

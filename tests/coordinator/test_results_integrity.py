@@ -5,6 +5,7 @@ the undamaged file's numbers or refuses, and a resume either ends exactly as the
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,9 @@ from hybridsim.coordinator.errors import RunStopped
 from hybridsim.coordinator.experiment import load_experiment
 from hybridsim.coordinator.export import export_results
 from hybridsim.coordinator.recorder import read_checkpoint, read_results
+from hybridsim.coordinator.recorder.read import write_records
 from hybridsim.coordinator.simulation import run_experiment
+from hybridsim.wire.contract import Record
 from tests.conftest import EXAMPLES, ROOT
 
 SDOF = (EXAMPLES / "sdof.toml").read_text().replace("../coordinator", str(ROOT / "coordinator"))
@@ -137,6 +140,38 @@ def test_a_text_attribute_whose_bytes_changed_is_named_by_every_tool(runs, tmp_p
         assert err.splitlines() == [err] and "damaged (attribute 'status' is not UTF-8 text" in err, (args, err)
 
 
+def test_a_damaged_record_is_skipped_and_named_by_report_and_export_which_give_the_rest(runs, tmp_path):
+    """Flipped bytes in one module record (verify: every per-step row intact): report and export write the rest,
+    name the record on stderr (one line) and in the report or files, exit 1 (written, not whole)."""
+    whole, _ = runs
+    damaged = tmp_path / "damaged.h5"
+    shutil.copy(whole, damaged)
+    ramp = np.arange(6000.0).reshape(3000, 2)  # two whole records, as a site's, stored by the recorder
+    records = [Record(name, ramp, ("mm", "N"), ("stroke", "load")) for name in ("hit", "kept")]
+    write_records(damaged, {"column": records}, {})
+    offset, size = _chunk_offset(damaged, "modules/column/records/hit", 0)
+    _flip(damaged, offset + size // 2, 3)
+    with h5py.File(damaged, "r") as f:
+        chunk = f["modules/column/records/hit"].chunks[0]
+    line = (f"{damaged}: the record /modules/column/records/hit is damaged (rows 0-{chunk - 1} fail their checksum) "
+            "and skipped")
+    code, out, _, _ = _tool("verify", str(damaged), cwd=tmp_path)
+    assert code == 1 and "intact: rows 0-4118 of 4119" in out, out  # every per-step row
+    code, out, err, _ = _tool("report", str(damaged), "--out", str(tmp_path / "r.html"), cwd=tmp_path)
+    assert code == 1 and _one_line(err).startswith(line), err
+    page = (tmp_path / "r.html").read_text()
+    assert "Damaged records skipped" in page and "/modules/column/records/hit is damaged" in page
+    code, out, err, _ = _tool("export", str(damaged), "--to", "csv", "--out", str(tmp_path / "csv"), cwd=tmp_path)
+    assert code == 1 and _one_line(err).startswith(line), err
+    exported = sorted(p.name for p in (tmp_path / "csv").iterdir())
+    assert "damaged.module.column.hit.csv" not in exported and "damaged.module.column.kept.csv" in exported
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "csv" / "damaged.module.column.kept.csv", delimiter=",",
+                                             skiprows=1), ramp)
+    _same_numbers(tmp_path / "csv", [p for p in export_results(whole, "csv", tmp_path / "intact")
+                                     if p.name == "whole.response.csv"], "whole.")
+    assert json.loads((tmp_path / "csv" / "damaged.run.json").read_text())["skipped"][0].startswith(line)
+
+
 def test_a_damaged_checkpoint_resumes_from_the_one_before_and_ends_as_the_whole_run(runs, tmp_path):
     whole, stopped = runs
     damaged = tmp_path / "checkpoint.h5"
@@ -208,9 +243,9 @@ def test_random_damage_is_survived_or_refused_in_one_line(runs, tmp_path_factory
         _one_line(err)
 
 
-def _same_numbers(exported: Path, intact: list[Path]) -> None:
+def _same_numbers(exported: Path, intact: list[Path], stem: str = "stopped.") -> None:
     """Every CSV of ``intact`` has its twin in ``exported`` (named for the damaged file) with the same numbers."""
     for path in (p for p in intact if p.suffix == ".csv"):
-        twin = exported / path.name.replace("stopped.", "damaged.", 1)
+        twin = exported / path.name.replace(stem, "damaged.", 1)
         np.testing.assert_array_equal(np.loadtxt(twin, delimiter=",", skiprows=1, ndmin=2),
                                       np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2), err_msg=path.name)
