@@ -184,7 +184,7 @@ class IntegrityMonitor:
     def restore(self, n: int, state: np.ndarray, acted: Collection[tuple[str, str]] = ()) -> None:
         """Continue from :meth:`state` kept at step n (row n in the window): the indicators go on from their
         values there; ``acted``: (module, indicator) that acted after the checkpoint, before the run stopped
-        (an operator's clear acknowledges them: they do not act again)."""
+        (an operator's clear acknowledges them: they do not act again, and the log says so)."""
         row, i = self.window.arrays, self.window.slot(n)
         self._state(row, i)  # the balance's last row (its integrals from the state, below)
         b = self.balance
@@ -194,6 +194,9 @@ class IntegrityMonitor:
             size = site_state_length(len(site.index))
             site.restore(state[first:first + size], row[site.measured][i], row[site.force][i])
             site.crossed |= {indicator for name, indicator in acted if name == site.name}
+        for name, indicator in sorted(acted):
+            self.say(f"integrity: {name}'s {indicator.replace('_', ' ')} acted after the checkpoint, before the run "
+                     "stopped; it does not act again in this resumed run")
             first += size
 
     def _state(self, row: Mapping[str, np.ndarray], i: int) -> np.ndarray:

@@ -26,7 +26,8 @@ WHY = "integrity: column's energy error"
 
 @pytest.mark.parametrize("where", [{}, {"address": "local"}], ids=["in-process", "local-daemon"])
 def test_a_hold_that_ended_with_the_run_is_cleared_on_the_resume_command_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], where: dict[str, str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+        where: dict[str, str]) -> None:
     held = tmp_path / "held.h5"
     with pytest.raises(RunStopped, match=f"held since {WHY}"):
         run_experiment(lagging_sdof(tmp_path, "held", {"kind": "none"}, {"energy_error": THETA, "action": "hold"},
@@ -42,8 +43,11 @@ def test_a_hold_that_ended_with_the_run_is_cleared_on_the_resume_command_line(
     assert f"site column held the run (step {step} refused) since {WHY}" in err
     assert err.endswith(f"hybridsim resume {held} --clear-hold column"), err
     before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    result = resume_run(held, clear_hold=["column"])
+    with caplog.at_level("WARNING", "hybridsim.coordinator.integrity.monitor"):
+        result = resume_run(held, clear_hold=["column"])
     assert (result.summary["resumed_from_step"], result.summary["steps"]) == (200, 300)  # the checkpoint before 221
+    assert "column's energy error acted after the checkpoint, before the run stopped; it does not act again" in (
+        caplog.text)
     attrs = read_attributes(held)
     assert attrs["status"] == "completed"
     [record] = json.loads(attrs["cleared_holds"])
