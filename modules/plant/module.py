@@ -58,8 +58,9 @@ _POSITIVE = Number(minimum=0, open_minimum=True)
 _STATE_SPACE = {"a": Key(Numbers("1/s", (2,)), "n x n", required=True),
                 "b": Key(Numbers("", (2,)), "n x inputs", required=True),
                 "c": Key(Numbers("", (2,)), "outputs x n", required=True)}
-KNOBS = {"delay": Key(Number("s", 0), "a transport delay added before the dynamics (a rehearsal's delay margin; "
-                      "hybridsim.modules.plant.knobs: linear between samples)", default=0.0),
+KNOBS = {"delay": Key(Number("s", 0, 1.0), "a transport delay added before the dynamics (a rehearsal's delay margin; "
+                      "hybridsim.modules.plant.knobs: linear between samples; a servo-hydraulic loop's is milliseconds, "
+                      "and every sample of it is held in memory)", default=0.0),
          "gain": Key(Number("", 0, open_minimum=True), "a factor on the strokes reached (a plant gain error; 1: none)",
                      default=1.0)}
 ACTUATORS = Schema("actuators", "One multi-input system from commands to strokes (plant units).", KNOBS, variants=Variants(

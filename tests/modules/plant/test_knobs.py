@@ -50,7 +50,8 @@ def test_no_knob_leaves_the_dynamics_as_they_are_and_the_state_carries_the_comma
     np.testing.assert_array_equal([knobbed.advance(np.array([0.0])) or knobbed.position()[0] for _ in range(8)], later)
 
 
-@pytest.mark.parametrize("key, value, words", [("delay", -1e-3, "delay"), ("gain", 0.0, "gain")])
+@pytest.mark.parametrize("key, value, words", [("delay", -1e-3, "delay"), ("delay", 1e7, "delay.*<= 1"),
+                                               ("gain", 0.0, "gain")])
 def test_a_bad_knob_is_refused_by_the_schema_naming_it(key, value, words) -> None:
     table = {"dt": DT, "dofs": ["a"], "actuators": [{"model": "ideal", key: value}]}
     with pytest.raises(ConfigError, match=words):
