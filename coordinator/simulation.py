@@ -50,7 +50,7 @@ from hybridsim.coordinator.run_loop import (Checkpoints, Clock, Figures, Holds, 
                                             raise_on_failure)
 from hybridsim.coordinator.stages.base import StageContext
 from hybridsim.coordinator.stages.program import StagedIntegration
-from hybridsim.coordinator.site_config import checked_config, description_record
+from hybridsim.coordinator.site_config import checked_config, described, description_record
 from hybridsim.coordinator.units import DISPLACEMENT, KindConflict, dof_kinds, labels, ordered_dofs
 from hybridsim.coordinator.window import Peaks, RowWindow, results_columns
 from hybridsim.modules import matrices
@@ -308,10 +308,7 @@ class _Run:
 
     def _slot(self, spec: ModuleSpec, module: Module, where: str) -> ModuleSlot:
         """A started module's place in the partition, from its description (which must own structure DOFs)."""
-        try:
-            description = module.describe()
-        except ModuleError as exc:
-            raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
+        description = described(spec, module, where)  # a token refused: one line naming the fix
         if description.role == "control_backend":
             raise UsageError(f"module {spec.name!r} ({where}) is a {description.kind} module, a control backend "
                              "that describes no substructure: use it as an experimental site's backend "

@@ -4,7 +4,9 @@ A site reports the configuration it loaded in its Describe info (:func:`hybridsi
 canonical JSON and its SHA-256).  An experiment may leave ``config`` out for a module at an address (the
 site's configuration is what runs); when it gives one, it must be the site's, or the run does not start
 (the site's own ``limits`` need not be repeated; given, they must be the site's too).
-The results file records, per module, what the site reported (attribute ``module_descriptions``).
+The results file records, per module, what the site reported (attribute ``module_descriptions``).  A site that
+refuses the run's access token when asked for its description is a configuration mistake found before anything
+moves: one line naming the module and the fix.
 """
 
 from __future__ import annotations
@@ -13,14 +15,29 @@ import hashlib
 import json
 from typing import Any
 
-from hybridsim.coordinator.errors import UsageError
+from hybridsim.coordinator.errors import RunStopped, UsageError
 from hybridsim.coordinator.experiment import ModuleSpec
 from hybridsim.wire.codec import CONFIG_DIGEST_KEY, CONFIG_KEY, canonical_config
-from hybridsim.wire.contract import Description
+from hybridsim.wire.contract import AccessRefused, Description, Module, ModuleError
 
 
 SITE_ONLY = ("limits",)
 """keys a site may have that the experiment need not repeat: its own safety limits (modules/limits.py)"""
+
+
+def described(spec: ModuleSpec, module: Module, where: str) -> Description:
+    """``module.describe()``; a site that refuses the run's token is a UsageError naming the module and the fix
+    (``token_file`` in its [[modules]] table), any other failure a RunStopped."""
+    try:
+        return module.describe()
+    except AccessRefused as exc:
+        if spec.credentials is None or spec.credentials.token is None:
+            fix = 'give it the site\'s access token: token_file = "FILE" in its [[modules]] table (docs/security.md)'
+        else:
+            fix = "its token_file holds another token: give the file of this site's own token"
+        raise UsageError(f"module {spec.name!r} ({where}): the site refused the run's access; {fix} ({exc})") from None
+    except ModuleError as exc:
+        raise RunStopped(f"module {spec.name!r} ({where}) did not describe itself: {exc}") from None
 
 
 def checked_config(spec: ModuleSpec, description: Description, where: str) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2
 
+from hybridsim.coordinator.cli import main
 from hybridsim.coordinator.cli.certs import make_certificates
 from hybridsim.wire.credentials import ClientCredentials
 from hybridsim.wire.daemons import LocalDaemon
@@ -259,3 +260,21 @@ def test_mutual_tls_crosses_an_emulated_network_and_a_token_in_clear_text_does_n
     with pytest.raises(ModuleError, match="the access token would travel to 192.0.2.1:50051 in clear text"):
         far.describe()
     far.disconnect()
+
+
+@pytest.mark.parametrize("keys", ["", 'token_file = "pki/other/story1.token"'])
+def test_a_token_missing_or_wrong_is_refused_before_anything_moves_in_one_line(pki, tmp_path, token_site, keys,
+                                                                                capsys):
+    """A module table without the site's token (or with another site's) is a configuration mistake: exit 2 and one
+    line naming the module and the fix, not a stopped run (exit 1)."""
+    (tmp_path / "pki").symlink_to(pki)
+    path = tmp_path / "e.toml"
+    path.write_text(EXPERIMENT.format(motion=MARTHS_DATA / "ground_motion_elcentro.csv", k=K_SDOF,
+                                      where=f'address = "{token_site.address}"\n{keys}'))
+    assert main(["run", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    fix = ("its token_file holds another token: give the file of this site's own token" if keys else
+           'give it the site\'s access token: token_file = "FILE" in its [[modules]] table (docs/security.md)')
+    assert err.splitlines() == [err] and f"module 'column' (daemon at {token_site.address}): the site refused" in err, err
+    assert fix in err and "UNAUTHENTICATED" in err, err
+    assert not (tmp_path / "out.h5").exists()

@@ -50,6 +50,10 @@ class ModuleError(Exception):
     """A module could not do what it was asked; the message says why."""
 
 
+class AccessRefused(ModuleError):
+    """A site refused the caller's credentials (gRPC UNAUTHENTICATED: a token missing or not the site's)."""
+
+
 class StepRefused(ModuleError):
     """A module refused a step (limit exceeded, non-convergence, bad command)."""
 

@@ -9,6 +9,7 @@ import grpc
 
 from hybridsim.wire import codec
 from hybridsim.wire.channels.base import Call, Retry
+from hybridsim.wire.contract import AccessRefused
 
 T = TypeVar("T")
 
@@ -25,13 +26,15 @@ def call_rpc(rpc: Callable[..., T], request: Any, call: Call, timeout_s: float) 
 
 
 def rpc_failure(exc: grpc.RpcError, call: Call) -> Exception:
-    """The StepRefused, ModuleError or Retry (an unreachable site) that reports ``exc``."""
+    """The StepRefused, AccessRefused, ModuleError or Retry (an unreachable site) that reports ``exc``."""
     code, details = exc.code(), exc.details() or ""
     refused = dict(exc.trailing_metadata() or ()).get(codec.REFUSED_STEP_KEY)
     if refused is not None:
         return call.refused(int(refused), details)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return call.late()
+    if code is grpc.StatusCode.UNAUTHENTICATED:
+        return AccessRefused(f"{call.where}: {code.name}: {details}")
     if code is grpc.StatusCode.UNAVAILABLE and TLS_REFUSED in details:
         return call.error(f"the site's certificate is not trusted: {details}; tls.ca must be the CA that signed it, "
                           "and the address a name it holds")
