@@ -101,7 +101,7 @@ class StrainEnergy:
 
     groups: list[tuple[np.ndarray, Any]]
     """each group's DOFs in the structure's and its K0 block"""
-    _solvers: dict[int, Any] = field(default_factory=dict)
+    _solvers: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, stiffness: Any, modules: Sequence[np.ndarray]) -> StrainEnergy:
@@ -122,18 +122,22 @@ class StrainEnergy:
 
     def __call__(self, restoring: np.ndarray) -> float:
         """E_s,el [J] at the restoring force ``restoring`` over the structure's DOFs [N]."""
-        total = 0.0
-        for g, (index, block) in enumerate(self.groups):
-            if g not in self._solvers:  # dense: K0^+; sparse: LU (which refuses a floating group)
-                self._solvers[g] = (sp.linalg.splu(block.tocsc()) if sp.issparse(block)
-                                    else scipy.linalg.pinvh(block))
-            solver = self._solvers[g]
-            if isinstance(solver, np.ndarray):
-                total += half_quadratic(solver, index, restoring)
-            else:
-                r = restoring[index]
-                total += 0.5 * float(r @ solver.solve(r))
+        if not self._solvers:  # the dense groups' K0^+ as one block diagonal; a sparse group's LU (which refuses
+            self._solvers = self._factor()  # a floating group), on the first call
+        index, inverse = self._solvers["dense"]
+        total = half_quadratic(inverse, index, restoring)
+        for index, lu in self._solvers["sparse"]:
+            r = restoring[index]
+            total += 0.5 * float(r @ lu.solve(r))
         return total
+
+    def _factor(self) -> dict[str, Any]:
+        """The dense groups' DOFs and their K0^+ (block diagonal), the sparse groups' DOFs and LU."""
+        dense = [(index, scipy.linalg.pinvh(block)) for index, block in self.groups if not sp.issparse(block)]
+        index = np.concatenate([np.asarray(i, np.int64) for i, _ in dense]) if dense else np.zeros(0, np.int64)
+        return {"dense": (index, scipy.linalg.block_diag(*[inverse for _, inverse in dense]) if dense else
+                          np.zeros((0, 0))),
+                "sparse": [(index, sp.linalg.splu(block.tocsc())) for index, block in self.groups if sp.issparse(block)]}
 
 
 @kernel
@@ -157,7 +161,7 @@ def csr_row(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, i: int, v
     return total
 
 
-@kernel
+@inlined
 def balance_step(sums: np.ndarray, last: np.ndarray, mass: tuple, damping: tuple, x: np.ndarray, v: np.ndarray,
                  load: np.ndarray, restoring: np.ndarray) -> None:
     """Add one committed step to ``sums`` = (E_in, E_k, E_d, W_r [J], 1 once a step is observed), in place, by
@@ -179,6 +183,20 @@ def balance_step(sums: np.ndarray, last: np.ndarray, mass: tuple, damping: tuple
         sums[3] += 0.5 * work_restoring
     sums[1] = 0.5 * kinetic
     sums[4] = 1.0
+
+
+@kernel
+def balance_row(sums: np.ndarray, last: np.ndarray, m_data: np.ndarray, m_indices: np.ndarray, m_indptr: np.ndarray,
+                c_data: np.ndarray, c_indices: np.ndarray, c_indptr: np.ndarray, load_shape: np.ndarray,
+                x: np.ndarray, v: np.ndarray, ground: np.ndarray, restoring: np.ndarray, i: int) -> None:
+    """:func:`balance_step` from row i of a run's datasets of x [m], v [m/s], the ground acceleration [m/s^2] (a
+    column per component) and r [N], the load p = -M r a_g (``load_shape`` = -M r, a column per component)."""
+    load = np.zeros(load_shape.shape[0])
+    for j in range(load.size):
+        for c in range(load_shape.shape[1]):
+            load[j] += load_shape[j, c] * ground[i, c]
+    balance_step(sums, last, (m_data, m_indices, m_indptr), (c_data, c_indices, c_indptr), x[i], v[i], load,
+                 restoring[i])
 
 
 def _csr(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -208,6 +226,11 @@ class EnergyBalance:
         balance_step(self.sums, self.last, self.mass, self.damping, np.asarray(x, float), np.asarray(v, float),
                      np.asarray(load, float), np.asarray(restoring, float))
 
+    def observe_row(self, rows: tuple[np.ndarray, ...], load_shape: np.ndarray, i: int) -> None:
+        """Add row i of ``rows``: a run's datasets of x, v, the ground acceleration (2-D: a column per component)
+        and r (:func:`balance_row`)."""
+        balance_row(self.sums, self.last, *self.mass, *self.damping, load_shape, rows[0], rows[1], rows[2], rows[3], i)
+
     input = property(lambda self: float(self.sums[0]), lambda self, value: self.sums.__setitem__(0, value),
                      doc="E_in [J]")
     kinetic = property(lambda self: float(self.sums[1]), doc="E_k [J]")
@@ -224,15 +247,28 @@ class EnergyBalance:
     @property
     def hysteretic(self) -> float:
         """E_h = W_r + T - E_s,el [J]: the work the specimens dissipated (plastic)."""
-        return self.restoring + self.transfer - self.elastic
+        return self.terms()[5]
 
     @property
     def residual(self) -> float:
         """E_int = E_in - (E_k + E_d + W_r) [J]: what the integrator added."""
-        return self.input - (self.kinetic + self.damped + self.restoring)
+        return self.terms()[6]
 
     def terms(self) -> tuple[float, ...]:
         """Input, kinetic, damped, restoring, elastic, hysteretic and residual energy [J] (E_s,el computed once)."""
-        elastic = self.elastic
-        return (self.input, self.kinetic, self.damped, self.restoring, elastic,
-                self.restoring + self.transfer - elastic, self.residual)
+        out = np.empty((1, 7))
+        self.write(out, 0)
+        return tuple(out[0].tolist())
+
+    def write(self, out: np.ndarray, i: int) -> None:
+        """:meth:`terms` into row i of ``out`` (n x 7)."""
+        balance_terms(self.sums, self.transfer, self.elastic, out, i)
+
+
+@kernel
+def balance_terms(sums: np.ndarray, transfer: float, elastic: float, out: np.ndarray, i: int) -> None:
+    """Row i of ``out``: E_in, E_k, E_d, W_r (``sums``), E_s,el, E_h = W_r + T - E_s,el and
+    E_int = E_in - (E_k + E_d + W_r) [J]."""
+    out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4] = sums[0], sums[1], sums[2], sums[3], elastic
+    out[i, 5] = sums[3] + transfer - elastic
+    out[i, 6] = sums[0] - (sums[1] + sums[2] + sums[3])

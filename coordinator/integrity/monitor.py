@@ -23,7 +23,7 @@ from hybridsim.coordinator.integrity.delay import STATE as DELAY_STATE, DelayEst
 from hybridsim.coordinator.integrity.energy import EnergyBalance, EnergyError, StrainEnergy, energy_error_step
 from hybridsim.coordinator.integrity.rules import Rule
 from hybridsim.coordinator.integrity.tracking import STATE as TRACKING_STATE, TrackingIndicator, tracking_step
-from hybridsim.modules.kernels import kernel
+from hybridsim.modules.kernels import inlined, kernel
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +62,42 @@ class Watched:
         self.values = np.zeros(len(INDICATORS))
         """the indicators as last recorded (:meth:`record`), in the order of :data:`INDICATORS`"""
         self.limits = np.array([self.rule.thresholds.get(k, np.inf) for k in INDICATORS], float)
+        self.forgetting = self.delay[0].forgetting if self.delay else 1.0
+        self.energy.last = np.zeros((2, width)) if self.energy.last is None else self.energy.last
+        self.rows: tuple[np.ndarray, ...] = ()
+        """the window's datasets it reads and writes (:meth:`bind`)"""
+
+    def bind(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Take the run's window's ``arrays`` (fixed for the run): its measured displacement and force, the
+        datasets of its indicators."""
+        self.rows = tuple(arrays[key] for key in (self.measured, self.force, *self.keys))
+
+    def step(self, command: np.ndarray, i: int, input_energy: float | None) -> bool:
+        """Row i of the bound window (:meth:`bind`): :meth:`observe` of the commands over the structure's DOFs [m]
+        (its own at :attr:`index`) and the row's measured displacement [m] and force [N], then, given E_in [J],
+        :meth:`record` (in one kernel call, :func:`site_row`); whether an indicator is above its threshold."""
+        self.steps += 1
+        return site_row(self.energy.state, self.energy.last, *self.arrays, self.dt, self.forgetting, command,
+                        self.index, i, input_energy is not None, input_energy or 0.0, self._settled(), *self.rows,
+                        self.values, self.limits)
 
     def observe(self, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
         """One row: commanded and measured displacement [m], measured force [N] over the module's DOFs."""
-        if self.energy.last is None:
-            self.energy.last = np.zeros((2, len(self.index)))
-        site_step(self.energy.state, self.energy.last, *self.arrays, self.dt, self.delay[0].forgetting if
-                  self.delay else 1.0, np.asarray(command, float), measured, force)
         self.steps += 1
+        site_observe(self.energy.state, self.energy.last, *self.arrays, self.dt, self.forgetting,
+                     *(np.asarray(v, float) for v in (command, measured, force)))
+
+    def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> bool:
+        """Its indicators as they stand into slot i of the window's ``arrays``: E_err / E_in (1), each DOF's TI
+        (m^2) and delay (s; 0 until its memory of about 1 / (1 - lambda) steps has passed); keeps in :attr:`values`
+        what the thresholds are compared with (energy_error, the largest |TI| and |delay| over its DOFs); whether
+        one of them is above its threshold (or NaN)."""
+        return site_record(self.energy.state, input_energy, *self.arrays, self._settled(), i,
+                           *(arrays[key] for key in self.keys), self.values, self.limits)
+
+    def _settled(self) -> bool:
+        """Whether the delay estimates' memory of about 1 / (1 - lambda) steps has passed."""
+        return self.steps * (1.0 - self.forgetting) > 1.0
 
     def state(self) -> list[float]:
         """What a checkpoint keeps (:func:`state_length`): E_err [J], the steps observed, whether each indicator
@@ -89,45 +117,48 @@ class Watched:
             self.tracking[j] = TrackingIndicator(float(values[1]), (float(values[0]), float(m)), self.arrays[0][j])
             self.delay[j].restore([float(v) for v in values[2:]])
 
-    def record(self, arrays: Mapping[str, np.ndarray], i: int, input_energy: float) -> bool:
-        """Its indicators as they stand into slot i of the window's ``arrays``: E_err / E_in (1), each DOF's TI
-        (m^2) and delay (s; 0 until its memory of about 1 / (1 - lambda) steps has passed); keeps in :attr:`values`
-        what the thresholds are compared with (energy_error, the largest |TI| and |delay| over its DOFs); whether
-        one of them is above its threshold (or NaN)."""
-        settled = self.steps * (1.0 - self.delay[0].forgetting) > 1.0 if self.delay else False
-        return site_record(self.energy.state, input_energy, *self.arrays, settled, i,
-                           *(arrays[key] for key in self.keys), self.values, self.limits)
-
     @property
     def last(self) -> dict[str, float]:
         """The indicators as last recorded: what the thresholds were compared with."""
         return dict(zip(INDICATORS, self.values.tolist()))
 
 
-@kernel
-def site_step(energy: np.ndarray, last: np.ndarray, tracking: np.ndarray, delay: np.ndarray, dt: float,
-              forgetting: float, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
-    """One row of a watched site, its states updated in place: its energy error (``energy``, ``last``:
-    :func:`~.energy.energy_error_step`), and each DOF's tracking indicator (a row of ``tracking``:
-    :func:`~.tracking.tracking_step`) and delay estimate (of ``delay``: :func:`~.delay.delay_step`)."""
+@inlined
+def site_observe(energy: np.ndarray, last: np.ndarray, tracking: np.ndarray, delay: np.ndarray, dt: float,
+                 forgetting: float, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
+    """One row of a watched site (command, measured [m], force [N] over its DOFs), its states updated in place: its
+    energy error (``energy``, ``last``: :func:`~.energy.energy_error_step`), each DOF's tracking indicator (a row of
+    ``tracking``: :func:`~.tracking.tracking_step`) and delay estimate (of ``delay``: :func:`~.delay.delay_step`)."""
     energy_error_step(energy, last, command, measured, force)
     for j in range(command.size):
         tracking_step(tracking[j], command[j], measured[j])
         delay_step(delay[j], dt, forgetting, command[j], measured[j])
 
 
-@kernel
+@inlined
 def site_record(energy: np.ndarray, input_energy: float, tracking: np.ndarray, delay: np.ndarray, settled: bool,
                 i: int, energy_out: np.ndarray, tracking_out: np.ndarray, delay_out: np.ndarray, values: np.ndarray,
                 limits: np.ndarray) -> bool:
     """A watched site's indicators into row i of its datasets and into ``values`` (E_err / E_in, the largest |TI|
-    and |tau|; a delay is 0 until ``settled``); whether one of ``values`` is above its limit."""
+    and |tau|; a delay is 0 until ``settled``); whether one of ``values`` is above its limit (or NaN)."""
     values[0] = energy_out[i] = energy[0] / input_energy if input_energy > 0.0 else 0.0
     for j in range(tracking.shape[0]):
         tracking_out[i, j], delay_out[i, j] = tracking[j, 0], delay_of(delay[j]) if settled else 0.0
     values[1] = np.max(np.abs(tracking_out[i])) if tracking.shape[0] else 0.0  # (np.max keeps a NaN, max drops it)
     values[2] = np.max(np.abs(delay_out[i])) if tracking.shape[0] else 0.0
     return not (values[0] <= limits[0] and values[1] <= limits[1] and values[2] <= limits[2])  # (NaN: above)
+
+
+@kernel
+def site_row(energy: np.ndarray, last: np.ndarray, tracking: np.ndarray, delay: np.ndarray, dt: float,
+             forgetting: float, commands: np.ndarray, index: np.ndarray, i: int, record: bool, input_energy: float,
+             settled: bool, measured: np.ndarray, force: np.ndarray, energy_out: np.ndarray, tracking_out: np.ndarray,
+             delay_out: np.ndarray, values: np.ndarray, limits: np.ndarray) -> bool:
+    """Row i of a watched site in one call: :func:`site_observe` of ``commands`` at ``index`` and row i of
+    ``measured`` and ``force``, then, to ``record``, :func:`site_record`."""
+    site_observe(energy, last, tracking, delay, dt, forgetting, commands[index], measured[i], force[i])
+    return site_record(energy, input_energy, tracking, delay, settled, i, energy_out, tracking_out, delay_out, values,
+                       limits) if record else False
 
 
 class IntegrityMonitor:
@@ -145,7 +176,14 @@ class IntegrityMonitor:
         self.load_shape = shape.reshape(shape.shape[0], -1)
         mass, damping = model.mass, model.damping
         self.balance = EnergyBalance(mass=mass, damping=damping, strain=strain)
-        self.ground = "ground_components" if shape.ndim == 2 else "ground_acceleration"
+        arrays = window.arrays
+        ground = arrays["ground_components" if shape.ndim == 2 else "ground_acceleration"]
+        self.rows = (arrays["displacement"], arrays["velocity"], ground.reshape(len(ground), -1),
+                     arrays["restoring_force"])
+        """the window's datasets the balance reads (fixed for the run; the ground acceleration's a view, 2-D)"""
+        self.out = arrays[BALANCE], arrays[ENERGY_ERROR], arrays["time"]
+        for site in watched:
+            site.bind(arrays)
         self.crossings: list[dict[str, Any]] = []
         """every threshold crossed: module, indicator, value, threshold, step, time (s), action"""
 
@@ -153,26 +191,23 @@ class IntegrityMonitor:
         """Row n, where the loop begins (the pre-test's or a checkpoint's): the state the first step starts from;
         its command is the structure's displacement (the pre-test's last probe is not a step's command). Its row
         is not written: a fresh run's row 0 holds zeros (at rest, no input yet), a resumed run's is on disk."""
-        row, i = self.window.arrays, self.window.slot(n)
-        x = self._state(row, i)
+        i = self.window.slot(n)
+        self.balance.observe_row(self.rows, self.load_shape, i)
         for site in self.watched:
-            site.observe(x[site.index], row[site.measured][i], row[site.force][i])
+            site.step(self.rows[0][i], i, None)
 
     def __call__(self, n: int) -> None:
         """Step n: its indicators from its row, written into the row, then compared with the thresholds."""
-        row, i = self.window.arrays, self.window.slot(n)
-        self._state(row, i)
-        sent, b = self.partition.sent, self.balance
-        above = []
-        for site in self.watched:
-            site.observe(sent[site.index], row[site.measured][i], row[site.force][i])
-            if site.record(row, i, b.input):
-                above.append(site)
+        i, b = self.window.slot(n), self.balance
+        b.observe_row(self.rows, self.load_shape, i)
+        sent, input_energy = self.partition.sent, b.input
+        above = [site for site in self.watched if site.step(sent, i, input_energy)]
         b.transfer = sum(site.energy.value for site in self.watched)
-        row[BALANCE][i] = b.terms()
-        row[ENERGY_ERROR][i] = b.transfer / b.input if b.input > 0.0 else 0.0
+        balance, error, time_s = self.out
+        b.write(balance, i)
+        error[i] = b.transfer / input_energy if input_energy > 0.0 else 0.0
         for site in above:  # (after the whole row is written: a crossing may stop the run)
-            self._compare(site, site.last, n, float(row["time"][i]))
+            self._compare(site, site.last, n, float(time_s[i]))
 
     def state(self) -> np.ndarray:
         """What a checkpoint keeps of the monitor (:func:`state_length` floats): the balance's integrals (input,
@@ -186,7 +221,7 @@ class IntegrityMonitor:
         values there; ``acted``: (module, indicator) that acted after the checkpoint, before the run stopped
         (an operator's clear acknowledges them: they do not act again, and the log says so)."""
         row, i = self.window.arrays, self.window.slot(n)
-        self._state(row, i)  # the balance's last row (its integrals from the state, below)
+        self.balance.observe_row(self.rows, self.load_shape, i)  # its last row (its integrals from the state, below)
         b = self.balance
         b.input, b.damped, b.restoring = (float(v) for v in state[:3])
         first = 3
@@ -198,13 +233,6 @@ class IntegrityMonitor:
             self.say(f"integrity: {name}'s {indicator.replace('_', ' ')} acted after the checkpoint, before the run "
                      "stopped; it does not act again in this resumed run")
             first += size
-
-    def _state(self, row: Mapping[str, np.ndarray], i: int) -> np.ndarray:
-        """Row i of ``row`` into the energy balance; its displacement [m]."""
-        x = row["displacement"][i]
-        self.balance.observe(x, row["velocity"][i], self.load_shape @ np.atleast_1d(row[self.ground][i]),
-                             row["restoring_force"][i])
-        return x
 
     def summary(self) -> dict[str, Any]:
         """The run's figures: the energy balance [J], each module's indicators and energy error [J], the crossings
