@@ -21,7 +21,8 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("rehearse", help="rehearse an experiment under its sites' uncertainty: GO or NO-GO",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", type=Path, help="the experiment file (TOML)")
-    parser.add_argument("--trials", type=int, help="plants drawn after the nominal one (default: rehearse.trials)")
+    parser.add_argument("--trials", type=int, help="plants drawn after the nominal one (default: rehearse.trials; "
+                        "a virtual-lab site draws them from [rehearse.random], without which trial 0 alone runs)")
     parser.add_argument("--executor", choices=tuple(EXECUTORS), default="serial",
                         help="where the trials run (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="processes of --executor pool (default: %(default)s)")
