@@ -87,6 +87,8 @@ def _sites(path: Path, experiment: Experiment, table: dict[str, Any], n: int, ou
     """Trial 0 as written and ``n`` of ``[rehearse.random]``'s draws (none declared: trial 0 alone, said in the why); each virtual-lab site's peaks against its
     limits, its verdict and margins (``sites``), and the experiment's: GO when every site's is."""
     sites = site_trials.virtual_sites(experiment)
+    for site in sites:  # before any run
+        site_margins.check_delay_bracket(experiment, site.name, table)
     runs = site_trials.trials(table.get("random", {}), n)
     if "duration" in table:
         runs = [replace(run, values=(("experiment.duration", table["duration"]),)) for run in runs]

@@ -31,6 +31,10 @@ from hybridsim.coordinator.motion import GroundMotion
 from hybridsim.coordinator.rehearse.bisection import largest_stable
 from hybridsim.coordinator.rehearse.delayed_sdof import decays
 from hybridsim.coordinator.simulation import run_experiment, stored_attributes
+from hybridsim.modules.plant.module import KNOBS
+
+LONGEST_DELAY = float(KNOBS["delay"].type.maximum)
+"""s: the most a virtual lab's delay knob takes (its schema's)"""
 
 
 def pulse_experiment(experiment: Experiment, duration: float) -> Experiment:
@@ -49,14 +53,34 @@ def pulse_experiment(experiment: Experiment, duration: float) -> Experiment:
                                more_components=(), records=False)
 
 
+def _actuators(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The actuator tables of a virtual-lab site's ``config`` (either form of its plant's ``actuators``)."""
+    actuators = config["backend"]["plant"]["actuators"]
+    return actuators if isinstance(actuators, list) else [actuators]
+
+
+def check_delay_bracket(experiment: Experiment, site: str, table: dict[str, Any]) -> None:
+    """Refuse in one line, when the delay margin is sought, a delay bracket whose top, added to an actuator's own
+    delay, passes the lab's delay knob (at most :data:`LONGEST_DELAY` s): its runs would be refused by the site,
+    not found unstable."""
+    if not default(REHEARSE, table, "delay_margin"):
+        return
+    top = float(default(REHEARSE, table, "delay_margin_bracket")[-1])
+    own = max(float(t.get("delay", 0.0)) for spec in experiment.modules if spec.name == site
+              for t in _actuators(spec.config))
+    if own + top > LONGEST_DELAY:
+        raise UsageError(f"rehearse.delay_margin_bracket: its top {top:g} s added to the actuator delay of site "
+                         f"{site!r} ({own:g} s) passes the lab's longest delay, {LONGEST_DELAY:g} s; give a top of at "
+                         f"most {LONGEST_DELAY - own:g} s")
+
+
 def with_knobs(experiment: Experiment, site: str, delay: float, gain: float) -> Experiment:
     """``experiment`` with ``delay`` (s) added to the actuators of ``site``'s lab and their gain times ``gain``."""
     modules = []
     for spec in experiment.modules:
         if spec.name == site:
             config = copy.deepcopy(spec.config)
-            actuators = config["backend"]["plant"]["actuators"]
-            for table in actuators if isinstance(actuators, list) else [actuators]:
+            for table in _actuators(config):
                 table["delay"] = table.get("delay", 0.0) + delay
                 table["gain"] = table.get("gain", 1.0) * gain
             spec = dataclasses.replace(spec, config=config)

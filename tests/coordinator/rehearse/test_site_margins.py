@@ -118,6 +118,14 @@ def test_a_bracket_unstable_at_its_lower_end_is_one_line_naming_the_key_and_the_
     assert "rehearse.delay_margin_bracket of site 'spring': " in proc.stderr and "lower the bracket" in proc.stderr
 
 
+def test_a_delay_bracket_past_the_labs_longest_delay_is_one_line_before_any_run(tmp_path) -> None:
+    proc, _ = rehearse(tmp_path, "[rehearse]\nduration = 0.2\ngain_margin = false\ndelay_margin_bracket = [0.0, 2.0]\n")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert ("rehearse.delay_margin_bracket: its top 2 s added to the actuator delay of site 'spring' (0.003 s) "
+            "passes the lab's longest delay, 1 s; give a top of at most 0.997 s") in proc.stderr
+    assert not list(tmp_path.glob("sheet/**/*.h5"))  # no run was made
+
+
 @pytest.mark.long
 def test_the_margins_found_from_wide_brackets(tmp_path) -> None:
     """The example as shipped (brackets [0, 50 ms] and [1, 4]); prints both margins beside their closed forms."""
