@@ -122,11 +122,20 @@ class StrainEnergy:
 
     def __call__(self, restoring: np.ndarray) -> float:
         """E_s,el [J] at the restoring force ``restoring`` over the structure's DOFs [N]."""
-        if not self._solvers:  # the dense groups' K0^+ as one block diagonal; a sparse group's LU (which refuses
-            self._solvers = self._factor()  # a floating group), on the first call
-        index, inverse = self._solvers["dense"]
-        total = half_quadratic(inverse, index, restoring)
-        for index, lu in self._solvers["sparse"]:
+        index, inverse = self.dense
+        return half_quadratic(inverse, index, restoring) + self.sparse(restoring)
+
+    @property
+    def dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """The dense groups' DOFs and their K0^+ as one block diagonal (:func:`half_quadratic`'s)."""
+        if not self._solvers:  # (and a sparse group's LU, which refuses a floating group), on first use
+            self._solvers = self._factor()
+        return self._solvers["dense"]
+
+    def sparse(self, restoring: np.ndarray) -> float:
+        """E_s,el [J] of the sparse groups alone (an LU solve each)."""
+        total = 0.0
+        for index, lu in self._solvers["sparse"] if self._solvers else self._factor()["sparse"]:
             r = restoring[index]
             total += 0.5 * float(r @ lu.solve(r))
         return total
@@ -140,7 +149,7 @@ class StrainEnergy:
                 "sparse": [(index, sp.linalg.splu(block.tocsc())) for index, block in self.groups if sp.issparse(block)]}
 
 
-@kernel
+@inlined
 def half_quadratic(matrix: np.ndarray, index: np.ndarray, r: np.ndarray) -> float:
     """1/2 r_I^T A r_I over the entries ``index`` of ``r`` (A dense, len(index) square)."""
     total = 0.0
@@ -226,10 +235,14 @@ class EnergyBalance:
         balance_step(self.sums, self.last, self.mass, self.damping, np.asarray(x, float), np.asarray(v, float),
                      np.asarray(load, float), np.asarray(restoring, float))
 
-    def observe_row(self, rows: tuple[np.ndarray, ...], load_shape: np.ndarray, i: int) -> None:
-        """Add row i of ``rows``: a run's datasets of x, v, the ground acceleration (2-D: a column per component)
-        and r (:func:`balance_row`)."""
-        balance_row(self.sums, self.last, *self.mass, *self.damping, load_shape, rows[0], rows[1], rows[2], rows[3], i)
+    def bind(self, rows: tuple[np.ndarray, ...], load_shape: np.ndarray) -> None:
+        """Take a run's datasets of x, v, the ground acceleration (2-D: a column per component) and r (fixed for
+        the run) and -M r (a column per component) for :meth:`observe_row`."""
+        self._row = (self.sums, self.last, *self.mass, *self.damping, load_shape, *rows)
+
+    def observe_row(self, i: int) -> None:
+        """Add row i of the bound datasets (:func:`balance_row`)."""
+        balance_row(*self._row, i)
 
     input = property(lambda self: float(self.sums[0]), lambda self, value: self.sums.__setitem__(0, value),
                      doc="E_in [J]")
@@ -262,13 +275,17 @@ class EnergyBalance:
 
     def write(self, out: np.ndarray, i: int) -> None:
         """:meth:`terms` into row i of ``out`` (n x 7)."""
-        balance_terms(self.sums, self.transfer, self.elastic, out, i)
+        r = self.last[3]
+        balance_terms(self.sums, self.transfer, *self.strain.dense, r, self.strain.sparse(r), out, i)
 
 
 @kernel
-def balance_terms(sums: np.ndarray, transfer: float, elastic: float, out: np.ndarray, i: int) -> None:
-    """Row i of ``out``: E_in, E_k, E_d, W_r (``sums``), E_s,el, E_h = W_r + T - E_s,el and
+def balance_terms(sums: np.ndarray, transfer: float, index: np.ndarray, inverse: np.ndarray, restoring: np.ndarray,
+                  sparse: float, out: np.ndarray, i: int) -> None:
+    """Row i of ``out``: E_in, E_k, E_d, W_r (``sums``), E_s,el (``inverse``, ``index``: :func:`half_quadratic` at
+    the last ``restoring``, plus ``sparse``, the sparse groups'; 0 before a step), E_h = W_r + T - E_s,el and
     E_int = E_in - (E_k + E_d + W_r) [J]."""
+    elastic = half_quadratic(inverse, index, restoring) + sparse if sums[4] != 0.0 else 0.0
     out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4] = sums[0], sums[1], sums[2], sums[3], elastic
     out[i, 5] = sums[3] + transfer - elastic
     out[i, 6] = sums[0] - (sums[1] + sums[2] + sums[3])

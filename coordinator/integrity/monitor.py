@@ -66,20 +66,23 @@ class Watched:
         self.energy.last = np.zeros((2, width)) if self.energy.last is None else self.energy.last
         self.rows: tuple[np.ndarray, ...] = ()
         """the window's datasets it reads and writes (:meth:`bind`)"""
+        self._args: tuple[Any, ...] = ()
 
     def bind(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Take the run's window's ``arrays`` (fixed for the run): its measured displacement and force, the
         datasets of its indicators."""
         self.rows = tuple(arrays[key] for key in (self.measured, self.force, *self.keys))
+        self._args = ()
 
     def step(self, command: np.ndarray, i: int, input_energy: float | None) -> bool:
         """Row i of the bound window (:meth:`bind`): :meth:`observe` of the commands over the structure's DOFs [m]
         (its own at :attr:`index`) and the row's measured displacement [m] and force [N], then, given E_in [J],
         :meth:`record` (in one kernel call, :func:`site_row`); whether an indicator is above its threshold."""
+        if not self._args:  # (the arguments that stay, after a bind or restore)
+            self._args = (self.energy.state, self.energy.last, *self.arrays, self.dt, self.forgetting, self.index,
+                          *self.rows, self.values, self.limits)
         self.steps += 1
-        return site_row(self.energy.state, self.energy.last, *self.arrays, self.dt, self.forgetting, command,
-                        self.index, i, input_energy is not None, input_energy or 0.0, self._settled(), *self.rows,
-                        self.values, self.limits)
+        return site_row(*self._args, command, i, input_energy is not None, input_energy or 0.0, self._settled())
 
     def observe(self, command: np.ndarray, measured: np.ndarray, force: np.ndarray) -> None:
         """One row: commanded and measured displacement [m], measured force [N] over the module's DOFs."""
@@ -113,6 +116,7 @@ class Watched:
         self.crossed = {k for k, acted in zip(INDICATORS, state[2:5]) if acted}
         per_dof = state[5:].reshape(len(self.index), -1)
         self.energy = EnergyError(float(state[0]), np.array(force, float), measured - per_dof[:, 0])
+        self._args = ()
         for j, (values, m) in enumerate(zip(per_dof, measured)):
             self.tracking[j] = TrackingIndicator(float(values[1]), (float(values[0]), float(m)), self.arrays[0][j])
             self.delay[j].restore([float(v) for v in values[2:]])
@@ -151,9 +155,9 @@ def site_record(energy: np.ndarray, input_energy: float, tracking: np.ndarray, d
 
 @kernel
 def site_row(energy: np.ndarray, last: np.ndarray, tracking: np.ndarray, delay: np.ndarray, dt: float,
-             forgetting: float, commands: np.ndarray, index: np.ndarray, i: int, record: bool, input_energy: float,
-             settled: bool, measured: np.ndarray, force: np.ndarray, energy_out: np.ndarray, tracking_out: np.ndarray,
-             delay_out: np.ndarray, values: np.ndarray, limits: np.ndarray) -> bool:
+             forgetting: float, index: np.ndarray, measured: np.ndarray, force: np.ndarray, energy_out: np.ndarray,
+             tracking_out: np.ndarray, delay_out: np.ndarray, values: np.ndarray, limits: np.ndarray,
+             commands: np.ndarray, i: int, record: bool, input_energy: float, settled: bool) -> bool:
     """Row i of a watched site in one call: :func:`site_observe` of ``commands`` at ``index`` and row i of
     ``measured`` and ``force``, then, to ``record``, :func:`site_record`."""
     site_observe(energy, last, tracking, delay, dt, forgetting, commands[index], measured[i], force[i])
@@ -181,6 +185,7 @@ class IntegrityMonitor:
         self.rows = (arrays["displacement"], arrays["velocity"], ground.reshape(len(ground), -1),
                      arrays["restoring_force"])
         """the window's datasets the balance reads (fixed for the run; the ground acceleration's a view, 2-D)"""
+        self.balance.bind(self.rows, self.load_shape)
         self.out = arrays[BALANCE], arrays[ENERGY_ERROR], arrays["time"]
         for site in watched:
             site.bind(arrays)
@@ -192,14 +197,14 @@ class IntegrityMonitor:
         its command is the structure's displacement (the pre-test's last probe is not a step's command). Its row
         is not written: a fresh run's row 0 holds zeros (at rest, no input yet), a resumed run's is on disk."""
         i = self.window.slot(n)
-        self.balance.observe_row(self.rows, self.load_shape, i)
+        self.balance.observe_row(i)
         for site in self.watched:
             site.step(self.rows[0][i], i, None)
 
     def __call__(self, n: int) -> None:
         """Step n: its indicators from its row, written into the row, then compared with the thresholds."""
         i, b = self.window.slot(n), self.balance
-        b.observe_row(self.rows, self.load_shape, i)
+        b.observe_row(i)
         sent, input_energy = self.partition.sent, b.input
         above = [site for site in self.watched if site.step(sent, i, input_energy)]
         b.transfer = sum(site.energy.value for site in self.watched)
@@ -221,7 +226,7 @@ class IntegrityMonitor:
         values there; ``acted``: (module, indicator) that acted after the checkpoint, before the run stopped
         (an operator's clear acknowledges them: they do not act again, and the log says so)."""
         row, i = self.window.arrays, self.window.slot(n)
-        self.balance.observe_row(self.rows, self.load_shape, i)  # its last row (its integrals from the state, below)
+        self.balance.observe_row(i)  # its last row (its integrals from the state, below)
         b = self.balance
         b.input, b.damped, b.restoring = (float(v) for v in state[:3])
         first = 3
