@@ -16,7 +16,7 @@ import grpc
 
 from hybridsim.coordinator.control import RunControl
 from hybridsim.coordinator.errors import UsageError
-from hybridsim.coordinator.ports import in_use
+from hybridsim.coordinator.ports import BUSY, in_use
 from hybridsim.coordinator.monitor.frames import is_terminal
 from hybridsim.coordinator.monitor.publisher import Publisher, TooManyObservers
 from hybridsim.v1 import monitor_pb2 as pb
@@ -117,8 +117,7 @@ class MonitorServer:
     def start(self) -> str:
         """Bind and serve; the bound ``host:port``."""
         if in_use(self.requested):
-            raise UsageError(f"--monitor {self.requested}: cannot listen there: another program listens there; give "
-                             "another port, or port 0 for a free one")
+            raise UsageError(f"--monitor {self.requested}: cannot listen there: {BUSY}")
         try:
             port = self._server.add_insecure_port(self.requested)
         except RuntimeError:
